@@ -1,0 +1,225 @@
+//! The one error type of the core, classified so that callers (the PHP
+//! binding, the pool's retry logic) can decide what to do without parsing
+//! messages.
+
+use std::fmt;
+
+/// Result alias used throughout the core.
+pub type Result<T, E = LockError> = std::result::Result<T, E>;
+
+/// Why talking to a Redis server failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionFailure {
+    /// The server could not be reached or refused the TCP/unix connection.
+    Unreachable,
+    /// The server rejected our credentials (`WRONGPASS`, `NOAUTH`, ...).
+    AuthFailed,
+    /// An operation took longer than the connect or read timeout.
+    TimedOut,
+    /// The connection broke while in use (reset, EOF, broken pipe).
+    Dropped,
+    /// The TLS handshake or the TLS settings failed.
+    Tls,
+    /// Any other transport-level failure.
+    Other,
+}
+
+impl fmt::Display for ConnectionFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Unreachable => "unreachable",
+            Self::AuthFailed => "authentication failed",
+            Self::TimedOut => "timed out",
+            Self::Dropped => "connection lost",
+            Self::Tls => "TLS error",
+            Self::Other => "connection error",
+        })
+    }
+}
+
+/// Everything that can go wrong in the core.
+///
+/// Each variant maps onto exactly one PHP exception class in the binding.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// A caller-supplied value failed validation; nothing was sent to Redis.
+    /// `param` names the argument (or option) at fault.
+    #[error("{param} {reason}")]
+    InvalidArgument {
+        /// Name of the PHP argument or option, e.g. `ttl` or `options["prefix"]`.
+        param: String,
+        /// What is wrong with it, phrased to follow the name.
+        reason: String,
+    },
+    /// A server could not be used: unreachable, refused, auth failed, I/O timeout.
+    #[error("Redis {server}: {kind}: {detail}")]
+    Connection {
+        /// The server, with any password redacted.
+        server: String,
+        /// The class of failure.
+        kind: ConnectionFailure,
+        /// What the transport reported (never contains credentials).
+        detail: String,
+    },
+    /// The lock could not be acquired within the allowed wait.
+    #[error("could not acquire lock \"{key}\" within {wait_secs} s")]
+    Timeout {
+        /// The user's key (without prefix).
+        key: String,
+        /// The wait that ran out, in seconds.
+        wait_secs: f64,
+    },
+    /// The lease expired or was taken by someone else while we held it.
+    #[error("lock \"{key}\" was lost while held: {detail}")]
+    LockLost {
+        /// The user's key (without prefix).
+        key: String,
+        /// How the loss was noticed.
+        detail: String,
+    },
+    /// Redis answered with an error or an unexpected reply (e.g. `NOPERM`,
+    /// `WRONGTYPE`, a script error).
+    #[error("Redis {server}: {detail}")]
+    Server {
+        /// The server, with any password redacted.
+        server: String,
+        /// The error Redis returned.
+        detail: String,
+    },
+    /// The request is valid but not something this build can do.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl LockError {
+    /// Builds an [`LockError::InvalidArgument`].
+    pub fn invalid(param: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::InvalidArgument {
+            param: param.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Classifies a redis-rs error raised while talking to `server`.
+    pub fn from_redis(server: &str, err: &redis::RedisError) -> Self {
+        use redis::ErrorKind;
+        let kind = if err.is_timeout() {
+            Some(ConnectionFailure::TimedOut)
+        } else if err.is_connection_refusal() {
+            Some(ConnectionFailure::Unreachable)
+        } else if err.is_connection_dropped() {
+            Some(ConnectionFailure::Dropped)
+        } else {
+            match err.kind() {
+                ErrorKind::AuthenticationFailed => Some(ConnectionFailure::AuthFailed),
+                // A reply that does not parse leaves the stream out of step.
+                ErrorKind::Io | ErrorKind::Parse => Some(ConnectionFailure::Other),
+                ErrorKind::InvalidClientConfig => Some(ConnectionFailure::Other),
+                _ => match err.code() {
+                    Some("WRONGPASS" | "NOAUTH" | "NOPASS") => Some(ConnectionFailure::AuthFailed),
+                    _ => None,
+                },
+            }
+        };
+        let detail = err.to_string();
+        let kind = match kind {
+            Some(ConnectionFailure::Other) if looks_like_tls(&detail) => {
+                Some(ConnectionFailure::Tls)
+            }
+            other => other,
+        };
+        match kind {
+            Some(kind) => Self::Connection {
+                server: server.to_owned(),
+                kind,
+                detail,
+            },
+            None => Self::Server {
+                server: server.to_owned(),
+                detail,
+            },
+        }
+    }
+
+    /// True when the failure is in the transport: the connection that saw it
+    /// must not be used again.
+    pub fn is_connection_error(&self) -> bool {
+        matches!(self, Self::Connection { .. })
+    }
+
+    /// True when an I/O timeout caused the failure.
+    pub fn is_timeout(&self) -> bool {
+        matches!(
+            self,
+            Self::Connection {
+                kind: ConnectionFailure::TimedOut,
+                ..
+            }
+        )
+    }
+
+    /// True when repeating the same idempotent command on a fresh connection
+    /// may succeed: the connection dropped under us. Timeouts are not
+    /// retryable (the server may be stalled, a retry would double the wait),
+    /// and neither are refused connections or failed authentication.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Self::Connection {
+                kind: ConnectionFailure::Dropped,
+                ..
+            }
+        )
+    }
+}
+
+fn looks_like_tls(detail: &str) -> bool {
+    let lower = detail.to_ascii_lowercase();
+    lower.contains("tls") || lower.contains("ssl") || lower.contains("certificate")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io_err(kind: std::io::ErrorKind) -> redis::RedisError {
+        redis::RedisError::from(std::io::Error::new(kind, "boom"))
+    }
+
+    #[test]
+    fn broken_pipe_is_retryable_connection_error() {
+        let e = LockError::from_redis("redis://h:1", &io_err(std::io::ErrorKind::BrokenPipe));
+        assert!(e.is_connection_error());
+        assert!(e.is_retryable());
+        assert!(!e.is_timeout());
+    }
+
+    #[test]
+    fn timeout_is_not_retryable() {
+        let e = LockError::from_redis("redis://h:1", &io_err(std::io::ErrorKind::WouldBlock));
+        assert!(e.is_timeout());
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn refusal_is_unreachable() {
+        let e = LockError::from_redis(
+            "redis://h:1",
+            &io_err(std::io::ErrorKind::ConnectionRefused),
+        );
+        assert!(matches!(
+            e,
+            LockError::Connection {
+                kind: ConnectionFailure::Unreachable,
+                ..
+            }
+        ));
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn invalid_argument_message_names_param() {
+        let e = LockError::invalid("ttl", "must be greater than 0");
+        assert_eq!(e.to_string(), "ttl must be greater than 0");
+    }
+}

@@ -1,0 +1,157 @@
+//! The process-wide table of locks this process holds in Redis.
+//!
+//! It gives three guarantees that a single lock object cannot:
+//! - **reentrancy**: a second acquire of a key this process already holds
+//!   (through any lock object) joins the existing hold and is counted; Redis
+//!   is released at the last matching release;
+//! - **request end**: whatever is still held when the request ends (also after
+//!   a fatal error, which skips destructors) is released by [`drain`];
+//! - **fork**: a child process starts with an empty table, so it never
+//!   believes it holds its parent's locks.
+//!
+//! Lock objects refer to an entry by its id; an id that is no longer in the
+//! table (released, drained at request end, or inherited across fork) means
+//! the object holds nothing.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::connection::ServerConfig;
+
+/// One held lock.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Unique for the life of the process tree (ids are never reused).
+    pub id: u64,
+    /// Identifies the keyspace (servers + database) the key lives in.
+    pub scope: Arc<str>,
+    /// The key as stored in Redis (prefix included).
+    pub redis_key: Vec<u8>,
+    /// The owner token written into the key.
+    pub token: Vec<u8>,
+    /// Number of acquires not yet matched by a release.
+    pub count: u32,
+    /// Release in Redis when the last holder object goes away or the
+    /// request ends (the `auto_release` option of the first acquirer).
+    pub auto_release: bool,
+    /// Where to send the release.
+    pub server: Arc<ServerConfig>,
+    /// Lease length in ms, used by refresh.
+    pub ttl_ms: u64,
+}
+
+struct Table {
+    pid: u32,
+    entries: Vec<Entry>,
+}
+
+static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Runs `f` on this process's entries (an inherited table is discarded first).
+fn with_entries<T>(f: impl FnOnce(&mut Vec<Entry>) -> T) -> T {
+    let mut guard: MutexGuard<'_, Option<Table>> = TABLE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let pid = std::process::id();
+    if guard.as_ref().is_none_or(|t| t.pid != pid) {
+        *guard = Some(Table {
+            pid,
+            entries: Vec::new(),
+        });
+    }
+    let table = guard.as_mut().expect("table was just initialised");
+    f(&mut table.entries)
+}
+
+/// Adds a new hold with count 1 and returns its id.
+pub fn insert(mut entry: Entry) -> u64 {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    entry.id = id;
+    entry.count = 1;
+    with_entries(|entries| entries.push(entry));
+    id
+}
+
+/// Counts one more acquire on the entry `id`, if it is still held.
+pub fn join_id(id: u64) -> bool {
+    with_entries(|entries| match entries.iter_mut().find(|e| e.id == id) {
+        Some(entry) => {
+            entry.count += 1;
+            true
+        }
+        None => false,
+    })
+}
+
+/// A copy of the entry `id`, if this process still holds it.
+pub fn get(id: u64) -> Option<Entry> {
+    with_entries(|entries| entries.iter().find(|e| e.id == id).cloned())
+}
+
+/// A copy of the entry for `redis_key` in `scope`, if held.
+pub fn find(scope: &str, redis_key: &[u8]) -> Option<Entry> {
+    with_entries(|entries| {
+        entries
+            .iter()
+            .find(|e| &*e.scope == scope && e.redis_key == redis_key)
+            .cloned()
+    })
+}
+
+/// What [`leave`] did.
+#[derive(Debug)]
+pub enum Left {
+    /// The entry was not held (any more).
+    NotHeld,
+    /// Other acquires remain; nothing to do in Redis.
+    StillHeld,
+    /// That was the last one: the entry is removed and returned so the
+    /// caller can release it in Redis.
+    Last(Entry),
+}
+
+/// Matches `n` acquires of entry `id` with releases.
+pub fn leave(id: u64, n: u32) -> Left {
+    with_entries(|entries| {
+        let Some(pos) = entries.iter().position(|e| e.id == id) else {
+            return Left::NotHeld;
+        };
+        let entry = &mut entries[pos];
+        entry.count = entry.count.saturating_sub(n);
+        if entry.count > 0 {
+            Left::StillHeld
+        } else {
+            Left::Last(entries.swap_remove(pos))
+        }
+    })
+}
+
+/// Removes the entry for `redis_key` in `scope` whatever its count
+/// (the key was force-released).
+pub fn forget(scope: &str, redis_key: &[u8]) -> Option<Entry> {
+    with_entries(|entries| {
+        let pos = entries
+            .iter()
+            .position(|e| &*e.scope == scope && e.redis_key == redis_key)?;
+        Some(entries.swap_remove(pos))
+    })
+}
+
+/// Removes the entry `id` whatever its count (its lease was found lost).
+pub fn remove(id: u64) -> Option<Entry> {
+    with_entries(|entries| {
+        let pos = entries.iter().position(|e| e.id == id)?;
+        Some(entries.swap_remove(pos))
+    })
+}
+
+/// Empties the table (request end) and returns what was in it.
+pub fn drain() -> Vec<Entry> {
+    with_entries(std::mem::take)
+}
+
+/// Number of holds of this process.
+pub fn len() -> usize {
+    with_entries(|entries| entries.len())
+}

@@ -1,0 +1,35 @@
+//! The PHP-agnostic core of the `redislock` extension.
+//!
+//! Nothing here knows about PHP: the binding in the parent crate turns PHP
+//! values into calls on [`Lock`] and [`LockError`]s into PHP exceptions.
+//!
+//! - [`token`]: owner tokens from the OS CSPRNG
+//! - [`scripts`] / [`commands`]: the lock protocol (`SET NX PX`, Lua
+//!   compare-and-delete, compare-and-pexpire)
+//! - [`url`], [`connection`], [`pool`]: servers and per-process connections
+//! - [`holds`]: the process-wide table of held locks (reentrancy, request
+//!   end, fork)
+//! - [`lock`]: one lock object
+//! - [`options`], [`duration`]: validation of what callers pass in
+
+pub mod backoff;
+pub mod commands;
+pub mod connection;
+pub mod duration;
+pub mod error;
+pub mod holds;
+pub mod lock;
+pub mod numeric;
+pub mod options;
+pub mod pool;
+pub mod scripts;
+pub mod settings;
+pub mod token;
+pub mod url;
+
+pub use error::{ConnectionFailure, LockError, Result};
+pub use lock::{Lock, LockInfo, release_all};
+pub use options::{LockOptions, OptionKind, OptionValue};
+
+/// Version of the core (and of the extension).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,396 @@
+//! One lock as a PHP `RedisLock` object sees it: a key, a lease length, a
+//! server and options, plus this object's share of a process-wide hold.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::backoff::Backoff;
+use crate::commands;
+use crate::connection::ServerConfig;
+use crate::duration;
+use crate::error::{LockError, Result};
+use crate::holds::{self, Entry, Left};
+use crate::options::LockOptions;
+use crate::pool;
+use crate::token;
+use crate::url::ServerUrl;
+
+/// Longest key accepted, in bytes (prefix excluded).
+pub const MAX_KEY_LEN: usize = 64 * 1024;
+
+/// What an object contributes to a hold in the process-wide table.
+#[derive(Debug, Clone, Copy)]
+struct Share {
+    /// Entry id in [`holds`].
+    id: u64,
+    /// Acquires made through this object and not yet released.
+    own: u32,
+}
+
+/// A distributed lock on one key.
+#[derive(Debug)]
+pub struct Lock {
+    key: Vec<u8>,
+    redis_key: Vec<u8>,
+    ttl_ms: u64,
+    server: Arc<ServerConfig>,
+    scope: Arc<str>,
+    options: LockOptions,
+    share: Option<Share>,
+}
+
+/// What `__debugInfo` shows of a lock (no secrets).
+#[derive(Debug, Clone)]
+pub struct LockInfo {
+    /// The user's key.
+    pub key: Vec<u8>,
+    /// The key as stored in Redis.
+    pub redis_key: Vec<u8>,
+    /// Lease length in seconds.
+    pub ttl: f64,
+    /// Servers, passwords masked.
+    pub servers: Vec<String>,
+    /// Whether this object currently holds the lock (local knowledge).
+    pub acquired: bool,
+    /// The owner token of the current hold.
+    pub token: Option<Vec<u8>>,
+    /// Reentrant acquires made through this object and not yet released.
+    pub hold_count: u32,
+}
+
+impl Lock {
+    /// Validates everything and builds a lock. Sends nothing to Redis.
+    ///
+    /// `servers` are URLs; `ttl` is the lease in seconds.
+    pub fn new(key: Vec<u8>, ttl: f64, servers: &[String], options: LockOptions) -> Result<Self> {
+        if key.is_empty() {
+            return Err(LockError::invalid("key", "must not be empty"));
+        }
+        if key.len() > MAX_KEY_LEN {
+            return Err(LockError::invalid(
+                "key",
+                format!("must be at most {MAX_KEY_LEN} bytes long"),
+            ));
+        }
+        let ttl_ms = duration::ttl_ms("ttl", ttl)?;
+        options.validate()?;
+        let url = match servers {
+            [] => return Err(LockError::invalid("servers", "must not be empty")),
+            [one] => ServerUrl::parse("servers", one)?,
+            many => {
+                // Validate every URL first so a typo is reported as such.
+                for url in many {
+                    ServerUrl::parse("servers", url)?;
+                }
+                return Err(LockError::Unsupported(format!(
+                    "several servers (Redlock) are not supported by this version ({}); \
+                     pass a single server URL",
+                    env!("CARGO_PKG_VERSION")
+                )));
+            }
+        };
+        reject_unsupported(&options)?;
+        let server = Arc::new(ServerConfig::new(url, &options));
+        let scope: Arc<str> = format!("{:?}/{}", server.url.endpoint, server.url.db).into();
+        let mut redis_key = options.prefix.clone();
+        redis_key.extend_from_slice(&key);
+        Ok(Self {
+            key,
+            redis_key,
+            ttl_ms,
+            server,
+            scope,
+            options,
+            share: None,
+        })
+    }
+
+    /// The user's key, without prefix.
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// The key as stored in Redis: prefix + key.
+    pub fn redis_key(&self) -> &[u8] {
+        &self.redis_key
+    }
+
+    /// The options the lock was built with.
+    pub fn options(&self) -> &LockOptions {
+        &self.options
+    }
+
+    /// Tries to take the lock, waiting up to `wait` for it to become free.
+    ///
+    /// When this process already holds the key (through this or another
+    /// object) the hold is counted after one round trip that confirms the
+    /// lease is still ours and makes it last at least this lock's ttl.
+    /// Otherwise one `SET NX PX` per attempt;
+    /// between attempts it sleeps with capped exponential backoff. `stop` is
+    /// polled after every pause; when it returns true the wait ends early
+    /// with `false` (the binding uses it for PHP's execution time limit).
+    pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+        if self.reenter()? {
+            return Ok(true);
+        }
+        let token = token::new_token()?.into_bytes();
+        let deadline = Instant::now() + wait;
+        let mut backoff = Backoff::new(self.options.retry_delay);
+        loop {
+            let won = pool::with_connection(&self.server, |con, attempt| {
+                commands::try_acquire(con, &self.redis_key, &token, self.ttl_ms, attempt)
+            })?;
+            if won {
+                self.adopt(token);
+                return Ok(true);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(backoff.next_delay(now, deadline));
+            if stop() {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Joins the process's existing hold of this key, if it is still ours in
+    /// Redis. A hold found lost is dropped from the table. True when joined.
+    fn reenter(&mut self) -> Result<bool> {
+        let entry = match self.live_entry() {
+            Some(entry) => Some(entry),
+            None => holds::find(&self.scope, &self.redis_key),
+        };
+        let Some(entry) = entry else {
+            return Ok(false);
+        };
+        let ttl_ms = self.ttl_ms;
+        let ours = pool::with_connection(&entry.server, |con, _| {
+            commands::reenter(con, &entry.redis_key, &entry.token, ttl_ms)
+        })?;
+        if !ours {
+            holds::remove(entry.id);
+            self.share = None;
+            return Ok(false);
+        }
+        holds::join_id(entry.id);
+        match self.share.as_mut() {
+            Some(share) => share.own += 1,
+            None => {
+                self.share = Some(Share {
+                    id: entry.id,
+                    own: 1,
+                })
+            }
+        }
+        Ok(true)
+    }
+
+    /// Records a hold of `token` (just won, or handed over) as this object's.
+    fn adopt(&mut self, token: Vec<u8>) {
+        let id = holds::insert(Entry {
+            id: 0,
+            scope: self.scope.clone(),
+            redis_key: self.redis_key.clone(),
+            token,
+            count: 1,
+            auto_release: self.options.auto_release,
+            server: self.server.clone(),
+            ttl_ms: self.ttl_ms,
+        });
+        self.share = Some(Share { id, own: 1 });
+    }
+
+    /// Takes over a hold made elsewhere (another process, a previous
+    /// request) from its token. Sends nothing to Redis.
+    pub fn restore(&mut self, token: Vec<u8>) -> Result<()> {
+        token::validate_token(&token)?;
+        if let Some(entry) = holds::find(&self.scope, &self.redis_key) {
+            if entry.token != token {
+                return Err(LockError::Unsupported(format!(
+                    "this process already holds lock \"{}\" under another token; \
+                     release it before restoring a different hold",
+                    String::from_utf8_lossy(&self.key)
+                )));
+            }
+            holds::join_id(entry.id);
+            self.share = Some(Share {
+                id: entry.id,
+                own: 1,
+            });
+            return Ok(());
+        }
+        self.adopt(token);
+        Ok(())
+    }
+
+    /// Releases one acquire. Redis is released (compare-and-delete, one
+    /// round trip) at the last release of the process's hold.
+    ///
+    /// True when we held it and our hold is now released; false when this
+    /// object held nothing or the lease was no longer ours in Redis.
+    pub fn release(&mut self) -> Result<bool> {
+        let Some(share) = self.share.as_mut() else {
+            return Ok(false);
+        };
+        match holds::leave(share.id, 1) {
+            Left::NotHeld => {
+                self.share = None;
+                Ok(false)
+            }
+            Left::StillHeld => {
+                share.own -= 1;
+                if share.own == 0 {
+                    self.share = None;
+                }
+                Ok(true)
+            }
+            Left::Last(entry) => {
+                self.share = None;
+                release_entry(&entry)
+            }
+        }
+    }
+
+    /// Called when the object goes away: drops this object's share, and
+    /// releases in Redis if it was the last one and `auto_release` is on.
+    /// Errors are swallowed (there is nobody to report them to); the lease
+    /// then ends by itself.
+    pub fn abandon(&mut self) {
+        if let Some(share) = self.share.take()
+            && let Left::Last(entry) = holds::leave(share.id, share.own)
+            && entry.auto_release
+        {
+            let _ = release_entry(&entry);
+        }
+    }
+
+    /// The process's entry for this object's hold, if it still has one.
+    fn live_entry(&mut self) -> Option<Entry> {
+        let entry = holds::get(self.share?.id);
+        if entry.is_none() {
+            self.share = None;
+        }
+        entry
+    }
+
+    /// Asks Redis whether the lease is still ours (one `GET`).
+    pub fn is_acquired(&mut self) -> Result<bool> {
+        let Some(entry) = self.live_entry() else {
+            return Ok(false);
+        };
+        let owner = pool::with_connection(&entry.server, |con, _| {
+            commands::owner(con, &entry.redis_key)
+        })?;
+        Ok(owner.as_deref() == Some(&entry.token[..]))
+    }
+
+    /// Sets our lease to `ttl` seconds (default: the lock's ttl) if it is
+    /// still ours. False when it is not.
+    pub fn refresh(&mut self, ttl: Option<f64>) -> Result<bool> {
+        let ttl_ms = match ttl {
+            Some(seconds) => duration::ttl_ms("ttl", seconds)?,
+            None => self.ttl_ms,
+        };
+        let Some(entry) = self.live_entry() else {
+            return Ok(false);
+        };
+        pool::with_connection(&entry.server, |con, _| {
+            commands::refresh(con, &entry.redis_key, &entry.token, ttl_ms)
+        })
+    }
+
+    /// Seconds left on our lease; `None` when it is not ours;
+    /// infinity when someone removed the key's expiry.
+    pub fn remaining_ttl(&mut self) -> Result<Option<f64>> {
+        let Some(entry) = self.live_entry() else {
+            return Ok(None);
+        };
+        let pttl = pool::with_connection(&entry.server, |con, _| {
+            commands::owned_pttl(con, &entry.redis_key, &entry.token)
+        })?;
+        Ok(pttl.map(|ms| {
+            if ms < 0 {
+                f64::INFINITY
+            } else {
+                ms as f64 / 1000.0
+            }
+        }))
+    }
+
+    /// The owner token of the current hold.
+    pub fn token(&mut self) -> Option<Vec<u8>> {
+        self.live_entry().map(|e| e.token)
+    }
+
+    /// Deletes the lock whoever holds it (one `DEL`). Any hold of this
+    /// process on the key is forgotten. True when a key was deleted.
+    pub fn force_release(&mut self) -> Result<bool> {
+        let deleted = pool::with_connection(&self.server, |con, _| {
+            commands::force_release(con, &self.redis_key)
+        })?;
+        holds::forget(&self.scope, &self.redis_key);
+        self.share = None;
+        Ok(deleted)
+    }
+
+    /// A snapshot for `var_dump`.
+    pub fn info(&mut self) -> LockInfo {
+        let entry = self.live_entry();
+        LockInfo {
+            key: self.key.clone(),
+            redis_key: self.redis_key.clone(),
+            ttl: self.ttl_ms as f64 / 1000.0,
+            servers: vec![self.server.name()],
+            acquired: entry.is_some(),
+            token: entry.map(|e| e.token),
+            hold_count: self.share.map_or(0, |s| s.own),
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        self.abandon();
+    }
+}
+
+/// Compare-and-delete of one entry in Redis.
+fn release_entry(entry: &Entry) -> Result<bool> {
+    pool::with_connection(&entry.server, |con, _| {
+        commands::release(con, &entry.redis_key, &entry.token)
+    })
+}
+
+/// Releases every hold still open in this process whose `auto_release` is
+/// on, and forgets the others (request end). Returns how many were released
+/// in Redis. Errors are ignored: the leases then end by themselves.
+pub fn release_all() -> usize {
+    holds::drain()
+        .into_iter()
+        .filter(|entry| entry.auto_release)
+        .filter(|entry| matches!(release_entry(entry), Ok(true)))
+        .count()
+}
+
+fn reject_unsupported(options: &LockOptions) -> Result<()> {
+    let unsupported = if options.auto_renew {
+        Some("auto_renew")
+    } else if options.fencing {
+        Some("fencing")
+    } else if options.cluster {
+        Some("cluster")
+    } else if options.sentinel.is_some() {
+        Some("sentinel")
+    } else {
+        None
+    };
+    match unsupported {
+        Some(name) => Err(LockError::Unsupported(format!(
+            "option \"{name}\" is not supported by this version ({}) yet",
+            env!("CARGO_PKG_VERSION")
+        ))),
+        None => Ok(()),
+    }
+}

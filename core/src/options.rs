@@ -1,0 +1,314 @@
+//! Lock options: their names, the kind of value each takes, defaults and
+//! validation. The binding converts PHP values to [`OptionValue`] using
+//! [`OptionKind`]; everything else happens here.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::duration;
+use crate::error::{LockError, Result};
+
+/// The kind of value an option takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// `true` / `false`.
+    Bool,
+    /// Seconds as a float, strictly positive.
+    Seconds,
+    /// Seconds as a float, strictly positive, or `null` for none.
+    NullableSeconds,
+    /// A string.
+    Text,
+    /// A string, or `null` for none.
+    NullableText,
+    /// A float from 0 (inclusive) to 0.5 (exclusive).
+    Fraction,
+}
+
+impl OptionKind {
+    /// The PHP type name used in `TypeError` messages.
+    pub fn php_type(self) -> &'static str {
+        match self {
+            Self::Bool => "bool",
+            Self::Seconds | Self::Fraction => "float",
+            Self::NullableSeconds => "?float",
+            Self::Text => "string",
+            Self::NullableText => "?string",
+        }
+    }
+}
+
+/// Every option name with its kind, in documentation order.
+pub const OPTIONS: &[(&str, OptionKind)] = &[
+    ("prefix", OptionKind::Text),
+    ("auto_release", OptionKind::Bool),
+    ("auto_renew", OptionKind::Bool),
+    ("max_hold", OptionKind::NullableSeconds),
+    ("fencing", OptionKind::Bool),
+    ("retry_delay", OptionKind::Seconds),
+    ("connect_timeout", OptionKind::Seconds),
+    ("read_timeout", OptionKind::Seconds),
+    ("cluster", OptionKind::Bool),
+    ("sentinel", OptionKind::NullableText),
+    ("drift_factor", OptionKind::Fraction),
+    ("tls_verify", OptionKind::Bool),
+    ("tls_ca", OptionKind::NullableText),
+    ("tls_cert", OptionKind::NullableText),
+    ("tls_key", OptionKind::NullableText),
+];
+
+/// Looks up the kind of an option by name.
+pub fn kind_of(name: &str) -> Option<OptionKind> {
+    OPTIONS.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+}
+
+/// A value already converted to the option's kind by the caller.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptionValue {
+    /// PHP `null`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A number of seconds or a fraction.
+    Number(f64),
+    /// A byte string.
+    Text(Vec<u8>),
+}
+
+/// TLS settings for `rediss://` servers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TlsOptions {
+    /// Verify the server certificate and host name (default true).
+    pub verify: bool,
+    /// PEM file of the CA to trust instead of the system store.
+    pub ca: Option<PathBuf>,
+    /// PEM client certificate for mutual TLS.
+    pub cert: Option<PathBuf>,
+    /// PEM private key of the client certificate.
+    pub key: Option<PathBuf>,
+}
+
+impl Default for TlsOptions {
+    fn default() -> Self {
+        Self {
+            verify: true,
+            ca: None,
+            cert: None,
+            key: None,
+        }
+    }
+}
+
+/// Default connect timeout.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// Default read (and write) timeout.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(2);
+/// Default longest pause between two attempts of a blocked acquire.
+pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(50);
+/// Default Redlock clock drift factor.
+pub const DEFAULT_DRIFT_FACTOR: f64 = 0.01;
+
+/// All options of one lock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockOptions {
+    /// Prepended to every key.
+    pub prefix: Vec<u8>,
+    /// Release holds when their object is destroyed or the request ends.
+    pub auto_release: bool,
+    /// Extend the lease in the background while held.
+    pub auto_renew: bool,
+    /// Upper bound on auto-renewal.
+    pub max_hold: Option<Duration>,
+    /// Hand out fencing tokens on acquire.
+    pub fencing: bool,
+    /// Longest pause between two attempts of a blocked acquire.
+    pub retry_delay: Duration,
+    /// TCP/TLS connect timeout.
+    pub connect_timeout: Duration,
+    /// Read and write timeout of every command.
+    pub read_timeout: Duration,
+    /// Treat the servers as Redis Cluster seed nodes.
+    pub cluster: bool,
+    /// Treat the servers as Sentinels for this master name.
+    pub sentinel: Option<String>,
+    /// Redlock clock drift factor.
+    pub drift_factor: f64,
+    /// TLS settings.
+    pub tls: TlsOptions,
+}
+
+impl Default for LockOptions {
+    fn default() -> Self {
+        Self {
+            prefix: Vec::new(),
+            auto_release: true,
+            auto_renew: false,
+            max_hold: None,
+            fencing: false,
+            retry_delay: DEFAULT_RETRY_DELAY,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+            cluster: false,
+            sentinel: None,
+            drift_factor: DEFAULT_DRIFT_FACTOR,
+            tls: TlsOptions::default(),
+        }
+    }
+}
+
+impl LockOptions {
+    /// Sets one option. `value` must already have the option's kind (the
+    /// binding raises `TypeError` otherwise); range checks happen here.
+    pub fn set(&mut self, name: &str, value: OptionValue) -> Result<()> {
+        let param = format!("option \"{name}\"");
+        let kind = kind_of(name).ok_or_else(|| {
+            let known: Vec<&str> = OPTIONS.iter().map(|(n, _)| *n).collect();
+            LockError::invalid(
+                "options",
+                format!(
+                    "contains unknown option \"{name}\" (known: {})",
+                    known.join(", ")
+                ),
+            )
+        })?;
+        let mismatch = || {
+            LockError::invalid(
+                param.clone(),
+                format!("must be of type {}", kind.php_type()),
+            )
+        };
+        match (name, value) {
+            ("prefix", OptionValue::Text(t)) => self.prefix = t,
+            ("auto_release", OptionValue::Bool(b)) => self.auto_release = b,
+            ("auto_renew", OptionValue::Bool(b)) => self.auto_renew = b,
+            ("max_hold", OptionValue::Null) => self.max_hold = None,
+            ("max_hold", OptionValue::Number(s)) => {
+                self.max_hold = Some(duration::positive(&param, s)?)
+            }
+            ("fencing", OptionValue::Bool(b)) => self.fencing = b,
+            ("retry_delay", OptionValue::Number(s)) => {
+                self.retry_delay = duration::positive(&param, s)?
+            }
+            ("connect_timeout", OptionValue::Number(s)) => {
+                self.connect_timeout = duration::positive(&param, s)?
+            }
+            ("read_timeout", OptionValue::Number(s)) => {
+                self.read_timeout = duration::positive(&param, s)?
+            }
+            ("cluster", OptionValue::Bool(b)) => self.cluster = b,
+            ("sentinel", OptionValue::Null) => self.sentinel = None,
+            ("sentinel", OptionValue::Text(t)) => self.sentinel = Some(non_empty_utf8(&param, t)?),
+            ("drift_factor", OptionValue::Number(f)) => {
+                if !(0.0..0.5).contains(&f) {
+                    return Err(LockError::invalid(
+                        param,
+                        "must be at least 0 and less than 0.5",
+                    ));
+                }
+                self.drift_factor = f;
+            }
+            ("tls_verify", OptionValue::Bool(b)) => self.tls.verify = b,
+            ("tls_ca", v) => self.tls.ca = path(&param, v).ok_or_else(mismatch)??,
+            ("tls_cert", v) => self.tls.cert = path(&param, v).ok_or_else(mismatch)??,
+            ("tls_key", v) => self.tls.key = path(&param, v).ok_or_else(mismatch)??,
+            _ => return Err(mismatch()),
+        }
+        Ok(())
+    }
+
+    /// Checks combinations of options that are each valid alone.
+    pub fn validate(&self) -> Result<()> {
+        if self.tls.cert.is_some() != self.tls.key.is_some() {
+            return Err(LockError::invalid(
+                "options",
+                "must set tls_cert and tls_key together",
+            ));
+        }
+        if self.cluster && self.sentinel.is_some() {
+            return Err(LockError::invalid(
+                "options",
+                "cannot set both cluster and sentinel",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn non_empty_utf8(param: &str, bytes: Vec<u8>) -> Result<String> {
+    let text =
+        String::from_utf8(bytes).map_err(|_| LockError::invalid(param, "must be valid UTF-8"))?;
+    if text.is_empty() {
+        return Err(LockError::invalid(param, "must not be empty"));
+    }
+    Ok(text)
+}
+
+/// `None` when the value has the wrong kind.
+fn path(param: &str, value: OptionValue) -> Option<Result<Option<PathBuf>>> {
+    match value {
+        OptionValue::Null => Some(Ok(None)),
+        OptionValue::Text(t) => Some(non_empty_utf8(param, t).map(|s| Some(PathBuf::from(s)))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_option_has_a_kind_and_accepts_a_value_of_it() {
+        for (name, kind) in OPTIONS {
+            let value = match kind {
+                OptionKind::Bool => OptionValue::Bool(true),
+                OptionKind::Seconds | OptionKind::NullableSeconds => OptionValue::Number(1.5),
+                OptionKind::Text | OptionKind::NullableText => OptionValue::Text(b"x".to_vec()),
+                OptionKind::Fraction => OptionValue::Number(0.1),
+            };
+            LockOptions::default().set(name, value).unwrap();
+        }
+    }
+
+    #[test]
+    fn unknown_option_lists_known_ones() {
+        let err = LockOptions::default()
+            .set("ttl", OptionValue::Number(1.0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("options contains unknown option \"ttl\""),
+            "{err}"
+        );
+        assert!(err.contains("auto_release"), "{err}");
+    }
+
+    #[test]
+    fn ranges_are_checked() {
+        let mut o = LockOptions::default();
+        assert!(o.set("connect_timeout", OptionValue::Number(0.0)).is_err());
+        assert!(o.set("drift_factor", OptionValue::Number(0.5)).is_err());
+        assert!(o.set("sentinel", OptionValue::Text(vec![])).is_err());
+        o.set("read_timeout", OptionValue::Number(0.25)).unwrap();
+        assert_eq!(o.read_timeout, Duration::from_millis(250));
+    }
+
+    #[test]
+    fn wrong_kind_is_reported() {
+        let err = LockOptions::default()
+            .set("auto_release", OptionValue::Number(1.0))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "option \"auto_release\" must be of type bool");
+    }
+
+    #[test]
+    fn tls_cert_needs_key() {
+        let mut o = LockOptions::default();
+        o.set("tls_cert", OptionValue::Text(b"/c.pem".to_vec()))
+            .unwrap();
+        assert!(o.validate().is_err());
+        o.set("tls_key", OptionValue::Text(b"/k.pem".to_vec()))
+            .unwrap();
+        o.validate().unwrap();
+    }
+}

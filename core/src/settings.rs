@@ -1,0 +1,155 @@
+//! The `redislock.*` php.ini settings: names, defaults, and how their text
+//! becomes defaults for a lock. The binding registers the entries and hands
+//! their current values here.
+
+use crate::duration;
+use crate::error::{LockError, Result};
+use crate::numeric::parse_numeric;
+use crate::options::LockOptions;
+use crate::url::{ServerUrl, redact_raw};
+
+/// `redislock.servers`: one URL or a comma-separated list.
+pub const SERVERS: &str = "redislock.servers";
+/// `redislock.default_ttl`: lease in seconds when the constructor gets null.
+pub const DEFAULT_TTL: &str = "redislock.default_ttl";
+/// `redislock.prefix`: prepended to every key.
+pub const PREFIX: &str = "redislock.prefix";
+/// `redislock.connect_timeout`: seconds.
+pub const CONNECT_TIMEOUT: &str = "redislock.connect_timeout";
+/// `redislock.read_timeout`: seconds.
+pub const READ_TIMEOUT: &str = "redislock.read_timeout";
+
+/// Every setting with its default value, in documentation order.
+pub const ENTRIES: &[(&str, &str)] = &[
+    (SERVERS, "redis://127.0.0.1:6379"),
+    (DEFAULT_TTL, "30"),
+    (PREFIX, ""),
+    (CONNECT_TIMEOUT, "2"),
+    (READ_TIMEOUT, "2"),
+];
+
+/// Defaults for a new lock, read from the settings.
+#[derive(Debug, Clone)]
+pub struct Defaults {
+    /// Server URLs.
+    pub servers: Vec<String>,
+    /// Lease in seconds (validated when the lock is built).
+    pub ttl: f64,
+    /// Options before the constructor's `$options` are applied.
+    pub options: LockOptions,
+}
+
+/// Reads the defaults; `get` returns a setting's current text.
+pub fn defaults(get: impl Fn(&str) -> Option<String>) -> Result<Defaults> {
+    let text = |name: &str| {
+        get(name).unwrap_or_else(|| {
+            ENTRIES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(String::new(), |(_, d)| (*d).to_owned())
+        })
+    };
+    let seconds = |name: &str| {
+        let value = text(name);
+        parse_numeric(value.as_bytes()).ok_or_else(|| {
+            LockError::invalid(
+                name,
+                format!("must be a number of seconds, \"{value}\" set"),
+            )
+        })
+    };
+    let servers = split_server_list(&text(SERVERS));
+    let ttl = seconds(DEFAULT_TTL)?;
+    duration::ttl_ms(DEFAULT_TTL, ttl)?;
+    let options = LockOptions {
+        prefix: text(PREFIX).into_bytes(),
+        connect_timeout: duration::positive(CONNECT_TIMEOUT, seconds(CONNECT_TIMEOUT)?)?,
+        read_timeout: duration::positive(READ_TIMEOUT, seconds(READ_TIMEOUT)?)?,
+        ..LockOptions::default()
+    };
+    Ok(Defaults {
+        servers,
+        ttl,
+        options,
+    })
+}
+
+/// Splits a comma-separated server list into URLs.
+pub fn split_server_list(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A setting's value as phpinfo shows it: server passwords masked.
+pub fn display(name: &str, value: &str) -> String {
+    if name != SERVERS {
+        return value.to_owned();
+    }
+    split_server_list(value)
+        .iter()
+        .map(|url| match ServerUrl::parse(SERVERS, url) {
+            Ok(parsed) => parsed.redacted(),
+            Err(_) => redact_raw(url),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn built_in_defaults() {
+        let d = defaults(|_| None).unwrap();
+        assert_eq!(d.servers, vec!["redis://127.0.0.1:6379"]);
+        assert_eq!(d.ttl, 30.0);
+        assert!(d.options.prefix.is_empty());
+        assert_eq!(d.options.connect_timeout, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn settings_override_defaults() {
+        let d = defaults(|name| match name {
+            SERVERS => Some("redis://a:1, redis://b:2".into()),
+            DEFAULT_TTL => Some("2.5".into()),
+            PREFIX => Some("app:".into()),
+            READ_TIMEOUT => Some("0.5".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(d.servers, vec!["redis://a:1", "redis://b:2"]);
+        assert_eq!(d.ttl, 2.5);
+        assert_eq!(d.options.prefix, b"app:");
+        assert_eq!(d.options.read_timeout, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn bad_settings_name_themselves() {
+        let err = defaults(|name| (name == CONNECT_TIMEOUT).then(|| "soon".into()))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "redislock.connect_timeout must be a number of seconds, \"soon\" set"
+        );
+        let err = defaults(|name| (name == DEFAULT_TTL).then(|| "0".into()))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "redislock.default_ttl must be greater than 0");
+    }
+
+    #[test]
+    fn display_masks_passwords() {
+        assert_eq!(
+            display(SERVERS, "redis://:pw@h:1,redis://u:x@h:2/3"),
+            "redis://:***@h:1/0, redis://u:***@h:2/3"
+        );
+        assert_eq!(display(SERVERS, "redis://:pw@h:bad"), "redis://:***@h:bad");
+        assert_eq!(display(PREFIX, "p:"), "p:");
+    }
+}

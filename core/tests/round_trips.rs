@@ -1,0 +1,48 @@
+//! Round trips measured by the server itself (INFO commandstats): an
+//! uncontended acquire is one SET, a release one EVALSHA.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{RedisServer, lock, never, unique_key};
+
+#[test]
+fn acquire_is_one_set_and_release_one_evalsha() {
+    let server = RedisServer::start();
+    let key = unique_key("rt");
+    let mut a = lock(&server, &key, 10.0);
+    // Warm up: the connection is opened and the script loaded once.
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.release().unwrap());
+    let _: () = server.cmd(&["CONFIG", "RESETSTAT"]);
+    const N: u64 = 100;
+    for _ in 0..N {
+        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.release().unwrap());
+    }
+    // commandstats also counts the GET and DEL that run inside the release
+    // script; everything else would be an extra round trip.
+    let stats: String = server.cmd(&["INFO", "commandstats"]);
+    let mut seen: Vec<(String, u64)> = stats
+        .lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .map(|l| {
+            let (name, rest) = l.split_once(":calls=").unwrap();
+            (
+                name.to_owned(),
+                rest.split(',').next().unwrap().parse().unwrap(),
+            )
+        })
+        .filter(|(name, _)| name != "info" && name != "config|resetstat")
+        .collect();
+    seen.sort();
+    let expected: Vec<(String, u64)> = [("del", N), ("evalsha", N), ("get", N), ("set", N)]
+        .iter()
+        .map(|(n, c)| (n.to_string(), *c))
+        .collect();
+    assert_eq!(
+        seen, expected,
+        "SET per acquire, EVALSHA (GET+DEL inside) per release"
+    );
+}

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Builds the extension in release mode: target/release/redislock.so
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked -p redislock
+cp target/release/libredislock.so target/release/redislock.so
+echo "built $(pwd)/target/release/redislock.so"

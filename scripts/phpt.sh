@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the phpt tests in php-tests/ against a built extension, on a private
+# redis-server, and fails when any test failed or was skipped (a skipped
+# test usually means the extension did not load).
+#
+#   scripts/phpt.sh path/to/libredislock.so [phpt files or dirs...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+so=$(realpath "$1"); shift
+source scripts/redis.sh
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(php-tests)
+runner=/usr/lib/php/$(php -r 'echo PHP_EXTENSION_DIR;' | xargs basename)/build/run-tests.php
+[ -f "$runner" ] || runner=$(find /usr/lib/php -name run-tests.php | head -n1)
+
+redis_start
+trap redis_stop EXIT
+
+export REDISLOCK_TEST_URL="redis://127.0.0.1:$REDIS_PORT"
+export REDISLOCK_SO="$so"
+log=$(mktemp)
+set +e
+NO_INTERACTION=1 TEST_PHP_EXECUTABLE=$(command -v php) php "$runner" -q --no-color \
+  -n -d "extension=$so" ${PHPT_ARGS:-} -j2 "${targets[@]}" 2>&1 | tee "$log"
+set -e
+count() { grep -E "^Tests $1" "$log" | grep -oE '[0-9]+' | head -n1 || true; }
+passed=$(count passed); failed=$(count failed); skipped=$(count skipped)
+passed=${passed:-0}; failed=${failed:-0}; skipped=${skipped:-0}
+rm -f "$log"
+echo "phpt: ${passed} passed, ${failed} failed, ${skipped} skipped"
+if [ "$failed" != 0 ] || [ "$skipped" != 0 ] || [ "$passed" = 0 ]; then
+  echo "phpt: FAILED (failures, skips or nothing run)" >&2
+  exit 1
+fi

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The one test command: installs what is missing, checks formatting and
+# lints, runs the core's cargo tests (each starts its own redis-server),
+# builds the extension and runs the phpt tests against it. Ends with one
+# "N passed, N failed" line; exits non-zero on any failure or skipped phpt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+cargo fmt --all -- --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test --locked --workspace 2>&1 | tee "$log"
+cargo_status=${PIPESTATUS[0]}
+set -e
+sum() { grep -E '^test result:' "$log" | grep -oE "[0-9]+ $1" | awk '{s+=$1} END {print s+0}'; }
+cargo_passed=$(sum passed); cargo_failed=$(sum failed)
+echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
+[ "$cargo_status" = 0 ] || { echo "${cargo_passed} passed, $((cargo_failed > 0 ? cargo_failed : 1)) failed"; exit 1; }
+
+bash scripts/build.sh
+set +e
+bash scripts/phpt.sh target/release/redislock.so 2>&1 | tee "$log"
+phpt_status=${PIPESTATUS[0]}
+set -e
+phpt_line=$(grep -E '^phpt: [0-9]+ passed' "$log" | tail -n1)
+phpt_passed=$(echo "$phpt_line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
+phpt_failed=$(echo "$phpt_line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
+phpt_skipped=$(echo "$phpt_line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+' || echo 0)
+failed=$((cargo_failed + phpt_failed + phpt_skipped))
+[ "$phpt_status" = 0 ] || [ "$failed" -gt 0 ] || failed=1
+echo "$((cargo_passed + phpt_passed)) passed, ${failed} failed"
+[ "$failed" = 0 ]

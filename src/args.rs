@@ -1,0 +1,385 @@
+//! Parameter types of the PHP methods.
+//!
+//! Each type declares the PHP type that reflection shows (`float`, `?float`,
+//! `string`, `array`, ...) but accepts any value, converting it with PHP's
+//! rules ([`crate::coerce`]) and keeping the failure, so the method can raise
+//! a `TypeError` worded like PHP's own, naming the argument:
+//! `RedisLock::acquire(): Argument #1 ($wait) must be of type float, array given`.
+
+use ext_php_rs::convert::{FromZval, IntoZval, StubLiteral};
+use ext_php_rs::exception::PhpResult;
+use ext_php_rs::flags::DataType;
+use ext_php_rs::types::{ArrayKey, ZendCallable, ZendStr, Zval};
+use redislock_core::options::{self, OptionKind};
+use redislock_core::{LockOptions, OptionValue};
+
+use crate::coerce;
+use crate::exceptions::{from_core, type_error, value_error};
+
+/// A method's name and parameter names, for error messages.
+#[derive(Debug)]
+pub struct Signature {
+    /// `Class::method()`, as PHP prefixes its messages.
+    pub method: &'static str,
+    /// Parameter names in order.
+    pub params: &'static [&'static str],
+}
+
+impl Signature {
+    /// `Argument #N ($name)` for a parameter; an option error (`option "x"`)
+    /// is placed under the `$options` parameter; anything else (an ini
+    /// setting) keeps its own name.
+    pub fn describe(&self, param: &str) -> String {
+        let (name, detail) = match param.strip_prefix("option ") {
+            Some(_) => ("options", Some(param)),
+            None => (param, None),
+        };
+        match (self.params.iter().position(|p| *p == name), detail) {
+            (Some(i), None) => format!("Argument #{} (${name})", i + 1),
+            (Some(i), Some(detail)) => format!("Argument #{} (${name}) {detail}", i + 1),
+            (None, _) => param.to_owned(),
+        }
+    }
+
+    /// `TypeError: M(): Argument #N ($p) must be of type T, G given`.
+    pub fn type_error(
+        &self,
+        param: &str,
+        expected: &str,
+        given: &str,
+    ) -> ext_php_rs::exception::PhpException {
+        type_error(format!(
+            "{}: {} must be of type {expected}, {given} given",
+            self.method,
+            self.describe(param)
+        ))
+    }
+}
+
+/// `RedisLock::__construct()`.
+pub const CONSTRUCT: Signature = Signature {
+    method: "RedisLock::__construct()",
+    params: &["key", "ttl", "servers", "options"],
+};
+/// `RedisLock::restore()`.
+pub const RESTORE: Signature = Signature {
+    method: "RedisLock::restore()",
+    params: &["key", "token", "ttl", "servers", "options"],
+};
+/// `RedisLock::acquire()`.
+pub const ACQUIRE: Signature = Signature {
+    method: "RedisLock::acquire()",
+    params: &["wait"],
+};
+/// `RedisLock::withLock()`.
+pub const WITH_LOCK: Signature = Signature {
+    method: "RedisLock::withLock()",
+    params: &["callback", "wait"],
+};
+/// `RedisLock::refresh()`.
+pub const REFRESH: Signature = Signature {
+    method: "RedisLock::refresh()",
+    params: &["ttl"],
+};
+/// `RedisLock::release()`.
+pub const RELEASE: Signature = Signature {
+    method: "RedisLock::release()",
+    params: &[],
+};
+/// `RedisLock::isAcquired()`.
+pub const IS_ACQUIRED: Signature = Signature {
+    method: "RedisLock::isAcquired()",
+    params: &[],
+};
+/// `RedisLock::remainingTtl()`.
+pub const REMAINING_TTL: Signature = Signature {
+    method: "RedisLock::remainingTtl()",
+    params: &[],
+};
+/// `RedisLock::forceRelease()`.
+pub const FORCE_RELEASE: Signature = Signature {
+    method: "RedisLock::forceRelease()",
+    params: &[],
+};
+
+/// A `float` parameter.
+pub struct Float(Result<f64, String>);
+
+impl FromZval<'_> for Float {
+    const TYPE: DataType = DataType::Double;
+
+    fn from_zval(zv: &Zval) -> Option<Self> {
+        Some(Self(coerce::to_float(zv, coerce::caller_is_strict())))
+    }
+}
+
+impl From<f64> for Float {
+    fn from(value: f64) -> Self {
+        Self(Ok(value))
+    }
+}
+
+impl StubLiteral for Float {
+    fn stub_literal(&self) -> String {
+        self.0
+            .as_ref()
+            .map_or_else(|_| "null".into(), |v| v.stub_literal())
+    }
+}
+
+impl Float {
+    /// The value, or the `TypeError` for `param` of `sig`.
+    pub fn get(self, sig: &Signature, param: &str) -> PhpResult<f64> {
+        self.0
+            .map_err(|given| sig.type_error(param, "float", &given))
+    }
+}
+
+/// A `?float` parameter.
+pub struct NullableFloat(Result<Option<f64>, String>);
+
+impl FromZval<'_> for NullableFloat {
+    const TYPE: DataType = DataType::Double;
+    const NULLABLE: bool = true;
+
+    fn from_zval(zv: &Zval) -> Option<Self> {
+        if zv.is_null() {
+            return Some(Self(Ok(None)));
+        }
+        Some(Self(
+            coerce::to_float(zv, coerce::caller_is_strict()).map(Some),
+        ))
+    }
+
+    fn from_missing() -> Option<Self> {
+        Some(Self(Ok(None)))
+    }
+}
+
+impl NullableFloat {
+    /// The value, or the `TypeError` for `param` of `sig`.
+    pub fn get(self, sig: &Signature, param: &str) -> PhpResult<Option<f64>> {
+        self.0
+            .map_err(|given| sig.type_error(param, "?float", &given))
+    }
+}
+
+/// A `string` parameter, as bytes (PHP strings need not be UTF-8).
+pub struct Bytes(Result<Vec<u8>, String>);
+
+impl FromZval<'_> for Bytes {
+    const TYPE: DataType = DataType::String;
+
+    fn from_zval(zv: &Zval) -> Option<Self> {
+        Some(Self(coerce::to_bytes(zv, coerce::caller_is_strict())))
+    }
+}
+
+impl Bytes {
+    /// The value, or the `TypeError` for `param` of `sig`.
+    pub fn get(self, sig: &Signature, param: &str) -> PhpResult<Vec<u8>> {
+        self.0
+            .map_err(|given| sig.type_error(param, "string", &given))
+    }
+}
+
+/// The `callable $callback` parameter.
+pub struct Callback<'a>(Result<ZendCallable<'a>, String>);
+
+impl<'a> FromZval<'a> for Callback<'a> {
+    const TYPE: DataType = DataType::Callable;
+
+    fn from_zval(zv: &'a Zval) -> Option<Self> {
+        Some(Self(ZendCallable::new(zv).map_err(|_| {
+            if zv.is_string() || zv.is_array() {
+                format!("{} (not a valid callback)", coerce::given(zv))
+            } else {
+                coerce::given(zv)
+            }
+        })))
+    }
+}
+
+impl<'a> Callback<'a> {
+    /// The callable, or the `TypeError` for `param` of `sig`.
+    pub fn get(self, sig: &Signature, param: &str) -> PhpResult<ZendCallable<'a>> {
+        self.0
+            .map_err(|given| sig.type_error(param, "callable", &given))
+    }
+}
+
+/// What was wrong with the `$servers` argument.
+enum ServersProblem {
+    /// Neither string, array nor null.
+    Type(String),
+    /// An array element that is not a string.
+    Element(String),
+    /// A URL that is not UTF-8.
+    NotUtf8,
+}
+
+/// The `string|array|null $servers` parameter (the arginfo is widened to
+/// that union at startup, see [`crate::arginfo`]).
+pub struct Servers(Result<Option<Vec<String>>, ServersProblem>);
+
+impl FromZval<'_> for Servers {
+    const TYPE: DataType = DataType::Mixed;
+    const NULLABLE: bool = true;
+
+    fn from_zval(zv: &Zval) -> Option<Self> {
+        let utf8 =
+            |bytes: &[u8]| String::from_utf8(bytes.to_vec()).map_err(|_| ServersProblem::NotUtf8);
+        let result = if zv.is_null() {
+            Ok(None)
+        } else if let Some(s) = zv.zend_str() {
+            utf8(s.as_bytes()).map(|url| Some(vec![url]))
+        } else if let Some(array) = zv.array() {
+            array
+                .values()
+                .map(|v| match v.zend_str() {
+                    Some(s) => utf8(s.as_bytes()),
+                    None => Err(ServersProblem::Element(coerce::given(v))),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some)
+        } else {
+            Err(ServersProblem::Type(coerce::given(zv)))
+        };
+        Some(Self(result))
+    }
+
+    fn from_missing() -> Option<Self> {
+        Some(Self(Ok(None)))
+    }
+}
+
+impl Servers {
+    /// The URLs (`None` when the caller passed null), or the error.
+    pub fn get(self, sig: &Signature) -> PhpResult<Option<Vec<String>>> {
+        self.0.map_err(|problem| match problem {
+            ServersProblem::Type(given) => sig.type_error("servers", "array|string|null", &given),
+            ServersProblem::Element(given) => value_error(format!(
+                "{}: {} must contain only URL strings, {given} found",
+                sig.method,
+                sig.describe("servers")
+            )),
+            ServersProblem::NotUtf8 => value_error(format!(
+                "{}: {} must be valid UTF-8",
+                sig.method,
+                sig.describe("servers")
+            )),
+        })
+    }
+}
+
+/// One entry of the `$options` array, converted to its option's kind.
+enum OptionEntry {
+    Value(String, OptionValue),
+    /// The value has the wrong type: (name, expected, given).
+    Mistyped(String, &'static str, String),
+    /// An integer key.
+    IntKey(i64),
+}
+
+/// The `array $options` parameter.
+pub struct Options(Result<Vec<OptionEntry>, String>);
+
+impl FromZval<'_> for Options {
+    const TYPE: DataType = DataType::Array;
+
+    fn from_zval(zv: &Zval) -> Option<Self> {
+        let Some(array) = zv.array() else {
+            return Some(Self(Err(coerce::given(zv))));
+        };
+        let strict = coerce::caller_is_strict();
+        let entries = array
+            .iter()
+            .map(|(key, value)| {
+                let name = match key {
+                    ArrayKey::Long(i) => return OptionEntry::IntKey(i),
+                    ArrayKey::String(s) => s,
+                    ArrayKey::Str(s) => s.to_owned(),
+                    ArrayKey::ZendString(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
+                };
+                convert_option(name, value, strict)
+            })
+            .collect();
+        Some(Self(Ok(entries)))
+    }
+}
+
+impl StubLiteral for Options {
+    fn stub_literal(&self) -> String {
+        "[]".into()
+    }
+}
+
+fn convert_option(name: String, value: &Zval, strict: bool) -> OptionEntry {
+    let Some(kind) = options::kind_of(&name) else {
+        // Unknown: the core reports it, with the list of known options.
+        return OptionEntry::Value(name, OptionValue::Null);
+    };
+    let nullable = matches!(kind, OptionKind::NullableSeconds | OptionKind::NullableText);
+    if nullable && value.is_null() {
+        return OptionEntry::Value(name, OptionValue::Null);
+    }
+    let converted = match kind {
+        OptionKind::Bool => coerce::to_bool(value, strict).map(OptionValue::Bool),
+        OptionKind::Seconds | OptionKind::NullableSeconds | OptionKind::Fraction => {
+            coerce::to_float(value, strict).map(OptionValue::Number)
+        }
+        OptionKind::Text | OptionKind::NullableText => {
+            coerce::to_bytes(value, strict).map(OptionValue::Text)
+        }
+    };
+    match converted {
+        Ok(v) => OptionEntry::Value(name, v),
+        Err(given) => OptionEntry::Mistyped(name, kind.php_type(), given),
+    }
+}
+
+impl Options {
+    /// No options (the default).
+    pub fn empty() -> Self {
+        Self(Ok(Vec::new()))
+    }
+
+    /// Applies the options over `base`, raising `TypeError` / `ValueError`
+    /// for the first bad entry.
+    pub fn apply(self, sig: &Signature, base: &mut LockOptions) -> PhpResult<()> {
+        let entries = self
+            .0
+            .map_err(|given| sig.type_error("options", "array", &given))?;
+        for entry in entries {
+            match entry {
+                OptionEntry::Value(name, value) => {
+                    base.set(&name, value).map_err(|e| from_core(sig, e))?
+                }
+                OptionEntry::Mistyped(name, expected, given) => {
+                    return Err(sig.type_error(&format!("option \"{name}\""), expected, &given));
+                }
+                OptionEntry::IntKey(i) => {
+                    return Err(value_error(format!(
+                        "{}: {} must have option names as keys, found integer key {i}",
+                        sig.method,
+                        sig.describe("options")
+                    )));
+                }
+            }
+        }
+        base.validate().map_err(|e| from_core(sig, e))
+    }
+}
+
+/// A byte string returned to PHP as a `string`.
+pub struct PhpBytes(pub Vec<u8>);
+
+impl IntoZval for PhpBytes {
+    const TYPE: DataType = DataType::String;
+    const NULLABLE: bool = false;
+
+    fn set_zval(self, zv: &mut Zval, persistent: bool) -> ext_php_rs::error::Result<()> {
+        zv.set_zend_string(ZendStr::new(&self.0, persistent));
+        Ok(())
+    }
+}

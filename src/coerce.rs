@@ -1,0 +1,112 @@
+//! PHP's scalar parameter rules, applied to `Zval`s by hand.
+//!
+//! ext-php-rs only accepts the exact type (an `int` is not a `float`), while
+//! PHP's own functions coerce in weak mode: `1`, `"1.5"` and `true` are all
+//! valid floats unless the caller declared `strict_types=1`. These helpers
+//! follow the engine's rules, and report what was given for the `TypeError`.
+
+use ext_php_rs::ffi::ZEND_ACC_STRICT_TYPES;
+use ext_php_rs::flags::DataType;
+use ext_php_rs::types::Zval;
+use ext_php_rs::zend::ExecutorGlobals;
+use redislock_core::numeric::{float_to_string, parse_numeric};
+
+/// What PHP calls the type of `zv` in "X given" messages.
+pub fn given(zv: &Zval) -> String {
+    match zv.get_type() {
+        DataType::Null | DataType::Undef => "null".into(),
+        DataType::False | DataType::True | DataType::Bool => "bool".into(),
+        DataType::Long => "int".into(),
+        DataType::Double => "float".into(),
+        DataType::String => "string".into(),
+        DataType::Array => "array".into(),
+        DataType::Object(_) => zv
+            .object()
+            .and_then(|o| o.get_class_name().ok())
+            .unwrap_or_else(|| "object".into()),
+        DataType::Resource => "resource".into(),
+        _ => "mixed".into(),
+    }
+}
+
+/// True when the PHP code calling the current internal function declared
+/// `strict_types=1` (the engine's `ZEND_ARG_USES_STRICT_TYPES()`).
+pub fn caller_is_strict() -> bool {
+    let globals = ExecutorGlobals::get();
+    // SAFETY: execute data and functions are live engine structures while
+    // the internal function that asks is running.
+    unsafe {
+        let current = globals.current_execute_data;
+        if current.is_null() {
+            return false;
+        }
+        let prev = (*current).prev_execute_data;
+        if prev.is_null() || (*prev).func.is_null() {
+            return false;
+        }
+        (*(*prev).func).common.fn_flags & ZEND_ACC_STRICT_TYPES != 0
+    }
+}
+
+/// A float parameter: int and float always, numeric strings and bools in
+/// weak mode. `Err` carries the given type.
+pub fn to_float(zv: &Zval, strict: bool) -> Result<f64, String> {
+    if let Some(d) = zv.double() {
+        return Ok(d);
+    }
+    if let Some(l) = zv.long() {
+        return Ok(l as f64);
+    }
+    if !strict {
+        if let Some(b) = zv.bool() {
+            return Ok(if b { 1.0 } else { 0.0 });
+        }
+        if let Some(s) = zv.zend_str() {
+            if let Some(d) = parse_numeric(s.as_bytes()) {
+                return Ok(d);
+            }
+        }
+    }
+    Err(given(zv))
+}
+
+/// A bool parameter: bool always; int, float and string in weak mode with
+/// PHP's truthiness.
+pub fn to_bool(zv: &Zval, strict: bool) -> Result<bool, String> {
+    if let Some(b) = zv.bool() {
+        return Ok(b);
+    }
+    if !strict {
+        if let Some(l) = zv.long() {
+            return Ok(l != 0);
+        }
+        if let Some(d) = zv.double() {
+            return Ok(d != 0.0);
+        }
+        if let Some(s) = zv.zend_str() {
+            let bytes = s.as_bytes();
+            return Ok(!(bytes.is_empty() || bytes == b"0"));
+        }
+    }
+    Err(given(zv))
+}
+
+/// A string parameter, as bytes: string always; int, float and bool in weak
+/// mode. (Objects are not accepted: a lock key is never a Stringable.)
+pub fn to_bytes(zv: &Zval, strict: bool) -> Result<Vec<u8>, String> {
+    if let Some(s) = zv.zend_str() {
+        return Ok(s.as_bytes().to_vec());
+    }
+    if !strict {
+        if let Some(l) = zv.long() {
+            return Ok(l.to_string().into_bytes());
+        }
+        if let Some(d) = zv.double() {
+            return Ok(float_to_string(d).into_bytes());
+        }
+        if let Some(b) = zv.bool() {
+            return Ok(if b { b"1".to_vec() } else { Vec::new() });
+        }
+    }
+    Err(given(zv))
+}

@@ -1,0 +1,47 @@
+//! The `redislock.*` php.ini entries: registered at startup from the list in
+//! [`redislock_core::settings`], read from the engine on every use (so
+//! `ini_set()` takes effect at once).
+
+use std::ffi::CString;
+
+use ext_php_rs::ffi::zend_ini_entry;
+use ext_php_rs::flags::IniEntryPermission;
+use ext_php_rs::zend::{ExecutorGlobals, IniEntryDef};
+use redislock_core::Result;
+use redislock_core::settings::{self, Defaults};
+
+/// Registers the entries. The engine keeps the table for the life of the
+/// process, so it is leaked on purpose (a few hundred bytes, once).
+pub fn register(module_number: i32) {
+    let leak = |s: &str| -> &'static std::ffi::CStr {
+        Box::leak(
+            CString::new(s)
+                .expect("ini names and defaults have no NUL")
+                .into_boxed_c_str(),
+        )
+    };
+    let mut defs: Vec<IniEntryDef> = settings::ENTRIES
+        .iter()
+        .map(|(name, default)| IniEntryDef::new(leak(name), leak(default), IniEntryPermission::All))
+        .collect();
+    defs.push(IniEntryDef::end());
+    IniEntryDef::register(Box::leak(defs.into_boxed_slice()), module_number);
+}
+
+/// The current value of one ini setting (`None` if it is not registered).
+pub fn get(name: &str) -> Option<String> {
+    let globals = ExecutorGlobals::get();
+    // SAFETY: EG(ini_directives) is a live engine hash while PHP runs; its
+    // values are pointers to zend_ini_entry structures owned by the engine.
+    unsafe {
+        let table = globals.ini_directives.as_ref()?;
+        let entry = table.get(name)?.ptr::<zend_ini_entry>()?.as_ref()?;
+        let value = entry.value.as_ref()?;
+        Some(String::from_utf8_lossy(value.as_bytes()).into_owned())
+    }
+}
+
+/// Lock defaults from the current settings.
+pub fn defaults() -> Result<Defaults> {
+    settings::defaults(get)
+}

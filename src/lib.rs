@@ -1,0 +1,70 @@
+//! The `redislock` PHP extension: a thin binding over `redislock-core`.
+//!
+//! - [`redis_lock`]: the `RedisLock` class
+//! - [`args`] / [`coerce`]: PHP arguments to Rust values, with PHP's rules
+//! - [`exceptions`]: the `RedisLock\*Exception` classes and the error mapping
+//! - [`ini`] / [`info`]: php.ini entries and the phpinfo() section
+//! - [`arginfo`]: the `string|array|null` type of `$servers`
+//! - [`interrupt`]: PHP's time limit, seen from a blocked wait
+
+#![cfg_attr(windows, feature(abi_vectorcall))]
+
+mod arginfo;
+mod args;
+mod coerce;
+mod exceptions;
+mod info;
+mod ini;
+mod interrupt;
+mod redis_lock;
+
+use std::panic::catch_unwind;
+
+use ext_php_rs::prelude::*;
+
+const SUCCESS: i32 = 0;
+const FAILURE: i32 = -1;
+
+/// Module startup: ini entries and exception classes. (The macro registers
+/// the `RedisLock` class after this.)
+pub fn startup(_ty: i32, module_number: i32) -> i32 {
+    let registered = catch_unwind(|| {
+        ini::register(module_number);
+        exceptions::register()
+    });
+    match registered {
+        Ok(Ok(())) => SUCCESS,
+        _ => FAILURE,
+    }
+}
+
+/// Request startup: finish the arginfo (once per process).
+extern "C" fn request_startup(_ty: i32, _module_number: i32) -> i32 {
+    let _ = catch_unwind(arginfo::widen_servers_once);
+    SUCCESS
+}
+
+/// Request end: release every hold still open (this also runs after a fatal
+/// error or a timeout, which skip destructors).
+extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
+    let _ = catch_unwind(redislock_core::release_all);
+    SUCCESS
+}
+
+/// Module shutdown: close pooled connections.
+extern "C" fn module_shutdown(_ty: i32, _module_number: i32) -> i32 {
+    let _ = catch_unwind(redislock_core::pool::close_all);
+    SUCCESS
+}
+
+/// The module entry PHP loads.
+#[php_module]
+#[php(startup = "startup")]
+pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
+    module
+        .class::<redis_lock::RedisLock>()
+        .request_startup_function(request_startup)
+        .request_shutdown_function(request_shutdown)
+        .shutdown_function(module_shutdown)
+        .info_function(info::php_info)
+}

@@ -1,0 +1,237 @@
+//! The `RedisLock` PHP class: argument conversion around
+//! [`redislock_core::Lock`], nothing more.
+
+use std::time::Duration;
+
+use ext_php_rs::boxed::ZBox;
+use ext_php_rs::exception::PhpResult;
+use ext_php_rs::flags::ClassFlags;
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
+use redislock_core::{Lock, LockError, duration};
+
+use crate::args::{
+    self, Bytes, Callback, Float, NullableFloat, Options, PhpBytes, Servers, Signature,
+};
+use crate::exceptions::{self, Class, from_core};
+use crate::{ini, interrupt};
+
+/// A distributed lock on one key in Redis.
+///
+/// `acquire()` writes a fresh random token with `SET key token NX PX ttl`;
+/// `release()` deletes the key only if it still holds that token (Lua
+/// compare-and-delete). Holds still open when the object is destroyed or the
+/// request ends are released (option `auto_release`).
+#[php_class]
+#[php(name = "RedisLock")]
+#[php(flags = ClassFlags::Final)]
+pub struct RedisLock {
+    lock: Lock,
+}
+
+/// Builds a core lock from PHP arguments, filling in php.ini defaults.
+fn build(
+    sig: &Signature,
+    key: Bytes,
+    ttl: NullableFloat,
+    servers: Servers,
+    options: Options,
+) -> PhpResult<Lock> {
+    let key = key.get(sig, "key")?;
+    let ttl = ttl.get(sig, "ttl")?;
+    let servers = servers.get(sig)?;
+    let mut defaults = ini::defaults().map_err(|e| from_core(sig, e))?;
+    options.apply(sig, &mut defaults.options)?;
+    Lock::new(
+        key,
+        ttl.unwrap_or(defaults.ttl),
+        &servers.unwrap_or(defaults.servers),
+        defaults.options,
+    )
+    .map_err(|e| from_core(sig, e))
+}
+
+fn wait_duration(sig: &Signature, wait: Float) -> PhpResult<Duration> {
+    let seconds = wait.get(sig, "wait")?;
+    duration::wait("wait", seconds).map_err(|e| from_core(sig, e))
+}
+
+/// The core lock inside a PHP object reached through a raw pointer.
+///
+/// # Safety
+/// `this` must point at a live, constructed `RedisLock` object and the
+/// returned borrow must end before PHP code runs again.
+unsafe fn lock_of<'a>(this: *mut ZendClassObject<RedisLock>) -> &'a mut Lock {
+    unsafe { &mut (&mut *this).lock }
+}
+
+#[php_impl]
+impl RedisLock {
+    /// Describes a lock; connects to nothing until it is used.
+    ///
+    /// @param string $key Lock name; Redis key is `prefix . $key`.
+    /// @param ?float $ttl Lease in seconds (ms precision); null: `redislock.default_ttl`.
+    /// @param string|array|null $servers A URL or a list of URLs; null: `redislock.servers`.
+    /// @param array $options See the README; an unknown key is a ValueError.
+    #[php(defaults(options = Options::empty()))]
+    pub fn __construct(
+        key: Bytes,
+        ttl: NullableFloat,
+        servers: Servers,
+        options: Options,
+    ) -> PhpResult<Self> {
+        let lock = build(&args::CONSTRUCT, key, ttl, servers, options)?;
+        Ok(Self { lock })
+    }
+
+    /// Takes the lock. `$wait` = 0 tries once; > 0 retries until `$wait`
+    /// seconds have passed. True when the lock is ours.
+    #[php(defaults(wait = 0.0))]
+    pub fn acquire(&mut self, wait: Float) -> PhpResult<bool> {
+        let wait = wait_duration(&args::ACQUIRE, wait)?;
+        self.lock
+            .acquire(wait, &interrupt::timed_out)
+            .map_err(|e| from_core(&args::ACQUIRE, e))
+    }
+
+    /// Releases the lock. True when we held it and it is now free; false when
+    /// we did not hold it (or the lease was lost). Deletes only our own hold.
+    pub fn release(&mut self) -> PhpResult<bool> {
+        self.lock
+            .release()
+            .map_err(|e| from_core(&args::RELEASE, e))
+    }
+
+    /// Acquires (waiting up to `$wait` seconds, else TimeoutException), calls
+    /// `$callback($this)`, releases in every case and returns the callback's
+    /// value. Throws LockLostException when the lease was lost meanwhile.
+    #[php(defaults(wait = 0.0))]
+    pub fn with_lock(
+        self_: &mut ZendClassObject<RedisLock>,
+        callback: Callback,
+        wait: Float,
+    ) -> PhpResult<Zval> {
+        let sig = &args::WITH_LOCK;
+        let callback = callback.get(sig, "callback")?;
+        let wait_for = wait_duration(sig, wait)?;
+        // The callback may call methods of this very object: no Rust borrow
+        // of it is held across the call, only this pointer.
+        let this: *mut ZendClassObject<RedisLock> = self_;
+        // SAFETY (every use of `lock_of`): `this` is the live object PHP called
+        // us on, and each borrow ends before any PHP code runs.
+        let key = String::from_utf8_lossy(unsafe { lock_of(this) }.key()).into_owned();
+        let acquired = unsafe { lock_of(this) }
+            .acquire(wait_for, &interrupt::timed_out)
+            .map_err(|e| from_core(sig, e))?;
+        if !acquired {
+            let wait_secs = wait_for.as_secs_f64();
+            return Err(from_core(sig, LockError::Timeout { key, wait_secs }));
+        }
+        let mut this_zval = Zval::new();
+        this_zval.set_object(unsafe { &mut (*this).std });
+        let outcome = callback.try_call(vec![&this_zval]);
+        drop(this_zval);
+        let released = unsafe { lock_of(this) }.release();
+        match (outcome, released) {
+            // The callback threw (or called exit()): its exception is pending
+            // and reaches the caller unchanged.
+            (Err(pending), _) => Err(pending.into()),
+            (Ok(value), Ok(true)) => Ok(value),
+            (Ok(_), Ok(false)) => Err(from_core(
+                sig,
+                LockError::LockLost {
+                    key,
+                    detail: "the lease expired or was taken before withLock() released it".into(),
+                },
+            )),
+            (Ok(_), Err(e)) => Err(from_core(sig, e)),
+        }
+    }
+
+    /// Extends our lease to `$ttl` seconds (null: the lock's ttl). False when
+    /// the lease is no longer ours.
+    pub fn refresh(&mut self, ttl: NullableFloat) -> PhpResult<bool> {
+        let ttl = ttl.get(&args::REFRESH, "ttl")?;
+        self.lock
+            .refresh(ttl)
+            .map_err(|e| from_core(&args::REFRESH, e))
+    }
+
+    /// Asks Redis whether the lease is still ours (one GET).
+    pub fn is_acquired(&mut self) -> PhpResult<bool> {
+        self.lock
+            .is_acquired()
+            .map_err(|e| from_core(&args::IS_ACQUIRED, e))
+    }
+
+    /// Seconds left on our lease, or null when it is not ours.
+    pub fn remaining_ttl(&mut self) -> PhpResult<Option<f64>> {
+        self.lock
+            .remaining_ttl()
+            .map_err(|e| from_core(&args::REMAINING_TTL, e))
+    }
+
+    /// The lock's key, without prefix.
+    pub fn key(&self) -> PhpBytes {
+        PhpBytes(self.lock.key().to_vec())
+    }
+
+    /// The owner token of the current hold (hand it to `restore()`), or null.
+    pub fn token(&mut self) -> Option<PhpBytes> {
+        self.lock.token().map(PhpBytes)
+    }
+
+    /// The fencing token of the current hold; needs option `fencing`
+    /// (not available in this version: always null).
+    pub fn fencing_token(&self) -> Option<i64> {
+        None
+    }
+
+    /// Deletes the lock whoever holds it. True when a lock was deleted.
+    pub fn force_release(&mut self) -> PhpResult<bool> {
+        self.lock
+            .force_release()
+            .map_err(|e| from_core(&args::FORCE_RELEASE, e))
+    }
+
+    /// Adopts a hold made elsewhere (another process, an earlier request)
+    /// from its key and token. Sends nothing to Redis.
+    #[php(defaults(options = Options::empty()))]
+    pub fn restore(
+        key: Bytes,
+        token: Bytes,
+        ttl: NullableFloat,
+        servers: Servers,
+        options: Options,
+    ) -> PhpResult<Self> {
+        let sig = &args::RESTORE;
+        let token = token.get(sig, "token")?;
+        let mut lock = build(sig, key, ttl, servers, options)?;
+        lock.restore(token).map_err(|e| from_core(sig, e))?;
+        Ok(Self { lock })
+    }
+
+    /// What var_dump() and print_r() show: no passwords.
+    #[php(name = "__debugInfo")]
+    pub fn debug_info(&mut self) -> PhpResult<ZBox<ZendHashTable>> {
+        let info = self.lock.info();
+        let mut table = ZendHashTable::new();
+        let fail = |e: ext_php_rs::error::Error| {
+            exceptions::exception(Class::Lock, format!("__debugInfo failed: {e}"))
+        };
+        table.insert("key", PhpBytes(info.key)).map_err(fail)?;
+        table
+            .insert("redisKey", PhpBytes(info.redis_key))
+            .map_err(fail)?;
+        table.insert("ttl", info.ttl).map_err(fail)?;
+        table.insert("servers", info.servers).map_err(fail)?;
+        table.insert("acquired", info.acquired).map_err(fail)?;
+        table
+            .insert("token", info.token.map(PhpBytes))
+            .map_err(fail)?;
+        table
+            .insert("holdCount", i64::from(info.hold_count))
+            .map_err(fail)?;
+        Ok(table)
+    }
+}

@@ -1,0 +1,117 @@
+<?php
+
+/**
+ * Stub of the redislock extension (version 0.1.0), for IDEs and static
+ * analysers. It matches what the extension exports: php-tests/002-stub.phpt
+ * compares the two through Reflection.
+ *
+ * @generate-class-entries
+ */
+
+namespace {
+    /**
+     * A distributed lock on one key in Redis.
+     *
+     * acquire() writes a fresh random token with `SET key token NX PX ttl`;
+     * release() deletes the key only if it still holds that token (Lua
+     * compare-and-delete). Holds still open when the object is destroyed or the
+     * request ends are released (option `auto_release`, default true).
+     */
+    final class RedisLock
+    {
+        /**
+         * Describes a lock; connects to nothing until it is used.
+         *
+         * @param string $key Lock name; the Redis key is `prefix . $key`.
+         * @param float|null $ttl Lease in seconds (ms precision); null: ini redislock.default_ttl.
+         * @param string|array|null $servers A URL or a list of URLs; null: ini redislock.servers.
+         * @param array{prefix?: string, auto_release?: bool, auto_renew?: bool, max_hold?: float|null,
+         *     fencing?: bool, retry_delay?: float, connect_timeout?: float, read_timeout?: float,
+         *     cluster?: bool, sentinel?: string|null, drift_factor?: float, tls_verify?: bool,
+         *     tls_ca?: string|null, tls_cert?: string|null, tls_key?: string|null} $options
+         * @throws \ValueError on an empty key, a bad ttl, a malformed URL or an unknown option
+         * @throws \RedisLock\LockException when an option is not supported by this version
+         */
+        public function __construct(string $key, ?float $ttl = null, array|string|null $servers = null, array $options = []) {}
+
+        /**
+         * Takes the lock. $wait = 0 tries once; > 0 retries until $wait seconds have passed.
+         *
+         * @return bool true when the lock is ours
+         * @throws \RedisLock\ConnectionException when Redis cannot be used
+         */
+        public function acquire(float $wait = 0.0): bool {}
+
+        /**
+         * Releases the lock (compare-and-delete).
+         *
+         * @return bool true when we held it and it is now free; false when we did not hold it
+         *     or the lease had been lost
+         * @throws \RedisLock\ConnectionException when Redis cannot be used
+         */
+        public function release(): bool {}
+
+        /**
+         * Acquires, calls $callback($this), releases in every case and returns the callback's value.
+         *
+         * @template T
+         * @param callable(RedisLock): T $callback
+         * @return T
+         * @throws \RedisLock\TimeoutException when the lock could not be acquired within $wait seconds
+         * @throws \RedisLock\LockLostException when the lease was lost while the callback ran
+         */
+        public function withLock(callable $callback, float $wait = 0.0): mixed {}
+
+        /**
+         * Extends our lease to $ttl seconds (null: the lock's ttl).
+         *
+         * @return bool false when the lease is no longer ours
+         */
+        public function refresh(?float $ttl = null): bool {}
+
+        /** Asks Redis whether the lease is still ours. */
+        public function isAcquired(): bool {}
+
+        /** Seconds left on our lease; null when it is not ours. */
+        public function remainingTtl(): ?float {}
+
+        /** The lock's key, without prefix. */
+        public function key(): string {}
+
+        /** The owner token of the current hold (hand it to restore()); null when not held. */
+        public function token(): ?string {}
+
+        /** The fencing token of the current hold (option fencing; not available in 0.1.0: null). */
+        public function fencingToken(): ?int {}
+
+        /**
+         * Deletes the lock whoever holds it.
+         *
+         * @return bool true when a lock was deleted
+         */
+        public function forceRelease(): bool {}
+
+        /**
+         * Adopts a hold made elsewhere (another process, an earlier request) from its key and token.
+         * Sends nothing to Redis.
+         */
+        public static function restore(string $key, string $token, ?float $ttl = null, array|string|null $servers = null, array $options = []): RedisLock {}
+
+        /** What var_dump() shows: key, Redis key, ttl, servers (passwords masked), hold state. */
+        public function __debugInfo(): array {}
+    }
+}
+
+namespace RedisLock {
+    /** Base of every exception the extension throws. */
+    class LockException extends \RuntimeException {}
+
+    /** Redis could not be used: unreachable, refused, authentication failed, I/O timeout. */
+    class ConnectionException extends LockException {}
+
+    /** withLock() could not acquire the lock within its wait. */
+    class TimeoutException extends LockException {}
+
+    /** The lease expired or was taken by someone else while we held it. */
+    class LockLostException extends LockException {}
+}
