@@ -3,5 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -p redislock
-cp target/release/libredislock.so target/release/redislock.so
+# Copy then rename: a PHP process that has the old file mapped keeps it.
+cp target/release/libredislock.so target/release/redislock.so.tmp
+mv -f target/release/redislock.so.tmp target/release/redislock.so
 echo "built $(pwd)/target/release/redislock.so"

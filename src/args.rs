@@ -190,21 +190,20 @@ impl<'a> FromZval<'a> for Callback<'a> {
     const TYPE: DataType = DataType::Callable;
 
     fn from_zval(zv: &'a Zval) -> Option<Self> {
-        Some(Self(ZendCallable::new(zv).map_err(|_| {
-            if zv.is_string() || zv.is_array() {
-                format!("{} (not a valid callback)", coerce::given(zv))
-            } else {
-                coerce::given(zv)
-            }
-        })))
+        Some(Self(ZendCallable::new(zv).map_err(|_| coerce::given(zv))))
     }
 }
 
 impl<'a> Callback<'a> {
     /// The callable, or the `TypeError` for `param` of `sig`.
     pub fn get(self, sig: &Signature, param: &str) -> PhpResult<ZendCallable<'a>> {
-        self.0
-            .map_err(|given| sig.type_error(param, "callable", &given))
+        self.0.map_err(|given| {
+            type_error(format!(
+                "{}: {} must be a valid callback, {given} given",
+                sig.method,
+                sig.describe(param)
+            ))
+        })
     }
 }
 

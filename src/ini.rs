@@ -3,6 +3,7 @@
 //! `ini_set()` takes effect at once).
 
 use std::ffi::CString;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use ext_php_rs::ffi::zend_ini_entry;
 use ext_php_rs::flags::IniEntryPermission;
@@ -10,8 +11,11 @@ use ext_php_rs::zend::{ExecutorGlobals, IniEntryDef};
 use redislock_core::Result;
 use redislock_core::settings::{self, Defaults};
 
-/// Registers the entries. The engine keeps the table for the life of the
-/// process, so it is leaked on purpose (a few hundred bytes, once).
+/// The registered table, kept reachable for the life of the process.
+static TABLE: AtomicPtr<IniEntryDef> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Registers the entries. The engine borrows the table for the life of the
+/// process, so it is built once and never freed (a few hundred bytes).
 pub fn register(module_number: i32) {
     let leak = |s: &str| -> &'static std::ffi::CStr {
         Box::leak(
@@ -25,7 +29,9 @@ pub fn register(module_number: i32) {
         .map(|(name, default)| IniEntryDef::new(leak(name), leak(default), IniEntryPermission::All))
         .collect();
     defs.push(IniEntryDef::end());
-    IniEntryDef::register(Box::leak(defs.into_boxed_slice()), module_number);
+    let table: &'static mut [IniEntryDef] = Box::leak(defs.into_boxed_slice());
+    TABLE.store(table.as_mut_ptr(), Ordering::Release);
+    IniEntryDef::register(table, module_number);
 }
 
 /// The current value of one ini setting (`None` if it is not registered).
