@@ -12,12 +12,12 @@
 //! - [`lock`]: one lock object
 //! - [`options`], [`duration`]: validation of what callers pass in
 
-pub mod backoff;
 pub mod commands;
 pub mod connection;
 pub mod duration;
 pub mod error;
 pub mod holds;
+pub mod keys;
 pub mod lock;
 pub mod numeric;
 pub mod options;

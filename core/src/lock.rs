@@ -4,8 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::backoff::Backoff;
-use crate::commands;
+use crate::commands::{self, Checked, Enqueued};
 use crate::connection::ServerConfig;
 use crate::duration;
 use crate::error::{LockError, Result};
@@ -17,6 +16,25 @@ use crate::url::ServerUrl;
 
 /// Longest key accepted, in bytes (prefix excluded).
 pub const MAX_KEY_LEN: usize = 64 * 1024;
+
+/// Margin added to the holder's remaining lease, so the check after an
+/// expiry finds the key gone.
+const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
+
+/// How long to block for a wake-up: until the wait ends, the holder's lease
+/// ends, or `fallback` (option `retry_delay`) passes, whichever comes first.
+fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Duration) -> Duration {
+    let lease = match u64::try_from(holder_pttl_ms) {
+        Ok(ms) => Duration::from_millis(ms) + EXPIRY_MARGIN,
+        // No expiry (-1) or no key (-2, it vanished just now): the fallback
+        // bounds the wait, a check sorts it out.
+        Err(_) => fallback,
+    };
+    remaining
+        .min(lease)
+        .min(fallback)
+        .max(Duration::from_millis(1))
+}
 
 /// What an object contributes to a hold in the process-wide table.
 #[derive(Debug, Clone, Copy)]
@@ -125,34 +143,74 @@ impl Lock {
     /// When this process already holds the key (through this or another
     /// object) the hold is counted after one round trip that confirms the
     /// lease is still ours and makes it last at least this lock's ttl.
-    /// Otherwise one `SET NX PX` per attempt;
-    /// between attempts it sleeps with capped exponential backoff. `stop` is
-    /// polled after every pause; when it returns true the wait ends early
-    /// with `false` (the binding uses it for PHP's execution time limit).
+    /// Otherwise, with no wait: one `SET NX PX`. With a wait: see
+    /// [`Lock::wait_in_queue`]. `stop` is polled after every wake-up
+    /// timeout; when it returns true the wait ends early with `false` (the
+    /// binding uses it for PHP's execution time limit).
     pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
         if self.reenter()? {
             return Ok(true);
         }
         let token = token::new_token()?.into_bytes();
-        let deadline = Instant::now() + wait;
-        let mut backoff = Backoff::new(self.options.retry_delay);
-        loop {
-            let won = pool::with_connection(&self.server, |con, attempt| {
+        let won = if wait.is_zero() {
+            pool::with_connection(&self.server, |con, attempt| {
                 commands::try_acquire(con, &self.redis_key, &token, self.ttl_ms, attempt)
+            })?
+        } else {
+            self.wait_in_queue(&token, wait, stop)?
+        };
+        if won {
+            self.adopt(token);
+        }
+        Ok(won)
+    }
+
+    /// A blocking acquire: take the lock if free, else queue up and sleep
+    /// until the releaser hands the lock over and wakes us (BLPOP on our own
+    /// wake-up list). A wake-up is never waited for longer than the holder's
+    /// remaining lease or `retry_delay`; then one check finds a lost
+    /// wake-up, or hands an expired lock to the head of the queue.
+    fn wait_in_queue(&self, token: &[u8], wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+        let deadline = Instant::now() + wait;
+        let wait_ms = wait.as_millis().max(1) as u64;
+        let queued = pool::with_connection(&self.server, |con, attempt| {
+            commands::enqueue(con, &self.redis_key, token, self.ttl_ms, wait_ms, attempt)
+        })?;
+        let (mut holder_pttl, member) = match queued {
+            Enqueued::Acquired => return Ok(true),
+            Enqueued::Queued { pttl_ms, member } => (pttl_ms, member),
+        };
+        loop {
+            let now = Instant::now();
+            if now >= deadline || stop() {
+                return self.leave_queue(token, &member);
+            }
+            let block = block_time(deadline - now, holder_pttl, self.options.retry_delay);
+            let woken = pool::with_blocking_connection(&self.server, block, |con, _| {
+                commands::wait_for_wake(con, &self.redis_key, token, block)
             })?;
-            if won {
-                self.adopt(token);
+            if woken {
                 return Ok(true);
             }
-            let now = Instant::now();
-            if now >= deadline {
-                return Ok(false);
+            if Instant::now() >= deadline || stop() {
+                continue;
             }
-            std::thread::sleep(backoff.next_delay(now, deadline));
-            if stop() {
-                return Ok(false);
+            match pool::with_connection(&self.server, |con, _| {
+                commands::check(con, &self.redis_key, token, &member, false)
+            })? {
+                Checked::Acquired => return Ok(true),
+                Checked::Waiting { pttl_ms } => holder_pttl = pttl_ms,
+                Checked::GaveUp => return Ok(false),
             }
         }
+    }
+
+    /// Leaves the queue, unless the lock was handed to us in the meantime.
+    fn leave_queue(&self, token: &[u8], member: &[u8]) -> Result<bool> {
+        let checked = pool::with_connection(&self.server, |con, _| {
+            commands::check(con, &self.redis_key, token, member, true)
+        })?;
+        Ok(checked == Checked::Acquired)
     }
 
     /// Joins the process's existing hold of this key, if it is still ours in

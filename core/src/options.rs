@@ -103,8 +103,9 @@ impl Default for TlsOptions {
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Default read (and write) timeout.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(2);
-/// Default longest pause between two attempts of a blocked acquire.
-pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(50);
+/// Default longest time a queued waiter sleeps before it checks the lock
+/// itself (what a lost wake-up can cost at most).
+pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(500);
 /// Default Redlock clock drift factor.
 pub const DEFAULT_DRIFT_FACTOR: f64 = 0.01;
 
@@ -121,7 +122,7 @@ pub struct LockOptions {
     pub max_hold: Option<Duration>,
     /// Hand out fencing tokens on acquire.
     pub fencing: bool,
-    /// Longest pause between two attempts of a blocked acquire.
+    /// Longest time a queued waiter sleeps before it checks the lock itself.
     pub retry_delay: Duration,
     /// TCP/TLS connect timeout.
     pub connect_timeout: Duration,

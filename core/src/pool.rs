@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use redis::{Connection, ConnectionLike};
 
@@ -27,9 +28,22 @@ pub enum Attempt {
     Replay,
 }
 
+/// What a pooled connection is used for. Blocking waits (`BLPOP`) get their
+/// own connection per server, so a waiter never holds up the connection that
+/// commands of other locks use (or, later, a renewal thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Ordinary commands with the configured read timeout.
+    Command,
+    /// Blocking waits, with a read timeout set per call.
+    Blocking,
+}
+
+type PoolKey = (ServerConfig, Role);
+
 struct Pool {
     pid: u32,
-    idle: HashMap<ServerConfig, Connection>,
+    idle: HashMap<PoolKey, Connection>,
 }
 
 static POOL: Mutex<Option<Pool>> = Mutex::new(None);
@@ -40,11 +54,11 @@ fn lock_pool() -> MutexGuard<'static, Option<Pool>> {
 
 /// Takes the idle connection for `server` out of the pool, if any, dropping
 /// the whole pool first when it was inherited through `fork()`.
-fn take(server: &ServerConfig) -> Option<Connection> {
+fn take(key: &PoolKey) -> Option<Connection> {
     let mut guard = lock_pool();
     let pid = std::process::id();
     match guard.as_mut() {
-        Some(pool) if pool.pid == pid => pool.idle.remove(server),
+        Some(pool) if pool.pid == pid => pool.idle.remove(key),
         _ => {
             if let Some(inherited) = guard.take() {
                 // The parent still uses these sockets: closing them here is
@@ -61,11 +75,11 @@ fn take(server: &ServerConfig) -> Option<Connection> {
     }
 }
 
-fn put_back(server: &ServerConfig, con: Connection) {
+fn put_back(key: PoolKey, con: Connection) {
     let mut guard = lock_pool();
     match guard.as_mut() {
         Some(pool) if pool.pid == std::process::id() => {
-            pool.idle.insert(server.clone(), con);
+            pool.idle.insert(key, con);
         }
         _ => std::mem::forget(con),
     }
@@ -80,9 +94,33 @@ fn put_back(server: &ServerConfig, con: Connection) {
 /// [`Attempt::Replay`].
 pub fn with_connection<T>(
     server: &ServerConfig,
+    op: impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,
+) -> Result<T> {
+    with_role(server, Role::Command, op)
+}
+
+/// Like [`with_connection`], for one blocking command that may take up to
+/// `block`: runs on the server's [`Role::Blocking`] connection with a read
+/// timeout of `block` plus the configured read timeout.
+pub fn with_blocking_connection<T>(
+    server: &ServerConfig,
+    block: Duration,
     mut op: impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,
 ) -> Result<T> {
-    let reused = take(server).filter(|c| c.is_open());
+    let read_timeout = block + server.read_timeout;
+    with_role(server, Role::Blocking, |con, attempt| {
+        con.set_read_timeout(Some(read_timeout))?;
+        op(con, attempt)
+    })
+}
+
+fn with_role<T>(
+    server: &ServerConfig,
+    role: Role,
+    mut op: impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,
+) -> Result<T> {
+    let key = (server.clone(), role);
+    let reused = take(&key).filter(|c| c.is_open());
     let was_reused = reused.is_some();
     let mut con = match reused {
         Some(con) => con,
@@ -90,19 +128,19 @@ pub fn with_connection<T>(
     };
     match run(server, &mut con, &mut op, Attempt::First) {
         Ok(value) => {
-            put_back(server, con);
+            put_back(key, con);
             Ok(value)
         }
         Err(err) if err.is_retryable() && was_reused => {
             drop(con);
             let mut fresh = server.open()?;
             let value = run(server, &mut fresh, &mut op, Attempt::Replay)?;
-            put_back(server, fresh);
+            put_back(key, fresh);
             Ok(value)
         }
         Err(err) => {
             if !err.is_connection_error() {
-                put_back(server, con);
+                put_back(key, con);
             }
             Err(err)
         }

@@ -6,9 +6,24 @@ use std::sync::LazyLock;
 
 use redis::Script;
 
-/// Compare-and-delete (release).
-pub static RELEASE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/release.lua")));
+/// Helpers shared by the scripts that may hand a free lock to a waiter.
+macro_rules! with_handoff {
+    ($file:literal) => {
+        concat!(
+            include_str!("../scripts/lib/handoff.lua"),
+            include_str!(concat!("../scripts/", $file))
+        )
+    };
+}
+
+/// Compare-and-delete, or hand over to the next waiter (release).
+pub static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(with_handoff!("release.lua")));
+
+/// Take the lock if free, else join the queue (blocking acquire).
+pub static ENQUEUE: LazyLock<Script> = LazyLock::new(|| Script::new(with_handoff!("enqueue.lua")));
+
+/// A queued waiter's check after a wake-up timeout, or its give-up.
+pub static CHECK: LazyLock<Script> = LazyLock::new(|| Script::new(with_handoff!("check.lua")));
 
 /// Compare-and-pexpire (refresh).
 pub static REFRESH: LazyLock<Script> =

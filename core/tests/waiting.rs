@@ -1,44 +1,134 @@
-//! Blocked acquires: they get the lock once it is free, honour their
-//! deadline, and stop early only when asked to.
+//! Blocked acquires: queued waiters are woken by the release itself (the
+//! lock is handed to the longest-waiting one), a lost wake-up or a crashed
+//! holder costs a bounded fallback, deadlines are honoured, and waiting
+//! costs only a few commands per second.
+//!
+//! The "other process" in these tests is a raw connection running the same
+//! commands, so the process-wide reentrancy of holds does not interfere.
 
 mod common;
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, lock, never, unique_key};
+use redislock_core::{Lock, LockOptions, OptionValue, commands, keys};
 
-#[test]
-fn a_waiter_gets_the_lock_after_the_holder_releases() {
-    let server = RedisServer::start();
-    let key = unique_key("handoff");
-    let key_str = String::from_utf8(key.clone()).unwrap();
-    let _: () = server.cmd(&["SET", &key_str, "holder", "PX", "10000"]);
-    let url = server.url();
-    let releaser = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(200));
-        let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
-        let _: () = redis::cmd("DEL").arg(&key_str).query(&mut c).unwrap();
-    });
-    let mut waiter = lock(&server, &key, 5.0);
-    let start = Instant::now();
-    assert!(waiter.acquire(Duration::from_secs(5), &never).unwrap());
-    let waited = start.elapsed();
-    assert!(waited >= Duration::from_millis(190), "{waited:?}");
-    assert!(waited < Duration::from_secs(2), "{waited:?}");
-    releaser.join().unwrap();
-    assert!(waiter.release().unwrap());
+/// Takes `key` for `token` as another process would.
+fn hold(server: &RedisServer, key: &[u8], token: &str, ttl_ms: u64) {
+    let _: () = redis::cmd("SET")
+        .arg(key)
+        .arg(token)
+        .arg("PX")
+        .arg(ttl_ms)
+        .query(&mut server.client())
+        .unwrap();
+}
+
+/// Releases `key` held by `token` with the real release script.
+fn release(server: &RedisServer, key: &[u8], token: &str) -> bool {
+    commands::release(&mut server.client(), key, token.as_bytes()).unwrap()
+}
+
+fn queue_len(server: &RedisServer, key: &[u8]) -> i64 {
+    redis::cmd("ZCARD")
+        .arg(keys::queue_key(key))
+        .query(&mut server.client())
+        .unwrap()
+}
+
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 #[test]
-fn a_waiter_gets_the_lock_when_the_lease_expires() {
+fn a_release_wakes_the_waiter_at_once() {
+    let server = RedisServer::start();
+    let key = unique_key("wake");
+    hold(&server, &key, "holder", 10_000);
+    let url = server.url();
+    let k = key.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut l = Lock::new(k, 5.0, &[url], LockOptions::default()).unwrap();
+        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        (got, Instant::now(), l)
+    });
+    wait_until("the waiter is queued", || queue_len(&server, &key) == 1);
+    std::thread::sleep(Duration::from_millis(50));
+    let released_at = Instant::now();
+    assert!(release(&server, &key, "holder"));
+    let (got, acquired_at, mut l) = waiter.join().unwrap();
+    assert!(got);
+    let handoff = acquired_at - released_at;
+    // Far below the 500 ms fallback: woken by the release, not by polling.
+    assert!(
+        handoff < Duration::from_millis(100),
+        "handoff took {handoff:?}"
+    );
+    let owner: String = server.cmd(&["GET", std::str::from_utf8(&key).unwrap()]);
+    assert_eq!(owner.as_bytes(), &l.token().unwrap()[..]);
+    assert_eq!(queue_len(&server, &key), 0);
+    assert!(l.release().unwrap());
+}
+
+#[test]
+fn a_lost_wake_up_costs_at_most_the_fallback() {
+    let server = RedisServer::start();
+    let key = unique_key("lostwake");
+    hold(&server, &key, "holder", 10_000);
+    let mut options = LockOptions::default();
+    options
+        .set("retry_delay", OptionValue::Number(0.2))
+        .unwrap();
+    let url = server.url();
+    let k = key.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut l = Lock::new(k, 5.0, &[url], options).unwrap();
+        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        (got, Instant::now(), l)
+    });
+    wait_until("the waiter is queued", || queue_len(&server, &key) == 1);
+    // Hand the lock over as the release script would, but drop the wake-up.
+    let members: Vec<String> = redis::cmd("ZRANGE")
+        .arg(keys::queue_key(&key))
+        .arg(0)
+        .arg(-1)
+        .query(&mut server.client())
+        .unwrap();
+    let token = members[0].rsplit(':').next().unwrap().to_owned();
+    hold(&server, &key, &token, 5_000);
+    let _: i64 = redis::cmd("ZREM")
+        .arg(keys::queue_key(&key))
+        .arg(&members[0])
+        .query(&mut server.client())
+        .unwrap();
+    let handed_at = Instant::now();
+    let (got, acquired_at, mut l) = waiter.join().unwrap();
+    assert!(got);
+    let took = acquired_at - handed_at;
+    assert!(
+        took < Duration::from_millis(600),
+        "lost wake-up cost {took:?}"
+    );
+    assert_eq!(l.token().unwrap(), token.as_bytes());
+    assert!(l.release().unwrap());
+}
+
+#[test]
+fn a_crashed_holder_is_replaced_when_its_lease_ends() {
     let server = RedisServer::start();
     let key = unique_key("expiry");
-    let key_str = String::from_utf8(key.clone()).unwrap();
-    let _: () = server.cmd(&["SET", &key_str, "crashed-holder", "PX", "300"]);
+    hold(&server, &key, "crashed-holder", 300);
     let mut waiter = lock(&server, &key, 5.0);
     let start = Instant::now();
     assert!(waiter.acquire(Duration::from_secs(5), &never).unwrap());
-    assert!(start.elapsed() < Duration::from_secs(2));
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(250), "{took:?}");
+    assert!(took < Duration::from_millis(800), "{took:?}");
     assert!(waiter.release().unwrap());
 }
 
@@ -46,13 +136,13 @@ fn a_waiter_gets_the_lock_when_the_lease_expires() {
 fn the_wait_deadline_is_honoured() {
     let server = RedisServer::start();
     let key = unique_key("deadline");
-    let key_str = String::from_utf8(key.clone()).unwrap();
-    let _: () = server.cmd(&["SET", &key_str, "holder", "PX", "10000"]);
+    hold(&server, &key, "holder", 10_000);
     let mut waiter = lock(&server, &key, 5.0);
     for wait in [
         Duration::ZERO,
         Duration::from_millis(100),
         Duration::from_millis(350),
+        Duration::from_millis(700),
     ] {
         let start = Instant::now();
         assert!(!waiter.acquire(wait, &never).unwrap());
@@ -62,6 +152,11 @@ fn the_wait_deadline_is_honoured() {
             took < wait + Duration::from_millis(150),
             "returned late: {took:?} for {wait:?}"
         );
+        assert_eq!(
+            queue_len(&server, &key),
+            0,
+            "a waiter that gave up left the queue"
+        );
     }
 }
 
@@ -69,25 +164,75 @@ fn the_wait_deadline_is_honoured() {
 fn stop_ends_the_wait_early() {
     let server = RedisServer::start();
     let key = unique_key("stop");
-    let key_str = String::from_utf8(key.clone()).unwrap();
-    let _: () = server.cmd(&["SET", &key_str, "holder", "PX", "10000"]);
+    hold(&server, &key, "holder", 10_000);
     let mut waiter = lock(&server, &key, 5.0);
     let start = Instant::now();
     assert!(!waiter.acquire(Duration::from_secs(10), &|| true).unwrap());
     assert!(start.elapsed() < Duration::from_secs(1));
+    assert_eq!(queue_len(&server, &key), 0);
 }
 
 #[test]
-fn waiting_does_not_hammer_redis() {
+fn waiters_are_served_first_come_first_served() {
+    let server = RedisServer::start();
+    let key = unique_key("fifo");
+    hold(&server, &key, "holder", 10_000);
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut threads = Vec::new();
+    for id in 0..4 {
+        let (url, k, order) = (server.url(), key.clone(), order.clone());
+        threads.push(std::thread::spawn(move || {
+            let mut l = Lock::new(k, 5.0, &[url], LockOptions::default()).unwrap();
+            assert!(l.acquire(Duration::from_secs(10), &never).unwrap());
+            order.lock().unwrap().push(id);
+            std::thread::sleep(Duration::from_millis(20));
+            assert!(l.release().unwrap());
+        }));
+        wait_until("the waiter is queued", || {
+            queue_len(&server, &key) == id + 1
+        });
+    }
+    assert!(release(&server, &key, "holder"));
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn the_releasing_process_cannot_barge_ahead_of_waiters() {
+    let server = RedisServer::start();
+    let key = unique_key("nobarge");
+    let mut a = lock(&server, &key, 5.0);
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    // Another process queues up.
+    let url = server.url().replace("127.0.0.1", "localhost");
+    let k = key.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut l = Lock::new(k, 5.0, &[url], LockOptions::default()).unwrap();
+        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(l.release().unwrap());
+        got
+    });
+    wait_until("the waiter is queued", || queue_len(&server, &key) == 1);
+    assert!(a.release().unwrap());
+    // The lock went straight to the waiter: an immediate try fails.
+    assert!(!a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(waiter.join().unwrap());
+}
+
+#[test]
+fn waiting_costs_a_few_commands_per_second() {
     let server = RedisServer::start();
     let key = unique_key("load");
-    let key_str = String::from_utf8(key.clone()).unwrap();
-    let _: () = server.cmd(&["SET", &key_str, "holder", "PX", "10000"]);
+    hold(&server, &key, "holder", 10_000);
     let mut waiter = lock(&server, &key, 5.0);
-    let before = server.calls("set");
-    assert!(!waiter.acquire(Duration::from_secs(1), &never).unwrap());
-    let attempts = server.calls("set") - before;
-    // 2, 4, 8, 16, 32 ms steps then the 50 ms cap: about 25 attempts a second.
-    assert!(attempts <= 60, "{attempts} SETs in one second of waiting");
-    assert!(attempts >= 5, "{attempts}");
+    let _: () = server.cmd(&["CONFIG", "RESETSTAT"]);
+    assert!(!waiter.acquire(Duration::from_secs(2), &never).unwrap());
+    let sent = server.calls("set") + server.calls("evalsha") + server.calls("blpop");
+    // One enqueue, then per 500 ms fallback one BLPOP and one check, and a
+    // final give-up: about 2 + 2 * 4 = 10 commands in 2 s.
+    assert!(sent <= 12, "{sent} commands in 2 s of waiting");
+    assert!(sent >= 4, "{sent}");
 }
