@@ -58,94 +58,89 @@ pub fn release(con: &mut Connection, key: &[u8], token: &[u8]) -> RedisResult<bo
     let released: i64 = scripts::RELEASE
         .key(key)
         .key(keys::queue_key(key))
+        .key(keys::info_key(key))
         .arg(token)
         .arg(keys::wake_prefix(key))
         .invoke(con)?;
     Ok(released == 1)
 }
 
-/// What the first step of a blocking acquire found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Enqueued {
-    /// The lock is ours.
-    Acquired,
-    /// We are queued behind a holder whose lease has `pttl_ms` left.
-    Queued {
-        /// Remaining lease of the current holder (-1: no expiry).
-        pttl_ms: i64,
-        /// Our queue member, needed to check or leave the queue.
-        member: Vec<u8>,
-    },
-}
-
-/// Takes the lock if it is free and nobody waits, else joins the queue of
-/// waiters (one round trip). A replay removes any entry the first try made.
-pub fn enqueue(
-    con: &mut Connection,
-    key: &[u8],
-    token: &[u8],
-    ttl_ms: u64,
-    wait_ms: u64,
-    attempt: Attempt,
-) -> RedisResult<Enqueued> {
-    let reply: Vec<redis::Value> = scripts::ENQUEUE
-        .key(key)
-        .key(keys::queue_key(key))
-        .arg(token)
-        .arg(ttl_ms)
-        .arg(wait_ms)
-        .arg(keys::wake_prefix(key))
-        .arg(if attempt == Attempt::Replay { "1" } else { "0" })
-        .invoke(con)?;
-    match reply.as_slice() {
-        [redis::Value::Int(1)] => Ok(Enqueued::Acquired),
-        [redis::Value::Int(0), pttl, member] => Ok(Enqueued::Queued {
-            pttl_ms: redis::from_redis_value(pttl.clone())?,
-            member: redis::from_redis_value(member.clone())?,
-        }),
-        _ => Err(unexpected("enqueue", &reply)),
-    }
-}
-
-/// What a queued waiter's check found.
+/// What a step of a blocking acquire found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Checked {
-    /// The lock is ours (handed over, or free and nobody ahead of us).
+pub enum Queued {
+    /// The lock is ours (free, or handed over to us).
     Acquired,
-    /// Still held by someone else, with `pttl_ms` left on its lease.
+    /// Still held by someone else, with `pttl_ms` left on its lease
+    /// (-1: no expiry); we are in the queue.
     Waiting {
-        /// Remaining lease of the holder (-1: no expiry).
+        /// Remaining lease of the holder.
         pttl_ms: i64,
     },
     /// We gave up and left the queue.
     GaveUp,
 }
 
-/// A queued waiter's check (one round trip). With `give_up` the waiter
-/// leaves the queue unless the lock was already handed to it.
+/// Takes the lock if it is free and nobody waits, else joins the queue of
+/// waiters (one round trip). `alive_ms` is how long the queue entry counts
+/// as live without a [`check`]. Safe to replay: the token is the queue
+/// member, so a replay keeps the first try's place.
+pub fn enqueue(
+    con: &mut Connection,
+    key: &[u8],
+    token: &[u8],
+    ttl_ms: u64,
+    alive_ms: u64,
+) -> RedisResult<Queued> {
+    let reply: Vec<redis::Value> = scripts::ENQUEUE
+        .key(key)
+        .key(keys::queue_key(key))
+        .key(keys::info_key(key))
+        .arg(token)
+        .arg(ttl_ms)
+        .arg(alive_ms)
+        .arg(keys::wake_prefix(key))
+        .invoke(con)?;
+    queued_reply("enqueue", &reply)
+}
+
+/// A queued waiter's check (one round trip): takes a lock handed over
+/// without a wake-up or freed by an expiry, else renews the waiter's entry
+/// for `alive_ms`. With `give_up` the waiter leaves the queue unless the
+/// lock was already handed to it.
 pub fn check(
     con: &mut Connection,
     key: &[u8],
     token: &[u8],
-    member: &[u8],
+    ttl_ms: u64,
+    alive_ms: u64,
     give_up: bool,
-) -> RedisResult<Checked> {
+) -> RedisResult<Queued> {
     let reply: Vec<redis::Value> = scripts::CHECK
         .key(key)
         .key(keys::queue_key(key))
+        .key(keys::info_key(key))
         .key(keys::wake_key(key, token))
         .arg(token)
-        .arg(member)
+        .arg(ttl_ms)
+        .arg(alive_ms)
         .arg(if give_up { "1" } else { "0" })
         .arg(keys::wake_prefix(key))
         .invoke(con)?;
-    match reply.as_slice() {
-        [redis::Value::Int(1)] => Ok(Checked::Acquired),
-        [redis::Value::Int(2)] => Ok(Checked::GaveUp),
-        [redis::Value::Int(0), pttl] => Ok(Checked::Waiting {
-            pttl_ms: redis::from_redis_value(pttl.clone())?,
-        }),
-        _ => Err(unexpected("check", &reply)),
+    queued_reply("check", &reply)
+}
+
+fn queued_reply(script: &str, reply: &[redis::Value]) -> RedisResult<Queued> {
+    match reply {
+        [redis::Value::Int(1)] => Ok(Queued::Acquired),
+        [redis::Value::Int(2)] => Ok(Queued::GaveUp),
+        [redis::Value::Int(0), redis::Value::Int(pttl_ms)] => {
+            Ok(Queued::Waiting { pttl_ms: *pttl_ms })
+        }
+        _ => Err(redis::RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            "unexpected script reply",
+            format!("{script}: {reply:?}"),
+        ))),
     }
 }
 
@@ -162,14 +157,6 @@ pub fn wait_for_wake(
         .arg(format!("{:.3}", timeout.as_secs_f64().max(0.001)))
         .query(con)?;
     Ok(popped.is_some())
-}
-
-fn unexpected(script: &str, reply: &[redis::Value]) -> redis::RedisError {
-    redis::RedisError::from((
-        redis::ErrorKind::UnexpectedReturnType,
-        "unexpected script reply",
-        format!("{script}: {reply:?}"),
-    ))
 }
 
 /// Sets the lease to `ttl_ms` if the lock still holds `token`.

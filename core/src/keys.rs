@@ -8,7 +8,8 @@
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{T}:q` | sorted set | waiters, in arrival order |
+//! | `{T}:q` | sorted set | waiters' tokens, scored by arrival time |
+//! | `{T}:i` | hash | token -> `<alive until ms>:<ttl ms>` of each waiter |
 //! | `{T}:w:<token>` | list | wake-up of the waiter with that token |
 
 /// The part of `key` that Redis Cluster hashes: the content of the first
@@ -37,6 +38,11 @@ pub fn helper_key(lock_key: &[u8], suffix: &str) -> Vec<u8> {
 /// The waiter queue of a lock.
 pub fn queue_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "q")
+}
+
+/// The waiters' info hash of a lock.
+pub fn info_key(lock_key: &[u8]) -> Vec<u8> {
+    helper_key(lock_key, "i")
 }
 
 /// The prefix of the wake-up lists of a lock's waiters; a waiter's list is

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::commands::{self, Checked, Enqueued};
+use crate::commands::{self, Queued};
 use crate::connection::ServerConfig;
 use crate::duration;
 use crate::error::{LockError, Result};
@@ -20,6 +20,13 @@ pub const MAX_KEY_LEN: usize = 64 * 1024;
 /// Margin added to the holder's remaining lease, so the check after an
 /// expiry finds the key gone.
 const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
+
+/// How long a queue entry stays live without a check: two fallback periods
+/// plus slack. A waiter that crashed is skipped by the release once this has
+/// passed since its last check.
+fn alive_window(fallback: Duration) -> u64 {
+    (fallback * 2).as_millis() as u64 + 500
+}
 
 /// How long to block for a wake-up: until the wait ends, the holder's lease
 /// ends, or `fallback` (option `retry_delay`) passes, whichever comes first.
@@ -172,20 +179,28 @@ impl Lock {
     /// wake-up, or hands an expired lock to the head of the queue.
     fn wait_in_queue(&self, token: &[u8], wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
         let deadline = Instant::now() + wait;
-        let wait_ms = wait.as_millis().max(1) as u64;
-        let queued = pool::with_connection(&self.server, |con, attempt| {
-            commands::enqueue(con, &self.redis_key, token, self.ttl_ms, wait_ms, attempt)
-        })?;
-        let (mut holder_pttl, member) = match queued {
-            Enqueued::Acquired => return Ok(true),
-            Enqueued::Queued { pttl_ms, member } => (pttl_ms, member),
+        let fallback = self.options.retry_delay;
+        let alive_ms = alive_window(fallback);
+        let step = |first: bool, give_up: bool| {
+            pool::with_connection(&self.server, |con, _| {
+                if first {
+                    commands::enqueue(con, &self.redis_key, token, self.ttl_ms, alive_ms)
+                } else {
+                    commands::check(con, &self.redis_key, token, self.ttl_ms, alive_ms, give_up)
+                }
+            })
+        };
+        let mut holder_pttl = match step(true, false)? {
+            Queued::Waiting { pttl_ms } => pttl_ms,
+            other => return Ok(other == Queued::Acquired),
         };
         loop {
             let now = Instant::now();
             if now >= deadline || stop() {
-                return self.leave_queue(token, &member);
+                // Leave the queue, unless the lock was handed to us meanwhile.
+                return Ok(step(false, true)? == Queued::Acquired);
             }
-            let block = block_time(deadline - now, holder_pttl, self.options.retry_delay);
+            let block = block_time(deadline - now, holder_pttl, fallback);
             let woken = pool::with_blocking_connection(&self.server, block, |con, _| {
                 commands::wait_for_wake(con, &self.redis_key, token, block)
             })?;
@@ -195,22 +210,11 @@ impl Lock {
             if Instant::now() >= deadline || stop() {
                 continue;
             }
-            match pool::with_connection(&self.server, |con, _| {
-                commands::check(con, &self.redis_key, token, &member, false)
-            })? {
-                Checked::Acquired => return Ok(true),
-                Checked::Waiting { pttl_ms } => holder_pttl = pttl_ms,
-                Checked::GaveUp => return Ok(false),
+            match step(false, false)? {
+                Queued::Waiting { pttl_ms } => holder_pttl = pttl_ms,
+                other => return Ok(other == Queued::Acquired),
             }
         }
-    }
-
-    /// Leaves the queue, unless the lock was handed to us in the meantime.
-    fn leave_queue(&self, token: &[u8], member: &[u8]) -> Result<bool> {
-        let checked = pool::with_connection(&self.server, |con, _| {
-            commands::check(con, &self.redis_key, token, member, true)
-        })?;
-        Ok(checked == Checked::Acquired)
     }
 
     /// Joins the process's existing hold of this key, if it is still ours in

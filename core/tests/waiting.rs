@@ -99,11 +99,11 @@ fn a_lost_wake_up_costs_at_most_the_fallback() {
         .arg(-1)
         .query(&mut server.client())
         .unwrap();
-    let token = members[0].rsplit(':').next().unwrap().to_owned();
+    let token = members[0].clone();
     hold(&server, &key, &token, 5_000);
     let _: i64 = redis::cmd("ZREM")
         .arg(keys::queue_key(&key))
-        .arg(&members[0])
+        .arg(&token)
         .query(&mut server.client())
         .unwrap();
     let handed_at = Instant::now();
@@ -130,6 +130,36 @@ fn a_crashed_holder_is_replaced_when_its_lease_ends() {
     assert!(took >= Duration::from_millis(250), "{took:?}");
     assert!(took < Duration::from_millis(800), "{took:?}");
     assert!(waiter.release().unwrap());
+}
+
+#[test]
+fn a_crashed_waiter_is_skipped() {
+    let server = RedisServer::start();
+    let key = unique_key("deadwaiter");
+    hold(&server, &key, "holder", 10_000);
+    // A waiter that queued and died: it never renews its entry.
+    let queued = commands::enqueue(&mut server.client(), &key, b"dead", 5_000, 100).unwrap();
+    assert!(
+        matches!(queued, commands::Queued::Waiting { .. }),
+        "{queued:?}"
+    );
+    let url = server.url();
+    let k = key.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut l = Lock::new(k, 5.0, &[url], LockOptions::default()).unwrap();
+        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        (got, Instant::now(), l)
+    });
+    wait_until("both are queued", || queue_len(&server, &key) == 2);
+    std::thread::sleep(Duration::from_millis(150));
+    let released_at = Instant::now();
+    assert!(release(&server, &key, "holder"));
+    let (got, acquired_at, mut l) = waiter.join().unwrap();
+    assert!(got);
+    assert!(acquired_at - released_at < Duration::from_millis(100));
+    assert_ne!(l.token().unwrap(), b"dead");
+    assert!(l.release().unwrap());
+    assert_eq!(queue_len(&server, &key), 0);
 }
 
 #[test]

@@ -1,9 +1,11 @@
 -- Shared by every script that can free a lock while waiters are queued.
 --
--- The queue is a sorted set of waiters scored by arrival time (server
--- microseconds). A member is "<deadline ms>:<ttl ms>:<token>": the server
--- time after which the waiter has given up, the lease it asked for, and its
--- owner token. A waiter blocks on its own list "<wake prefix><token>".
+-- Waiters of a lock:
+--   queue (sorted set): member = waiter token, score = arrival (server us)
+--   info (hash):        token -> "<alive until ms>:<ttl ms>"; a live waiter
+--                       renews "alive until" at least every retry_delay, so
+--                       a waiter that crashed is skipped soon after
+--   wake list:          "<wake prefix><token>", the waiter blocks on it
 
 -- Server time in milliseconds.
 local function now_ms()
@@ -11,17 +13,27 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- deadline (number), ttl (string), token (string) of a queue member.
-local function parse_member(member)
-  local deadline, ttl, token = string.match(member, '^(%d+):(%d+):(.*)$')
-  return tonumber(deadline), ttl, token
+-- alive-until (number) and ttl (string) of a waiter's info.
+local function parse_info(info)
+  if not info then
+    return nil, nil
+  end
+  local alive, ttl = string.match(info, '^(%d+):(%d+)$')
+  return tonumber(alive), ttl
 end
 
--- Gives the free lock to the longest-waiting waiter whose wait has not run
--- out and wakes it (one RPUSH on its own list: a release wakes one waiter,
--- not all of them). Waiters that gave up without leaving the queue (crashed)
--- are dropped on the way. Returns the chosen member, or nil when nobody waits.
-local function hand_over(lock, queue, wake_prefix)
+-- Extends the expiry of a helper key to at least ms (never shortens it).
+local function keep_for(key, ms)
+  if redis.call('PTTL', key) < ms then
+    redis.call('PEXPIRE', key, ms)
+  end
+end
+
+-- Gives the free lock to the longest-waiting live waiter and wakes it (one
+-- RPUSH on its own list: a release wakes one waiter, not all of them).
+-- Waiters that stopped renewing (crashed) are dropped on the way. Returns
+-- the new owner's token, or nil when nobody live waits.
+local function hand_over(lock, queue, info, wake_prefix)
   local now = nil
   while true do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
@@ -29,13 +41,14 @@ local function hand_over(lock, queue, wake_prefix)
       return nil
     end
     redis.call('ZREM', queue, head)
+    local alive, ttl = parse_info(redis.call('HGET', info, head))
+    redis.call('HDEL', info, head)
     now = now or now_ms()
-    local deadline, ttl, token = parse_member(head)
-    if deadline and deadline > now then
-      redis.call('SET', lock, token, 'PX', ttl)
-      local wake = wake_prefix .. token
+    if alive and alive > now then
+      redis.call('SET', lock, head, 'PX', ttl)
+      local wake = wake_prefix .. head
       redis.call('RPUSH', wake, '1')
-      redis.call('PEXPIRE', wake, deadline - now + 1000)
+      redis.call('PEXPIRE', wake, alive - now + 1000)
       return head
     end
   end
