@@ -181,10 +181,11 @@ impl RedisLock {
         self.lock.token().map(PhpBytes)
     }
 
-    /// The fencing token of the current hold; needs option `fencing`
-    /// (not available in this version: always null).
-    pub fn fencing_token(&self) -> Option<i64> {
-        None
+    /// The fencing token of the current hold: strictly greater than every
+    /// earlier one for this key. Null without option `fencing`, when not
+    /// held, or for a hold taken over with `restore()`.
+    pub fn fencing_token(&mut self) -> Option<i64> {
+        self.lock.fencing_token()
     }
 
     /// Deletes the lock whoever holds it. True when a lock was deleted.

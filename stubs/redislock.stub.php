@@ -81,7 +81,10 @@ namespace {
         /** The owner token of the current hold (hand it to restore()); null when not held. */
         public function token(): ?string {}
 
-        /** The fencing token of the current hold (option fencing; not available in 0.1.0: null). */
+        /**
+         * The fencing token of the current hold: strictly greater than every earlier one for this key.
+         * Null without option fencing, when not held, or for a hold taken over with restore().
+         */
         public function fencingToken(): ?int {}
 
         /**

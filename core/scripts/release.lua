@@ -1,13 +1,13 @@
 -- Compare-and-delete with handoff: only the owner may release; if waiters
 -- are queued the lock goes straight to the longest-waiting live one (and
 -- wakes it), otherwise the key is deleted.
--- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = waiter info
+-- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = waiter info, KEYS[4] = fence
 -- ARGV[1] = owner token, ARGV[2] = wake-key prefix
 -- Returns 1 when we held it and released it, 0 otherwise.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-if not hand_over(KEYS[1], KEYS[2], KEYS[3], ARGV[2]) then
+if not hand_over(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2]) then
   redis.call('DEL', KEYS[1])
 end
 return 1

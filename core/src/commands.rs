@@ -1,44 +1,59 @@
 //! The lock protocol on one connection. Every function is one round trip
 //! (plus a one-time script load after NOSCRIPT) and safe to replay.
 
-use redis::{Connection, RedisResult};
-
 use std::time::Duration;
+
+use redis::{Connection, RedisResult, Value};
 
 use crate::keys;
 use crate::pool::Attempt;
 use crate::scripts;
 
-/// `SET key token NX PX ttl`. On a replay (the first try's reply was lost)
-/// the idempotent script is used instead, so a SET that did go through is
-/// recognised as ours.
+/// A fencing token: strictly greater than every earlier one of the key.
+/// `None` when the acquirer did not ask for one.
+pub type Fence = Option<i64>;
+
+/// Takes the lock if it is free: `SET key token NX PX ttl`, or with
+/// `fencing` a script that also increments the lock's fence counter. On a
+/// replay (the first try's reply was lost) a script recognises a first try
+/// that went through. `None` when someone else holds the lock.
 pub fn try_acquire(
     con: &mut Connection,
     key: &[u8],
     token: &[u8],
     ttl_ms: u64,
+    fencing: bool,
     attempt: Attempt,
-) -> RedisResult<bool> {
-    match attempt {
-        Attempt::First => {
-            let reply: Option<String> = redis::cmd("SET")
-                .arg(key)
-                .arg(token)
-                .arg("NX")
-                .arg("PX")
-                .arg(ttl_ms)
-                .query(con)?;
-            Ok(reply.is_some())
-        }
-        Attempt::Replay => {
-            let won: i64 = scripts::ACQUIRE_REPLAY
-                .key(key)
-                .arg(token)
-                .arg(ttl_ms)
-                .invoke(con)?;
-            Ok(won == 1)
-        }
+) -> RedisResult<Option<Fence>> {
+    let replay = attempt == Attempt::Replay;
+    if fencing {
+        let fence: Option<i64> = scripts::ACQUIRE_FENCED
+            .key(key)
+            .key(keys::fence_key(key))
+            .arg(token)
+            .arg(ttl_ms)
+            .arg(if replay { "1" } else { "0" })
+            .invoke(con)?;
+        return Ok(fence.map(Some));
     }
+    let won = if replay {
+        let won: i64 = scripts::ACQUIRE_REPLAY
+            .key(key)
+            .arg(token)
+            .arg(ttl_ms)
+            .invoke(con)?;
+        won == 1
+    } else {
+        let reply: Option<String> = redis::cmd("SET")
+            .arg(key)
+            .arg(token)
+            .arg("NX")
+            .arg("PX")
+            .arg(ttl_ms)
+            .query(con)?;
+        reply.is_some()
+    };
+    Ok(won.then_some(None))
 }
 
 /// Confirms that the lock still holds `token` and makes its lease at least
@@ -59,6 +74,7 @@ pub fn release(con: &mut Connection, key: &[u8], token: &[u8]) -> RedisResult<bo
         .key(key)
         .key(keys::queue_key(key))
         .key(keys::info_key(key))
+        .key(keys::fence_key(key))
         .arg(token)
         .arg(keys::wake_prefix(key))
         .invoke(con)?;
@@ -69,7 +85,10 @@ pub fn release(con: &mut Connection, key: &[u8], token: &[u8]) -> RedisResult<bo
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Queued {
     /// The lock is ours (free, or handed over to us).
-    Acquired,
+    Acquired {
+        /// Our fencing token, if we asked for one.
+        fence: Fence,
+    },
     /// Still held by someone else, with `pttl_ms` left on its lease
     /// (-1: no expiry); we are in the queue.
     Waiting {
@@ -80,83 +99,82 @@ pub enum Queued {
     GaveUp,
 }
 
+/// A queued waiter, as the scripts need to know it.
+#[derive(Debug, Clone, Copy)]
+pub struct Waiter<'a> {
+    /// The waiter's owner token (its queue member).
+    pub token: &'a [u8],
+    /// The lease it asks for.
+    pub ttl_ms: u64,
+    /// How long its queue entry counts as live without a [`check`].
+    pub alive_ms: u64,
+    /// Whether it wants a fencing token.
+    pub fencing: bool,
+}
+
 /// Takes the lock if it is free and nobody waits, else joins the queue of
-/// waiters (one round trip). `alive_ms` is how long the queue entry counts
-/// as live without a [`check`]. Safe to replay: the token is the queue
-/// member, so a replay keeps the first try's place.
-pub fn enqueue(
-    con: &mut Connection,
-    key: &[u8],
-    token: &[u8],
-    ttl_ms: u64,
-    alive_ms: u64,
-) -> RedisResult<Queued> {
-    let reply: Vec<redis::Value> = scripts::ENQUEUE
+/// waiters (one round trip). Safe to replay: the token is the queue member,
+/// so a replay keeps the first try's place.
+pub fn enqueue(con: &mut Connection, key: &[u8], waiter: &Waiter<'_>) -> RedisResult<Queued> {
+    let reply: Vec<Value> = scripts::ENQUEUE
         .key(key)
         .key(keys::queue_key(key))
         .key(keys::info_key(key))
-        .arg(token)
-        .arg(ttl_ms)
-        .arg(alive_ms)
+        .key(keys::fence_key(key))
+        .arg(waiter.token)
+        .arg(waiter.ttl_ms)
+        .arg(waiter.alive_ms)
         .arg(keys::wake_prefix(key))
+        .arg(flag(waiter.fencing))
         .invoke(con)?;
     queued_reply("enqueue", &reply)
 }
 
 /// A queued waiter's check (one round trip): takes a lock handed over
-/// without a wake-up or freed by an expiry, else renews the waiter's entry
-/// for `alive_ms`. With `give_up` the waiter leaves the queue unless the
-/// lock was already handed to it.
+/// without a wake-up or freed by an expiry, else renews the waiter's entry.
+/// With `give_up` the waiter leaves the queue unless the lock was already
+/// handed to it.
 pub fn check(
     con: &mut Connection,
     key: &[u8],
-    token: &[u8],
-    ttl_ms: u64,
-    alive_ms: u64,
+    waiter: &Waiter<'_>,
     give_up: bool,
 ) -> RedisResult<Queued> {
-    let reply: Vec<redis::Value> = scripts::CHECK
+    let reply: Vec<Value> = scripts::CHECK
         .key(key)
         .key(keys::queue_key(key))
         .key(keys::info_key(key))
-        .key(keys::wake_key(key, token))
-        .arg(token)
-        .arg(ttl_ms)
-        .arg(alive_ms)
-        .arg(if give_up { "1" } else { "0" })
+        .key(keys::fence_key(key))
+        .key(keys::wake_key(key, waiter.token))
+        .arg(waiter.token)
+        .arg(waiter.ttl_ms)
+        .arg(waiter.alive_ms)
+        .arg(flag(give_up))
         .arg(keys::wake_prefix(key))
+        .arg(flag(waiter.fencing))
         .invoke(con)?;
     queued_reply("check", &reply)
 }
 
-fn queued_reply(script: &str, reply: &[redis::Value]) -> RedisResult<Queued> {
-    match reply {
-        [redis::Value::Int(1)] => Ok(Queued::Acquired),
-        [redis::Value::Int(2)] => Ok(Queued::GaveUp),
-        [redis::Value::Int(0), redis::Value::Int(pttl_ms)] => {
-            Ok(Queued::Waiting { pttl_ms: *pttl_ms })
-        }
-        _ => Err(redis::RedisError::from((
-            redis::ErrorKind::UnexpectedReturnType,
-            "unexpected script reply",
-            format!("{script}: {reply:?}"),
-        ))),
-    }
-}
-
 /// Blocks up to `timeout` for the wake-up of the waiter holding `token`
-/// (`BLPOP`). True when woken: the releaser has already made us the owner.
+/// (`BLPOP`). `Some(fence)` when woken: the releaser has already made us
+/// the owner (and pushed our fencing token).
 pub fn wait_for_wake(
     con: &mut Connection,
     key: &[u8],
     token: &[u8],
     timeout: Duration,
-) -> RedisResult<bool> {
-    let popped: Option<(Vec<u8>, Vec<u8>)> = redis::cmd("BLPOP")
+) -> RedisResult<Option<Fence>> {
+    let popped: Option<(Vec<u8>, String)> = redis::cmd("BLPOP")
         .arg(keys::wake_key(key, token))
         .arg(format!("{:.3}", timeout.as_secs_f64().max(0.001)))
         .query(con)?;
-    Ok(popped.is_some())
+    Ok(popped.map(|(_, fence)| fence.parse().ok()))
+}
+
+/// The current owner token of the lock, if any.
+pub fn owner(con: &mut Connection, key: &[u8]) -> RedisResult<Option<Vec<u8>>> {
+    redis::cmd("GET").arg(key).query(con)
 }
 
 /// Sets the lease to `ttl_ms` if the lock still holds `token`.
@@ -167,11 +185,6 @@ pub fn refresh(con: &mut Connection, key: &[u8], token: &[u8], ttl_ms: u64) -> R
         .arg(ttl_ms)
         .invoke(con)?;
     Ok(extended == 1)
-}
-
-/// The current owner token of the lock, if any.
-pub fn owner(con: &mut Connection, key: &[u8]) -> RedisResult<Option<Vec<u8>>> {
-    redis::cmd("GET").arg(key).query(con)
 }
 
 /// Remaining lease in ms if the lock still holds `token`: `Some(-1)` when
@@ -185,4 +198,22 @@ pub fn owned_pttl(con: &mut Connection, key: &[u8], token: &[u8]) -> RedisResult
 pub fn force_release(con: &mut Connection, key: &[u8]) -> RedisResult<bool> {
     let deleted: i64 = redis::cmd("DEL").arg(key).query(con)?;
     Ok(deleted == 1)
+}
+
+fn flag(on: bool) -> &'static str {
+    if on { "1" } else { "0" }
+}
+
+fn queued_reply(script: &str, reply: &[Value]) -> RedisResult<Queued> {
+    let fence = |n: i64| (n >= 0).then_some(n);
+    match reply {
+        [Value::Int(1), Value::Int(n)] => Ok(Queued::Acquired { fence: fence(*n) }),
+        [Value::Int(2)] => Ok(Queued::GaveUp),
+        [Value::Int(0), Value::Int(pttl_ms)] => Ok(Queued::Waiting { pttl_ms: *pttl_ms }),
+        _ => Err(redis::RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            "unexpected script reply",
+            format!("{script}: {reply:?}"),
+        ))),
+    }
 }

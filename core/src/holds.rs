@@ -38,6 +38,8 @@ pub struct Entry {
     pub server: Arc<ServerConfig>,
     /// Lease length in ms, used by refresh.
     pub ttl_ms: u64,
+    /// The fencing token of this hold (option `fencing`).
+    pub fence: Option<i64>,
 }
 
 struct Table {

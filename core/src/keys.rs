@@ -11,6 +11,7 @@
 //! | `{T}:q` | sorted set | waiters' tokens, scored by arrival time |
 //! | `{T}:i` | hash | token -> `<alive until ms>:<ttl ms>` of each waiter |
 //! | `{T}:w:<token>` | list | wake-up of the waiter with that token |
+//! | `{T}:f` | string | fencing counter (option `fencing`), never expires |
 
 /// The part of `key` that Redis Cluster hashes: the content of the first
 /// `{...}` if it is not empty, else the whole key.
@@ -43,6 +44,11 @@ pub fn queue_key(lock_key: &[u8]) -> Vec<u8> {
 /// The waiters' info hash of a lock.
 pub fn info_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "i")
+}
+
+/// The fencing counter of a lock.
+pub fn fence_key(lock_key: &[u8]) -> Vec<u8> {
+    helper_key(lock_key, "f")
 }
 
 /// The prefix of the wake-up lists of a lock's waiters; a waiter's list is

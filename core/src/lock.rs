@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::commands::{self, Queued};
+use crate::commands::{self, Fence, Queued, Waiter};
 use crate::connection::ServerConfig;
 use crate::duration;
 use crate::error::{LockError, Result};
@@ -159,17 +159,21 @@ impl Lock {
             return Ok(true);
         }
         let token = token::new_token()?.into_bytes();
+        let fencing = self.options.fencing;
         let won = if wait.is_zero() {
             pool::with_connection(&self.server, |con, attempt| {
-                commands::try_acquire(con, &self.redis_key, &token, self.ttl_ms, attempt)
+                commands::try_acquire(con, &self.redis_key, &token, self.ttl_ms, fencing, attempt)
             })?
         } else {
             self.wait_in_queue(&token, wait, stop)?
         };
-        if won {
-            self.adopt(token);
+        match won {
+            Some(fence) => {
+                self.adopt(token, fence);
+                Ok(true)
+            }
+            None => Ok(false),
         }
-        Ok(won)
     }
 
     /// A blocking acquire: take the lock if free, else queue up and sleep
@@ -177,42 +181,57 @@ impl Lock {
     /// wake-up list). A wake-up is never waited for longer than the holder's
     /// remaining lease or `retry_delay`; then one check finds a lost
     /// wake-up, or hands an expired lock to the head of the queue.
-    fn wait_in_queue(&self, token: &[u8], wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+    fn wait_in_queue(
+        &self,
+        token: &[u8],
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Fence>> {
         let deadline = Instant::now() + wait;
         let fallback = self.options.retry_delay;
-        let alive_ms = alive_window(fallback);
+        let waiter = Waiter {
+            token,
+            ttl_ms: self.ttl_ms,
+            alive_ms: alive_window(fallback),
+            fencing: self.options.fencing,
+        };
+        let key = &self.redis_key;
         let step = |first: bool, give_up: bool| {
             pool::with_connection(&self.server, |con, _| {
                 if first {
-                    commands::enqueue(con, &self.redis_key, token, self.ttl_ms, alive_ms)
+                    commands::enqueue(con, key, &waiter)
                 } else {
-                    commands::check(con, &self.redis_key, token, self.ttl_ms, alive_ms, give_up)
+                    commands::check(con, key, &waiter, give_up)
                 }
             })
         };
+        let done = |queued: Queued| match queued {
+            Queued::Acquired { fence } => Some(fence),
+            _ => None,
+        };
         let mut holder_pttl = match step(true, false)? {
             Queued::Waiting { pttl_ms } => pttl_ms,
-            other => return Ok(other == Queued::Acquired),
+            other => return Ok(done(other)),
         };
         loop {
             let now = Instant::now();
             if now >= deadline || stop() {
                 // Leave the queue, unless the lock was handed to us meanwhile.
-                return Ok(step(false, true)? == Queued::Acquired);
+                return Ok(done(step(false, true)?));
             }
             let block = block_time(deadline - now, holder_pttl, fallback);
             let woken = pool::with_blocking_connection(&self.server, block, |con, _| {
-                commands::wait_for_wake(con, &self.redis_key, token, block)
+                commands::wait_for_wake(con, key, token, block)
             })?;
-            if woken {
-                return Ok(true);
+            if woken.is_some() {
+                return Ok(woken);
             }
             if Instant::now() >= deadline || stop() {
                 continue;
             }
             match step(false, false)? {
                 Queued::Waiting { pttl_ms } => holder_pttl = pttl_ms,
-                other => return Ok(other == Queued::Acquired),
+                other => return Ok(done(other)),
             }
         }
     }
@@ -250,7 +269,7 @@ impl Lock {
     }
 
     /// Records a hold of `token` (just won, or handed over) as this object's.
-    fn adopt(&mut self, token: Vec<u8>) {
+    fn adopt(&mut self, token: Vec<u8>, fence: Fence) {
         let id = holds::insert(Entry {
             id: 0,
             scope: self.scope.clone(),
@@ -260,6 +279,7 @@ impl Lock {
             auto_release: self.options.auto_release,
             server: self.server.clone(),
             ttl_ms: self.ttl_ms,
+            fence,
         });
         self.share = Some(Share { id, own: 1 });
     }
@@ -283,7 +303,7 @@ impl Lock {
             });
             return Ok(());
         }
-        self.adopt(token);
+        self.adopt(token, None);
         Ok(())
     }
 
@@ -386,6 +406,12 @@ impl Lock {
         self.live_entry().map(|e| e.token)
     }
 
+    /// The fencing token of the current hold (option `fencing`; `None` for
+    /// a hold taken over with [`Lock::restore`]).
+    pub fn fencing_token(&mut self) -> Option<i64> {
+        self.live_entry().and_then(|e| e.fence)
+    }
+
     /// Deletes the lock whoever holds it (one `DEL`). Any hold of this
     /// process on the key is forgotten. True when a key was deleted.
     pub fn force_release(&mut self) -> Result<bool> {
@@ -439,8 +465,6 @@ pub fn release_all() -> usize {
 fn reject_unsupported(options: &LockOptions) -> Result<()> {
     let unsupported = if options.auto_renew {
         Some("auto_renew")
-    } else if options.fencing {
-        Some("fencing")
     } else if options.cluster {
         Some("cluster")
     } else if options.sentinel.is_some() {

@@ -40,3 +40,7 @@ pub static OWNED_PTTL: LazyLock<Script> =
 /// Reentrant acquire: confirm ownership, never shorten the lease.
 pub static REENTER: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/reenter.lua")));
+
+/// SET NX PX plus INCR of the fence counter (acquire with fencing).
+pub static ACQUIRE_FENCED: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/acquire_fenced.lua")));

@@ -138,7 +138,13 @@ fn a_crashed_waiter_is_skipped() {
     let key = unique_key("deadwaiter");
     hold(&server, &key, "holder", 10_000);
     // A waiter that queued and died: it never renews its entry.
-    let queued = commands::enqueue(&mut server.client(), &key, b"dead", 5_000, 100).unwrap();
+    let dead = commands::Waiter {
+        token: b"dead",
+        ttl_ms: 5_000,
+        alive_ms: 100,
+        fencing: false,
+    };
+    let queued = commands::enqueue(&mut server.client(), &key, &dead).unwrap();
     assert!(
         matches!(queued, commands::Queued::Waiting { .. }),
         "{queued:?}"

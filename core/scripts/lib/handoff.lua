@@ -2,10 +2,14 @@
 --
 -- Waiters of a lock:
 --   queue (sorted set): member = waiter token, score = arrival (server us)
---   info (hash):        token -> "<alive until ms>:<ttl ms>"; a live waiter
---                       renews "alive until" at least every retry_delay, so
---                       a waiter that crashed is skipped soon after
---   wake list:          "<wake prefix><token>", the waiter blocks on it
+--   info (hash):        token -> "<alive until ms>:<ttl ms>:<fenced 0|1>"; a
+--                       live waiter renews "alive until" at least every
+--                       retry_delay, so a waiter that crashed is skipped
+--                       soon after
+--   wake list:          "<wake prefix><token>", the waiter blocks on it; the
+--                       element pushed is the new owner's fencing token, or
+--                       "-" when it did not ask for one
+--   fence (string):     counter of fenced acquires, never expires
 
 -- Server time in milliseconds.
 local function now_ms()
@@ -13,13 +17,26 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- alive-until (number) and ttl (string) of a waiter's info.
+-- alive-until (number), ttl (string) and fenced (boolean) of a waiter.
 local function parse_info(info)
   if not info then
-    return nil, nil
+    return nil, nil, false
   end
-  local alive, ttl = string.match(info, '^(%d+):(%d+)$')
-  return tonumber(alive), ttl
+  local alive, ttl, fenced = string.match(info, '^(%d+):(%d+):([01])$')
+  return tonumber(alive), ttl, fenced == '1'
+end
+
+-- The waiter info of a token.
+local function make_info(alive_until, ttl, fenced)
+  return string.format('%d:%s:%s', alive_until, ttl, fenced and '1' or '0')
+end
+
+-- The next fencing token when fenced, else nil.
+local function next_fence(fence, fenced)
+  if fenced then
+    return redis.call('INCR', fence)
+  end
+  return nil
 end
 
 -- Extends the expiry of a helper key to at least ms (never shortens it).
@@ -30,10 +47,10 @@ local function keep_for(key, ms)
 end
 
 -- Gives the free lock to the longest-waiting live waiter and wakes it (one
--- RPUSH on its own list: a release wakes one waiter, not all of them).
--- Waiters that stopped renewing (crashed) are dropped on the way. Returns
--- the new owner's token, or nil when nobody live waits.
-local function hand_over(lock, queue, info, wake_prefix)
+-- RPUSH on its own list: a release wakes one waiter, not all of them) with
+-- its fencing token. Waiters that stopped renewing (crashed) are dropped on
+-- the way. Returns the new owner's token, or nil when nobody live waits.
+local function hand_over(lock, queue, info, fence, wake_prefix)
   local now = nil
   while true do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
@@ -41,13 +58,13 @@ local function hand_over(lock, queue, info, wake_prefix)
       return nil
     end
     redis.call('ZREM', queue, head)
-    local alive, ttl = parse_info(redis.call('HGET', info, head))
+    local alive, ttl, fenced = parse_info(redis.call('HGET', info, head))
     redis.call('HDEL', info, head)
     now = now or now_ms()
     if alive and alive > now then
       redis.call('SET', lock, head, 'PX', ttl)
       local wake = wake_prefix .. head
-      redis.call('RPUSH', wake, '1')
+      redis.call('RPUSH', wake, next_fence(fence, fenced) or '-')
       redis.call('PEXPIRE', wake, alive - now + 1000)
       return head
     end
