@@ -31,6 +31,7 @@ bool(true)
 bool(true)
 stub matches
 final class RedisLock extends -
+  private function __clone()
   public function __construct(string $key, ?float $ttl = NULL, array|string|null $servers = NULL, array $options = array (
 ))
   public function __debugInfo(): array

@@ -1,9 +1,12 @@
-//! Widens the declared type of `$servers` to `string|array|null`.
+//! Corrects the declared types of a few parameters.
 //!
-//! ext-php-rs declares one type per parameter, and the parameter accepts
-//! several, so the macro's arginfo says `mixed`. Reflection, IDE stubs and
-//! the contract say `string|array|null`: this rewrites the type mask of that
-//! parameter in the engine's copy of the arginfo, once, at the first request.
+//! ext-php-rs derives a parameter's declared type from its Rust type, one
+//! type per parameter. Two cases need more: `$servers` accepts
+//! `string|array|null` (the macro says `mixed`), and the `float $wait` and
+//! `array $options` parameters are nullable on the Rust side only so that a
+//! `null` gets PHP's own TypeError message. This rewrites their type masks
+//! in the engine's copy of the arginfo, once, at the first request, so
+//! Reflection and the stub show the contract's types.
 
 use std::ffi::CStr;
 use std::sync::Once;
@@ -15,27 +18,44 @@ use crate::redis_lock::RedisLock;
 
 // zend_type_info.h: the type bits of a zend_type mask.
 const MAY_BE_NULL: u32 = 1 << 1;
+const MAY_BE_DOUBLE: u32 = 1 << 5;
 const MAY_BE_STRING: u32 = 1 << 6;
 const MAY_BE_ARRAY: u32 = 1 << 7;
+
+/// (method, parameter, declared type mask).
+const CORRECTIONS: &[(&str, &str, u32)] = &[
+    (
+        "__construct",
+        "servers",
+        MAY_BE_STRING | MAY_BE_ARRAY | MAY_BE_NULL,
+    ),
+    (
+        "restore",
+        "servers",
+        MAY_BE_STRING | MAY_BE_ARRAY | MAY_BE_NULL,
+    ),
+    ("__construct", "options", MAY_BE_ARRAY),
+    ("restore", "options", MAY_BE_ARRAY),
+    ("acquire", "wait", MAY_BE_DOUBLE),
+    ("withlock", "wait", MAY_BE_DOUBLE),
+];
+
 /// Bits 0..=24 describe the type; higher bits are flags (by-ref, variadic).
 const TYPE_BITS: u32 = (1 << 25) - 1;
 
 static ONCE: Once = Once::new();
 
-/// Rewrites the arginfo of `RedisLock::__construct()` and `::restore()`.
-pub fn widen_servers_once() {
+/// Applies [`CORRECTIONS`] (once per process).
+pub fn correct_once() {
     ONCE.call_once(|| {
-        for method in ["__construct", "restore"] {
-            widen(
-                method,
-                "servers",
-                MAY_BE_STRING | MAY_BE_ARRAY | MAY_BE_NULL,
-            );
+        for (method, param, mask) in CORRECTIONS {
+            set_type(method, param, *mask);
         }
     });
 }
 
-fn widen(method: &str, param: &str, mask: u32) {
+/// `method` is the lower-case key of the class's function table.
+fn set_type(method: &str, param: &str, mask: u32) {
     let ce = RedisLock::get_metadata().ce();
     // SAFETY: the function table of a registered internal class holds
     // IS_PTR zvals to persistent zend_internal_function structures whose

@@ -9,7 +9,8 @@
 use ext_php_rs::convert::{FromZval, IntoZval, StubLiteral};
 use ext_php_rs::exception::PhpResult;
 use ext_php_rs::flags::DataType;
-use ext_php_rs::types::{ArrayKey, ZendCallable, ZendStr, Zval};
+use ext_php_rs::types::array::Iter;
+use ext_php_rs::types::{ZendCallable, ZendStr, Zval};
 use redislock_core::options::{self, OptionKind};
 use redislock_core::{LockOptions, OptionValue};
 
@@ -102,14 +103,23 @@ pub const FORCE_RELEASE: Signature = Signature {
     params: &[],
 };
 
-/// A `float` parameter.
+/// A `float` parameter with a default.
+///
+/// Declared nullable so that an explicit `null` reaches [`Float::get`] and
+/// gets PHP's own message ("must be of type float, null given") instead of
+/// the macro's; [`crate::arginfo`] declares the parameter as plain `float`.
 pub struct Float(Result<f64, String>);
 
 impl FromZval<'_> for Float {
     const TYPE: DataType = DataType::Double;
+    const NULLABLE: bool = true;
 
     fn from_zval(zv: &Zval) -> Option<Self> {
         Some(Self(coerce::to_float(zv, coerce::caller_is_strict())))
+    }
+
+    fn from_missing() -> Option<Self> {
+        None
     }
 }
 
@@ -280,29 +290,36 @@ enum OptionEntry {
     IntKey(i64),
 }
 
-/// The `array $options` parameter.
+/// The `array $options` parameter. Nullable for the same reason as
+/// [`Float`]; declared as plain `array` by [`crate::arginfo`].
 pub struct Options(Result<Vec<OptionEntry>, String>);
 
 impl FromZval<'_> for Options {
     const TYPE: DataType = DataType::Array;
+    const NULLABLE: bool = true;
+
+    fn from_missing() -> Option<Self> {
+        None
+    }
 
     fn from_zval(zv: &Zval) -> Option<Self> {
         let Some(array) = zv.array() else {
             return Some(Self(Err(coerce::given(zv))));
         };
         let strict = coerce::caller_is_strict();
-        let entries = array
-            .iter()
-            .map(|(key, value)| {
-                let name = match key {
-                    ArrayKey::Long(i) => return OptionEntry::IntKey(i),
-                    ArrayKey::String(s) => s,
-                    ArrayKey::Str(s) => s.to_owned(),
-                    ArrayKey::ZendString(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
-                };
-                convert_option(name, value, strict)
-            })
-            .collect();
+        // Not `array.iter()`: it panics on keys that are not UTF-8.
+        let mut iter = Iter::new(array);
+        let mut entries = Vec::new();
+        while let Some((key, value)) = iter.next_zval() {
+            entries.push(match (key.long(), key.zend_str()) {
+                (Some(i), _) => OptionEntry::IntKey(i),
+                (None, Some(name)) => {
+                    let name = String::from_utf8_lossy(name.as_bytes()).into_owned();
+                    convert_option(name, value, strict)
+                }
+                (None, None) => OptionEntry::IntKey(0),
+            });
+        }
         Some(Self(Ok(entries)))
     }
 }

@@ -20,9 +20,12 @@ pub fn given(zv: &Zval) -> String {
         DataType::Double => "float".into(),
         DataType::String => "string".into(),
         DataType::Array => "array".into(),
+        // An anonymous class is named "class@anonymous\0<file>...": PHP
+        // shows the part before the NUL.
         DataType::Object(_) => zv
             .object()
             .and_then(|o| o.get_class_name().ok())
+            .map(|name| name.split('\0').next().unwrap_or_default().to_owned())
             .unwrap_or_else(|| "object".into()),
         DataType::Resource => "resource".into(),
         _ => "mixed".into(),
@@ -102,7 +105,10 @@ pub fn to_bytes(zv: &Zval, strict: bool) -> Result<Vec<u8>, String> {
             return Ok(l.to_string().into_bytes());
         }
         if let Some(d) = zv.double() {
-            return Ok(float_to_string(d).into_bytes());
+            let precision = crate::ini::get("precision")
+                .and_then(|p| p.trim().parse().ok())
+                .unwrap_or(14);
+            return Ok(float_to_string(d, precision).into_bytes());
         }
         if let Some(b) = zv.bool() {
             return Ok(if b { b"1".to_vec() } else { Vec::new() });

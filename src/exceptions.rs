@@ -101,17 +101,27 @@ pub fn register() -> ext_php_rs::error::Result<()> {
 
 /// An exception of one of our classes.
 pub fn exception(class: Class, message: String) -> PhpException {
-    PhpException::new(message, 0, class_entry(class))
+    PhpException::new(printable(message), 0, class_entry(class))
 }
 
 /// PHP's `ValueError`.
 pub fn value_error(message: String) -> PhpException {
-    PhpException::new(message, 0, ce::value_error())
+    PhpException::new(printable(message), 0, ce::value_error())
 }
 
 /// PHP's `TypeError`.
 pub fn type_error(message: String) -> PhpException {
-    PhpException::new(message, 0, ce::type_error())
+    PhpException::new(printable(message), 0, ce::type_error())
+}
+
+/// Messages go to PHP as C strings: a NUL byte (from a key, an option name,
+/// a URL) is shown as `\0` instead of making the exception unthrowable.
+fn printable(message: String) -> String {
+    if message.contains('\0') {
+        message.replace('\0', "\\0")
+    } else {
+        message
+    }
 }
 
 /// Maps a core error onto the PHP exception it stands for. Argument errors

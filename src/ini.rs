@@ -5,7 +5,9 @@
 use std::ffi::CString;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use ext_php_rs::ffi::zend_ini_entry;
+use std::ffi::{c_int, c_void};
+
+use ext_php_rs::ffi::{zend_ini_entry, zend_string};
 use ext_php_rs::flags::IniEntryPermission;
 use ext_php_rs::zend::{ExecutorGlobals, IniEntryDef};
 use redislock_core::Result;
@@ -26,12 +28,30 @@ pub fn register(module_number: i32) {
     };
     let mut defs: Vec<IniEntryDef> = settings::ENTRIES
         .iter()
-        .map(|(name, default)| IniEntryDef::new(leak(name), leak(default), IniEntryPermission::All))
+        .map(|(name, default)| {
+            let mut def = IniEntryDef::new(leak(name), leak(default), IniEntryPermission::All);
+            def.on_modify = Some(accept);
+            def
+        })
         .collect();
     defs.push(IniEntryDef::end());
     let table: &'static mut [IniEntryDef] = Box::leak(defs.into_boxed_slice());
     TABLE.store(table.as_mut_ptr(), Ordering::Release);
     IniEntryDef::register(table, module_number);
+}
+
+/// The settings are read (and validated) when a lock is built, so every
+/// value is accepted here. The handler must exist: without one PHP refuses
+/// to `ini_restore()` an entry at runtime.
+unsafe extern "C" fn accept(
+    _entry: *mut zend_ini_entry,
+    _new_value: *mut zend_string,
+    _arg1: *mut c_void,
+    _arg2: *mut c_void,
+    _arg3: *mut c_void,
+    _stage: c_int,
+) -> c_int {
+    0
 }
 
 /// The current value of one ini setting (`None` if it is not registered).

@@ -4,7 +4,7 @@
 //! - [`args`] / [`coerce`]: PHP arguments to Rust values, with PHP's rules
 //! - [`exceptions`]: the `RedisLock\*Exception` classes and the error mapping
 //! - [`ini`] / [`info`]: php.ini entries and the phpinfo() section
-//! - [`arginfo`]: the `string|array|null` type of `$servers`
+//! - [`arginfo`]: declared parameter types the macro cannot express
 //! - [`interrupt`]: PHP's time limit, seen from a blocked wait
 
 #![cfg_attr(windows, feature(abi_vectorcall))]
@@ -40,7 +40,7 @@ pub fn startup(_ty: i32, module_number: i32) -> i32 {
 
 /// Request startup: finish the arginfo (once per process).
 extern "C" fn request_startup(_ty: i32, _module_number: i32) -> i32 {
-    let _ = catch_unwind(arginfo::widen_servers_once);
+    let _ = catch_unwind(arginfo::correct_once);
     SUCCESS
 }
 

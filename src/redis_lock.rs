@@ -8,7 +8,7 @@ use ext_php_rs::exception::PhpResult;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
-use redislock_core::{Lock, LockError, duration};
+use redislock_core::{Lock, LockError, duration, settings};
 
 use crate::args::{
     self, Bytes, Callback, Float, NullableFloat, Options, PhpBytes, Servers, Signature,
@@ -42,13 +42,15 @@ fn build(
     let servers = servers.get(sig)?;
     let mut defaults = ini::defaults().map_err(|e| from_core(sig, e))?;
     options.apply(sig, &mut defaults.options)?;
-    Lock::new(
-        key,
-        ttl.unwrap_or(defaults.ttl),
-        &servers.unwrap_or(defaults.servers),
-        defaults.options,
-    )
-    .map_err(|e| from_core(sig, e))
+    let servers = match servers {
+        Some(servers) => servers,
+        None => {
+            settings::check_servers(&defaults.servers).map_err(|e| from_core(sig, e))?;
+            defaults.servers
+        }
+    };
+    Lock::new(key, ttl.unwrap_or(defaults.ttl), &servers, defaults.options)
+        .map_err(|e| from_core(sig, e))
 }
 
 fn wait_duration(sig: &Signature, wait: Float) -> PhpResult<Duration> {
@@ -211,6 +213,11 @@ impl RedisLock {
         lock.restore(token).map_err(|e| from_core(sig, e))?;
         Ok(Self { lock })
     }
+
+    /// A hold has one owner: `clone` is refused (and Reflection reports the
+    /// class as not cloneable).
+    #[php(vis = "private")]
+    pub fn __clone(&self) {}
 
     /// What var_dump() and print_r() show: no passwords.
     #[php(name = "__debugInfo")]

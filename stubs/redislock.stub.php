@@ -100,6 +100,9 @@ namespace {
          */
         public static function restore(string $key, string $token, ?float $ttl = null, array|string|null $servers = null, array $options = []): RedisLock {}
 
+        /** A hold has one owner: clone is refused. */
+        private function __clone() {}
+
         /** What var_dump() shows: key, Redis key, ttl, servers (passwords masked), hold state. */
         public function __debugInfo(): array {}
     }

@@ -81,6 +81,21 @@ pub fn release(con: &mut Connection, key: &[u8], token: &[u8]) -> RedisResult<bo
     Ok(released == 1)
 }
 
+/// Cleans up after an acquire of `token` whose outcome is unknown: leaves
+/// the queue and releases the lock if the token holds it. True when it did.
+pub fn abandon(con: &mut Connection, key: &[u8], token: &[u8]) -> RedisResult<bool> {
+    let held: i64 = scripts::ABANDON
+        .key(key)
+        .key(keys::queue_key(key))
+        .key(keys::info_key(key))
+        .key(keys::fence_key(key))
+        .key(keys::wake_key(key, token))
+        .arg(token)
+        .arg(keys::wake_prefix(key))
+        .invoke(con)?;
+    Ok(held == 1)
+}
+
 /// What a step of a blocking acquire found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Queued {

@@ -11,9 +11,6 @@ use crate::error::{ConnectionFailure, LockError, Result};
 use crate::options::{LockOptions, TlsOptions};
 use crate::url::{Endpoint, ServerUrl};
 
-/// Name reported to Redis in `CLIENT SETINFO lib-name`.
-const LIB_NAME: &str = "redislock";
-
 /// Everything needed to open a connection to one server. Two locks with equal
 /// configs share one pooled connection.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -49,18 +46,57 @@ impl ServerConfig {
     }
 
     /// Opens a new connection, authenticates, selects the database and sets
-    /// the read/write timeouts.
+    /// the read/write timeouts. The whole setup is bounded by the connect
+    /// timeout.
     pub fn open(&self) -> Result<Connection> {
         let fail = |e: &redis::RedisError| LockError::from_redis(&self.name(), e);
         let client = self.client()?;
-        let con = client
-            .get_connection_with_timeout(self.connect_timeout)
-            .map_err(|e| fail(&e))?;
+        let con = if matches!(self.url.endpoint, Endpoint::Tcp { tls: true, .. }) {
+            self.open_tls(client)?
+        } else {
+            client
+                .get_connection_with_timeout(self.connect_timeout)
+                .map_err(|e| fail(&e))?
+        };
         con.set_read_timeout(Some(self.read_timeout))
             .map_err(|e| fail(&e))?;
         con.set_write_timeout(Some(self.read_timeout))
             .map_err(|e| fail(&e))?;
         Ok(con)
+    }
+
+    /// redis-rs bounds the TCP connect but not the TLS handshake that
+    /// follows (a peer that never answers it would block PHP forever), so a
+    /// TLS connection is opened on a helper thread and abandoned when the
+    /// connect timeout passes; the thread ends when the peer gives up.
+    fn open_tls(&self, client: redis::Client) -> Result<Connection> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let timeout = self.connect_timeout;
+        std::thread::Builder::new()
+            .name("redislock-tls-connect".into())
+            .spawn(move || {
+                let _ = sender.send(client.get_connection_with_timeout(timeout));
+            })
+            .map_err(|e| self.failure(ConnectionFailure::Other, e.to_string()))?;
+        match receiver.recv_timeout(timeout) {
+            Ok(Ok(con)) => Ok(con),
+            Ok(Err(e)) => Err(LockError::from_redis(&self.name(), &e)),
+            Err(_) => Err(self.failure(
+                ConnectionFailure::TimedOut,
+                format!(
+                    "no TLS handshake within the connect timeout ({} s)",
+                    timeout.as_secs_f64()
+                ),
+            )),
+        }
+    }
+
+    fn failure(&self, kind: ConnectionFailure, detail: String) -> LockError {
+        LockError::Connection {
+            server: self.name(),
+            kind,
+            detail,
+        }
     }
 
     fn client(&self) -> Result<redis::Client> {
@@ -82,9 +118,12 @@ impl ServerConfig {
             },
             Endpoint::Unix { path } => ConnectionAddr::Unix(path.clone()),
         };
+        // No CLIENT SETINFO: redis-rs ignores its errors but waits for each
+        // reply with the whole connect timeout, doubling the time a frozen
+        // server costs (and Redis < 7.2 rejects it anyway).
         let mut redis = RedisConnectionInfo::default()
             .set_db(self.url.db)
-            .set_lib_name(LIB_NAME, env!("CARGO_PKG_VERSION"));
+            .set_skip_set_lib_name();
         if let Some(user) = &self.url.username {
             redis = redis.set_username(user);
         }
@@ -108,10 +147,11 @@ impl ServerConfig {
 
     fn certificates(&self) -> Result<TlsCertificates> {
         let read = |path: &std::path::Path| {
-            std::fs::read(path).map_err(|e| LockError::Connection {
-                server: self.name(),
-                kind: ConnectionFailure::Tls,
-                detail: format!("cannot read {}: {e}", path.display()),
+            std::fs::read(path).map_err(|e| {
+                self.failure(
+                    ConnectionFailure::Tls,
+                    format!("cannot read {}: {e}", path.display()),
+                )
             })
         };
         let root_cert = self.tls.ca.as_deref().map(read).transpose()?;

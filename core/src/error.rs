@@ -103,7 +103,10 @@ impl LockError {
     /// Classifies a redis-rs error raised while talking to `server`.
     pub fn from_redis(server: &str, err: &redis::RedisError) -> Self {
         use redis::ErrorKind;
-        let kind = if err.is_timeout() {
+        let detail = err.to_string();
+        let kind = if err.is_io_error() && looks_like_tls(&detail) {
+            Some(ConnectionFailure::Tls)
+        } else if err.is_timeout() {
             Some(ConnectionFailure::TimedOut)
         } else if err.is_connection_refusal() {
             Some(ConnectionFailure::Unreachable)
@@ -120,13 +123,6 @@ impl LockError {
                     _ => None,
                 },
             }
-        };
-        let detail = err.to_string();
-        let kind = match kind {
-            Some(ConnectionFailure::Other) if looks_like_tls(&detail) => {
-                Some(ConnectionFailure::Tls)
-            }
-            other => other,
         };
         match kind {
             Some(kind) => Self::Connection {

@@ -1,17 +1,17 @@
 //! Names of the keys of one lock.
 //!
-//! The lock itself lives at `prefix + key` and holds the owner token. Its
-//! helper keys are named `{T}:suffix`, where `T` is the lock key's hash tag
-//! (the part between the first `{` and the next `}`, when not empty) or else
-//! the whole lock key, so that in Redis Cluster every key of a lock hashes to
-//! the lock's slot:
+//! The lock itself lives at `K = prefix + key` and holds the owner token.
+//! Its helper keys are `K` followed by a `~` suffix, so they are unique to
+//! the lock, start with the same prefix (ACL key patterns such as `~app:*`
+//! cover them), and share the lock's hash slot whenever `K` carries a hash
+//! tag:
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{T}:q` | sorted set | waiters' tokens, scored by arrival time |
-//! | `{T}:i` | hash | token -> `<alive until ms>:<ttl ms>` of each waiter |
-//! | `{T}:w:<token>` | list | wake-up of the waiter with that token |
-//! | `{T}:f` | string | fencing counter (option `fencing`), never expires |
+//! | `K~q` | sorted set | waiters' tokens, scored by arrival time |
+//! | `K~i` | hash | token -> `<alive until ms>:<ttl ms>:<fenced>` of each waiter |
+//! | `K~w~<token>` | list | wake-up of the waiter with that token |
+//! | `K~f` | string | fencing counter (option `fencing`), never expires |
 
 /// The part of `key` that Redis Cluster hashes: the content of the first
 /// `{...}` if it is not empty, else the whole key.
@@ -25,13 +25,11 @@ pub fn hash_tag(key: &[u8]) -> &[u8] {
     key
 }
 
-/// `{T}:suffix` for the lock key `lock_key`.
+/// `K~suffix` for the lock key `K`.
 pub fn helper_key(lock_key: &[u8], suffix: &str) -> Vec<u8> {
-    let tag = hash_tag(lock_key);
-    let mut out = Vec::with_capacity(tag.len() + suffix.len() + 3);
-    out.push(b'{');
-    out.extend_from_slice(tag);
-    out.extend_from_slice(b"}:");
+    let mut out = Vec::with_capacity(lock_key.len() + suffix.len() + 1);
+    out.extend_from_slice(lock_key);
+    out.push(b'~');
     out.extend_from_slice(suffix.as_bytes());
     out
 }
@@ -54,7 +52,7 @@ pub fn fence_key(lock_key: &[u8]) -> Vec<u8> {
 /// The prefix of the wake-up lists of a lock's waiters; a waiter's list is
 /// this prefix followed by its token.
 pub fn wake_prefix(lock_key: &[u8]) -> Vec<u8> {
-    helper_key(lock_key, "w:")
+    helper_key(lock_key, "w~")
 }
 
 /// The wake-up list of the waiter holding `token`.
@@ -82,13 +80,20 @@ mod tests {
     }
 
     #[test]
-    fn helper_keys_share_the_lock_key_hash_tag() {
-        assert_eq!(queue_key(b"jobs:1"), b"{jobs:1}:q");
-        assert_eq!(queue_key(b"app:{tenant7}:jobs"), b"{tenant7}:q");
-        assert_eq!(wake_key(b"jobs:1", b"ab12"), b"{jobs:1}:w:ab12");
-        for key in [&b"jobs:1"[..], b"app:{tenant7}:jobs", b"a{b"] {
+    fn helper_keys_extend_the_lock_key() {
+        assert_eq!(queue_key(b"app:jobs:1"), b"app:jobs:1~q");
+        assert_eq!(info_key(b"app:jobs:1"), b"app:jobs:1~i");
+        assert_eq!(fence_key(b"app:jobs:1"), b"app:jobs:1~f");
+        assert_eq!(wake_key(b"app:jobs:1", b"ab12"), b"app:jobs:1~w~ab12");
+    }
+
+    #[test]
+    fn locks_sharing_a_hash_tag_have_their_own_helper_keys() {
+        assert_ne!(queue_key(b"jobs:{t}:a"), queue_key(b"jobs:{t}:b"));
+        for key in [&b"jobs:{t}:a"[..], b"app:{tenant7}:jobs"] {
             assert_eq!(hash_tag(&queue_key(key)), hash_tag(key));
             assert_eq!(hash_tag(&wake_key(key, b"t")), hash_tag(key));
+            assert_eq!(hash_tag(&fence_key(key)), hash_tag(key));
         }
     }
 }

@@ -62,6 +62,9 @@ pub struct Lock {
     scope: Arc<str>,
     options: LockOptions,
     share: Option<Share>,
+    /// Tokens of acquires whose outcome is unknown (the connection timed
+    /// out or dropped before the reply): cleaned up before the next acquire.
+    orphans: Vec<Vec<u8>>,
 }
 
 /// What `__debugInfo` shows of a lock (no secrets).
@@ -127,6 +130,7 @@ impl Lock {
             scope,
             options,
             share: None,
+            orphans: Vec::new(),
         })
     }
 
@@ -158,14 +162,26 @@ impl Lock {
         if self.reenter()? {
             return Ok(true);
         }
+        self.clean_orphans()?;
         let token = token::new_token()?.into_bytes();
         let fencing = self.options.fencing;
-        let won = if wait.is_zero() {
+        let attempt = if wait.is_zero() {
             pool::with_connection(&self.server, |con, attempt| {
                 commands::try_acquire(con, &self.redis_key, &token, self.ttl_ms, fencing, attempt)
-            })?
+            })
         } else {
-            self.wait_in_queue(&token, wait, stop)?
+            self.wait_in_queue(&token, wait, stop)
+        };
+        let won = match attempt {
+            Ok(won) => won,
+            Err(err) => {
+                if err.is_timeout() || err.is_retryable() {
+                    // The command may have run: the token may hold the lock
+                    // or sit in the queue.
+                    self.orphans.push(token);
+                }
+                return Err(err);
+            }
         };
         match won {
             Some(fence) => {
@@ -234,6 +250,18 @@ impl Lock {
                 other => return Ok(done(other)),
             }
         }
+    }
+
+    /// Releases whatever the tokens of earlier, interrupted acquires may
+    /// hold (one round trip each; normally there are none).
+    fn clean_orphans(&mut self) -> Result<()> {
+        while let Some(token) = self.orphans.last() {
+            pool::with_connection(&self.server, |con, _| {
+                commands::abandon(con, &self.redis_key, token)
+            })?;
+            self.orphans.pop();
+        }
+        Ok(())
     }
 
     /// Joins the process's existing hold of this key, if it is still ours in
@@ -346,6 +374,8 @@ impl Lock {
         {
             let _ = release_entry(&entry);
         }
+        // Orphans are not cleaned here: the server just failed us, and a
+        // destructor must not wait for it again. Their leases run out.
     }
 
     /// The process's entry for this object's hold, if it still has one.

@@ -37,6 +37,8 @@ pub enum Role {
     Command,
     /// Blocking waits, with a read timeout set per call.
     Blocking,
+    /// The lease renewal thread.
+    Renewal,
 }
 
 type PoolKey = (ServerConfig, Role);
@@ -114,7 +116,7 @@ pub fn with_blocking_connection<T>(
     })
 }
 
-fn with_role<T>(
+pub(crate) fn with_role<T>(
     server: &ServerConfig,
     role: Role,
     mut op: impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,

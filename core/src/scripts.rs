@@ -44,3 +44,6 @@ pub static REENTER: LazyLock<Script> =
 /// SET NX PX plus INCR of the fence counter (acquire with fencing).
 pub static ACQUIRE_FENCED: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/acquire_fenced.lua")));
+
+/// Cleanup of a token whose acquire timed out: leave the queue, release.
+pub static ABANDON: LazyLock<Script> = LazyLock::new(|| Script::new(with_handoff!("abandon.lua")));

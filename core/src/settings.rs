@@ -74,6 +74,21 @@ pub fn defaults(get: impl Fn(&str) -> Option<String>) -> Result<Defaults> {
     })
 }
 
+/// Checks the servers taken from `redislock.servers` (only when a lock uses
+/// them), so that errors name the setting rather than an argument.
+pub fn check_servers(servers: &[String]) -> Result<()> {
+    if servers.is_empty() {
+        return Err(LockError::invalid(
+            SERVERS,
+            "must name at least one server URL",
+        ));
+    }
+    for url in servers {
+        ServerUrl::parse(SERVERS, url)?;
+    }
+    Ok(())
+}
+
 /// Splits a comma-separated server list into URLs.
 pub fn split_server_list(list: &str) -> Vec<String> {
     list.split(',')
@@ -141,6 +156,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(err, "redislock.default_ttl must be greater than 0");
+    }
+
+    #[test]
+    fn bad_server_settings_name_the_setting() {
+        let check = |list: &str| {
+            check_servers(&split_server_list(list))
+                .unwrap_err()
+                .to_string()
+        };
+        let err = check("redis://:pw@h:x");
+        assert!(
+            err.starts_with("redislock.servers has a malformed server URL"),
+            "{err}"
+        );
+        assert!(!err.contains("pw"), "{err}");
+        let err = check(" , ");
+        assert_eq!(err, "redislock.servers must name at least one server URL");
     }
 
     #[test]

@@ -165,7 +165,7 @@ fn split_host_port(hostport: &str) -> std::result::Result<(String, u16), String>
     if host.is_empty() {
         return Err("missing host".into());
     }
-    if host.contains([' ', '/', '@', '[', ']']) {
+    if host.contains([' ', '/', '@', '[', ']']) || host.chars().any(char::is_control) {
         return Err("invalid character in host".into());
     }
     let port = match port {
@@ -186,9 +186,13 @@ fn parse_unix(rest: &str) -> std::result::Result<ServerUrl, String> {
     if !path.starts_with('/') {
         return Err("the socket path must be absolute (unix:///path/to/redis.sock)".into());
     }
+    let path = decode(path)?;
+    if path.contains('\0') {
+        return Err("the socket path must not contain NUL".into());
+    }
     let mut url = ServerUrl {
         endpoint: Endpoint::Unix {
-            path: PathBuf::from(decode(path)?),
+            path: PathBuf::from(path),
         },
         username: None,
         password: None,
@@ -244,6 +248,10 @@ fn decode(text: &str) -> std::result::Result<String, String> {
 }
 
 /// Masks the password of a URL that may not parse, for error messages.
+///
+/// A password may contain unescaped `/`, `?`, `#` or `@`, so everything
+/// between the scheme and the *last* `@` of the whole string is treated as
+/// credentials: only the user name before the first `:` is kept.
 pub fn redact_raw(input: &str) -> String {
     let Some(start) = input.find("://").map(|i| i + 3) else {
         return if input.contains('@') {
@@ -261,10 +269,7 @@ pub fn redact_raw(input: &str) -> String {
             .map_or(out.len(), |i| value_start + i);
         out.replace_range(value_start..value_end, "***");
     }
-    let end = out[start..]
-        .find(['/', '?', '#'])
-        .map_or(out.len(), |i| start + i);
-    if let Some(at) = out[start..end].rfind('@') {
+    if let Some(at) = out[start..].rfind('@') {
         let userinfo = &out[start..start + at];
         let masked = match userinfo.split_once(':') {
             Some((user, _)) => format!("{user}:***"),
@@ -384,5 +389,8 @@ mod tests {
         assert_eq!(redact_raw("redis://u@h"), "redis://u@h");
         assert_eq!(redact_raw("redis://h"), "redis://h");
         assert_eq!(redact_raw("u:p@h"), "***");
+        assert_eq!(redact_raw("redis://:hunter2/x@h:1"), "redis://:***@h:1");
+        assert_eq!(redact_raw("redis://:p@ss/SECRET@h"), "redis://:***@h");
+        assert_eq!(redact_raw("redis://u:a?b#c@h/0"), "redis://u:***@h/0");
     }
 }

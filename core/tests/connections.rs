@@ -200,3 +200,78 @@ fn tls_verifies_by_default() {
     assert!(b.acquire(Duration::ZERO, &never).unwrap());
     assert!(b.release().unwrap());
 }
+
+#[test]
+fn a_tls_handshake_that_never_completes_is_bounded_by_the_connect_timeout() {
+    // A plain TCP listener that accepts and never answers the ClientHello.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let _hold = std::thread::spawn(move || {
+        let conns: Vec<_> = listener.incoming().take(1).collect();
+        std::thread::sleep(Duration::from_secs(5));
+        drop(conns);
+    });
+    let mut options = LockOptions::default();
+    options
+        .set("connect_timeout", OptionValue::Number(0.3))
+        .unwrap();
+    let mut a = lock_at(&format!("rediss://127.0.0.1:{port}"), b"k", options);
+    let start = Instant::now();
+    let err = a.acquire(Duration::ZERO, &never).unwrap_err();
+    let took = start.elapsed();
+    assert_eq!(failure(err), ConnectionFailure::TimedOut);
+    assert!(took < Duration::from_millis(800), "{took:?}");
+}
+
+#[test]
+fn a_frozen_server_costs_at_most_one_connect_plus_one_read_timeout() {
+    let server = RedisServer::start();
+    server.pause();
+    let mut options = LockOptions::default();
+    options
+        .set("connect_timeout", OptionValue::Number(0.3))
+        .unwrap();
+    options
+        .set("read_timeout", OptionValue::Number(0.2))
+        .unwrap();
+    let mut a = lock_at(&server.url(), &unique_key("frozen"), options);
+    let start = Instant::now();
+    let err = a.acquire(Duration::ZERO, &never).unwrap_err();
+    let took = start.elapsed();
+    server.resume();
+    assert_eq!(failure(err), ConnectionFailure::TimedOut);
+    // The kernel accepts the connection at once; the command then waits
+    // one read timeout (0.2 s), never each timeout twice.
+    assert!(
+        took >= Duration::from_millis(190) && took < Duration::from_millis(550),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn an_acquire_that_timed_out_is_cleaned_up_by_the_next_one() {
+    let server = RedisServer::start();
+    let key = unique_key("ghost");
+    let mut options = LockOptions::default();
+    options
+        .set("read_timeout", OptionValue::Number(0.2))
+        .unwrap();
+    let mut a = lock_at(&server.url(), &key, options);
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.release().unwrap());
+    server.pause();
+    let err = a.acquire(Duration::ZERO, &never).unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    server.resume();
+    // The frozen server ran the SET when it woke up: a lock nobody knows of.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while server.cmd::<i64>(&["EXISTS", std::str::from_utf8(&key).unwrap()]) == 0 {
+        assert!(Instant::now() < deadline, "the buffered SET never ran");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        a.acquire(Duration::ZERO, &never).unwrap(),
+        "the ghost was released first"
+    );
+    assert!(a.release().unwrap());
+}

@@ -1,0 +1,92 @@
+--TEST--
+options validation: unknown and integer keys, wrong value types, out-of-range values, tls_cert without tls_key, unsupported options
+--EXTENSIONS--
+redislock
+--FILE--
+<?php
+$url = 'redis://127.0.0.1:1';
+function show(array $options, $servers = 'redis://127.0.0.1:1'): void
+{
+    try {
+        new RedisLock('k', 5, $servers, $options);
+        echo "accepted\n";
+    } catch (Throwable $e) {
+        echo get_class($e), ": ", $e->getMessage(), "\n";
+    }
+}
+echo "-- unknown / integer keys\n";
+show(['ttl' => 5]);
+show(['Prefix' => 'x']);
+show([0 => 'x']);
+show(['prefix' => 'x', 7 => true]);
+echo "-- wrong types\n";
+show(['prefix' => []]);
+show(['retry_delay' => 'abc']);
+show(['auto_release' => []]);
+show(['read_timeout' => new stdClass()]);
+show(['tls_ca' => []]);
+show(['max_hold' => 'soon']);
+echo "-- out of range\n";
+show(['connect_timeout' => 0]);
+show(['read_timeout' => -1]);
+show(['retry_delay' => NAN]);
+show(['max_hold' => INF]);
+show(['drift_factor' => 0.7]);
+show(['drift_factor' => 0.5]);
+show(['drift_factor' => -0.01]);
+show(['sentinel' => '']);
+echo "-- combinations\n";
+show(['tls_cert' => '/tmp/c.pem']);
+show(['tls_key' => '/tmp/k.pem']);
+echo "-- not supported by this version\n";
+show(['auto_renew' => true]);
+show(['cluster' => true]);
+show(['sentinel' => 'mymaster']);
+show([], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2']);
+show([], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3']);
+echo "-- valid\n";
+show(['prefix' => 'p:', 'auto_release' => false, 'auto_renew' => false, 'max_hold' => null,
+      'fencing' => false, 'retry_delay' => 0.01, 'connect_timeout' => 1, 'read_timeout' => 0.5,
+      'cluster' => false, 'sentinel' => null, 'drift_factor' => 0.0, 'tls_verify' => false,
+      'tls_ca' => null, 'tls_cert' => '/tmp/c.pem', 'tls_key' => '/tmp/k.pem']);
+// The unsupported-option exception is a LockException and nothing more specific.
+try {
+    new RedisLock('k', 5, $url, ['cluster' => true]);
+} catch (RedisLock\LockException $e) {
+    var_dump(get_class($e) === RedisLock\LockException::class);
+}
+?>
+--EXPECT--
+-- unknown / integer keys
+ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "ttl" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, drift_factor, tls_verify, tls_ca, tls_cert, tls_key)
+ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "Prefix" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, drift_factor, tls_verify, tls_ca, tls_cert, tls_key)
+ValueError: RedisLock::__construct(): Argument #4 ($options) must have option names as keys, found integer key 0
+ValueError: RedisLock::__construct(): Argument #4 ($options) must have option names as keys, found integer key 7
+-- wrong types
+TypeError: RedisLock::__construct(): Argument #4 ($options) option "prefix" must be of type string, array given
+TypeError: RedisLock::__construct(): Argument #4 ($options) option "retry_delay" must be of type float, string given
+TypeError: RedisLock::__construct(): Argument #4 ($options) option "auto_release" must be of type bool, array given
+TypeError: RedisLock::__construct(): Argument #4 ($options) option "read_timeout" must be of type float, stdClass given
+TypeError: RedisLock::__construct(): Argument #4 ($options) option "tls_ca" must be of type ?string, array given
+TypeError: RedisLock::__construct(): Argument #4 ($options) option "max_hold" must be of type ?float, string given
+-- out of range
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "connect_timeout" must be greater than 0
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "read_timeout" must be greater than 0
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "retry_delay" must be a number, NaN given
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "max_hold" must be finite
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "drift_factor" must be at least 0 and less than 0.5
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "drift_factor" must be at least 0 and less than 0.5
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "drift_factor" must be at least 0 and less than 0.5
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "sentinel" must not be empty
+-- combinations
+ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert and tls_key together
+ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert and tls_key together
+-- not supported by this version
+RedisLock\LockException: option "auto_renew" is not supported by this version (0.1.0) yet
+RedisLock\LockException: option "cluster" is not supported by this version (0.1.0) yet
+RedisLock\LockException: option "sentinel" is not supported by this version (0.1.0) yet
+RedisLock\LockException: several servers (Redlock) are not supported by this version (0.1.0); pass a single server URL
+RedisLock\LockException: several servers (Redlock) are not supported by this version (0.1.0); pass a single server URL
+-- valid
+accepted
+bool(true)

@@ -1,0 +1,33 @@
+--TEST--
+ini_get() returns the documented defaults when nothing is set, and new locks use them
+--EXTENSIONS--
+redislock
+--INI--
+--FILE--
+<?php
+foreach (['redislock.servers', 'redislock.default_ttl', 'redislock.prefix', 'redislock.connect_timeout', 'redislock.read_timeout'] as $name) {
+    echo $name, ' = ', var_export(ini_get($name), true), "\n";
+}
+$all = ini_get_all('redislock');
+echo implode(',', array_keys($all)), "\n";
+foreach ($all as $name => $entry) {
+    if ($entry['access'] !== INI_ALL) {
+        echo "$name is not PHP_INI_ALL\n";
+    }
+}
+$info = (new RedisLock('k'))->__debugInfo();
+var_dump($info['ttl'], $info['redisKey'], $info['servers']);
+?>
+--EXPECT--
+redislock.servers = 'redis://127.0.0.1:6379'
+redislock.default_ttl = '30'
+redislock.prefix = ''
+redislock.connect_timeout = '2'
+redislock.read_timeout = '2'
+redislock.connect_timeout,redislock.default_ttl,redislock.prefix,redislock.read_timeout,redislock.servers
+float(30)
+string(1) "k"
+array(1) {
+  [0]=>
+  string(24) "redis://127.0.0.1:6379/0"
+}
