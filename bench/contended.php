@@ -1,0 +1,224 @@
+<?php
+
+declare(strict_types=1);
+
+/*
+ * One contended run: --procs forked processes each run --sections critical
+ * sections on ONE fresh key, blocking with the contender's own mechanism.
+ * Prints one JSON object.
+ *
+ *   php -d extension=.../redislock.so bench/contended.php --contender=redislock --port=6379 [--procs=8 --sections=200 --outside-us=1000]
+ *
+ * Critical section: read a shared counter from a file, usleep(200), write
+ * counter+1 (a lost update shows that two processes were inside at once),
+ * and log (pid, t_call, t_enter, t_exit) with hrtime(true). After the
+ * release, --outside-us of "other work" (usleep).
+ *
+ * Fairness of the start: children fork, connect and warm up, then report
+ * "ready" on a socket pair; the parent takes its INFO snapshots and sends
+ * all of them the same start time (hrtime, CLOCK_MONOTONIC); each child
+ * sleeps until then. Children stay alive (idle, connected) until the
+ * parent's last snapshot, so connection set-up and teardown never count.
+ */
+
+require __DIR__ . '/lib/bootstrap.php';
+
+$opt = cli_options([
+    'contender' => null, 'port' => null, 'procs' => '8', 'sections' => '200',
+    'outside-us' => '0', 'wait' => '10', 'rep' => '1',
+]);
+$name = $opt['contender'];
+$redis = new Endpoint('127.0.0.1', (int) $opt['port']);
+$procs = (int) $opt['procs'];
+$sections = (int) $opt['sections'];
+$outsideUs = (int) $opt['outside-us'];
+$wait = (float) $opt['wait'];
+$key = fresh_key('contended', $name);
+
+// The shared counter: a 12-digit number at offset 0 of a file, read and
+// written with unbuffered plain-file streams (lseek + read / lseek + write,
+// a few microseconds, no Redis traffic).
+$counterFile = tempnam(sys_get_temp_dir(), 'bench-counter-');
+file_put_contents($counterFile, sprintf('%012d', 0));
+$resultDir = sys_get_temp_dir() . '/bench-contended-' . getmypid() . '-' . bin2hex(random_bytes(4));
+mkdir($resultDir);
+
+/** Child body: warm up, wait for the start time, run the critical sections, hand in the log. */
+function child(string $name, Endpoint $redis, string $key, int $sections, int $outsideUs, float $wait,
+               string $counterFile, string $resultFile, $sock): void
+{
+    $contender = make_contender($name, $redis);
+    $warmKey = "$key:warm:" . getmypid();
+    for ($i = 0; $i < 3; $i++) {
+        if ($contender->tryAcquire($warmKey)) {
+            $contender->release();
+        }
+    }
+    $counter = fopen($counterFile, 'r+');
+    stream_set_read_buffer($counter, 0);
+    stream_set_write_buffer($counter, 0);
+
+    fwrite($sock, "ready\n");
+    $go = fgets($sock);
+    if (!is_string($go) || !preg_match('/^go (\d+)$/', trim($go), $m)) {
+        exit(3);
+    }
+    $startAt = (int) $m[1];
+    $left = $startAt - hrtime(true);
+    if ($left > 0) {
+        time_nanosleep(intdiv($left, 1000000000), $left % 1000000000);
+    }
+
+    $pid = getmypid();
+    $log = [];
+    $timeouts = 0;
+    $releaseFailures = 0;
+    $ru0 = getrusage();
+    for ($i = 0; $i < $sections; $i++) {
+        $tCall = hrtime(true);
+        while (!$contender->acquireBlocking($key, $wait)) {
+            if (++$timeouts > 3) {
+                break 2; // give up; the counter check reports the missing sections
+            }
+        }
+        $tEnter = hrtime(true);
+        fseek($counter, 0);
+        $value = (int) fread($counter, 12);
+        usleep(200);
+        fseek($counter, 0);
+        fwrite($counter, sprintf('%012d', $value + 1));
+        $tExit = hrtime(true);
+        if (!$contender->release()) {
+            $releaseFailures++;
+        }
+        $log[] = [$pid, $tCall, $tEnter, $tExit];
+        if ($outsideUs > 0) {
+            usleep($outsideUs);
+        }
+    }
+    $tEnd = hrtime(true);
+    $ru1 = getrusage();
+    $cpuUs = ($ru1['ru_utime.tv_sec'] - $ru0['ru_utime.tv_sec']) * 1e6 + ($ru1['ru_utime.tv_usec'] - $ru0['ru_utime.tv_usec'])
+           + ($ru1['ru_stime.tv_sec'] - $ru0['ru_stime.tv_sec']) * 1e6 + ($ru1['ru_stime.tv_usec'] - $ru0['ru_stime.tv_usec']);
+    file_put_contents($resultFile, json_encode([
+        'log' => $log, 'timeouts' => $timeouts, 'release_failures' => $releaseFailures,
+        't_end' => $tEnd, 'cpu_us' => $cpuUs,
+    ]));
+    fwrite($sock, "done\n");
+    fgets($sock); // "exit": stay connected until the parent's last snapshot
+}
+
+// Fork first; nothing Redis-related exists in the parent before this point,
+// so no child inherits a connection.
+$children = [];
+for ($c = 0; $c < $procs; $c++) {
+    [$parentEnd, $childEnd] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+    $resultFile = "$resultDir/$c.json";
+    $pid = pcntl_fork();
+    if ($pid === -1) {
+        throw new RuntimeException('fork failed');
+    }
+    if ($pid === 0) {
+        fclose($parentEnd);
+        foreach ($children as $other) {
+            fclose($other['sock']);
+        }
+        try {
+            child($name, $redis, $key, $sections, $outsideUs, $wait, $counterFile, $resultFile, $childEnd);
+            exit(0);
+        } catch (Throwable $e) {
+            fwrite(STDERR, "contended child ($name): " . get_class($e) . ': ' . $e->getMessage() . "\n");
+            exit(1);
+        }
+    }
+    fclose($childEnd);
+    stream_set_timeout($parentEnd, 120);
+    $children[] = ['pid' => $pid, 'sock' => $parentEnd, 'file' => $resultFile];
+}
+
+$fail = function (string $why) use (&$children): never {
+    foreach ($children as $child) {
+        posix_kill($child['pid'], SIGKILL);
+        pcntl_waitpid($child['pid'], $status);
+    }
+    fwrite(STDERR, "contended ($GLOBALS[name]): $why\n");
+    exit(1);
+};
+
+foreach ($children as $child) {
+    if (trim((string) fgets($child['sock'])) !== 'ready') {
+        $fail('a child did not get ready');
+    }
+}
+$stats = new RedisStats($redis);
+$s0 = $stats->snapshot();
+$s1 = $stats->snapshot();
+$startAt = hrtime(true) + 50_000_000; // 50 ms from now
+foreach ($children as $child) {
+    fwrite($child['sock'], "go $startAt\n");
+}
+foreach ($children as $child) {
+    if (trim((string) fgets($child['sock'])) !== 'done') {
+        $fail('a child did not finish');
+    }
+}
+$s2 = $stats->snapshot();
+foreach ($children as $child) {
+    fwrite($child['sock'], "exit\n");
+}
+foreach ($children as $child) {
+    pcntl_waitpid($child['pid'], $status);
+}
+
+$records = [];
+$timeouts = $releaseFailures = 0;
+$tEnd = $startAt;
+$cpuUs = 0.0;
+foreach ($children as $child) {
+    $r = json_decode(file_get_contents($child['file']), true, flags: JSON_THROW_ON_ERROR);
+    array_push($records, ...$r['log']);
+    $timeouts += $r['timeouts'];
+    $releaseFailures += $r['release_failures'];
+    $tEnd = max($tEnd, $r['t_end']);
+    $cpuUs += $r['cpu_us'];
+    unlink($child['file']);
+}
+rmdir($resultDir);
+$counter = (int) file_get_contents($counterFile);
+unlink($counterFile);
+
+$a = Intervals::analyze($records);
+$n = max(1, $a['sections']);
+$span = ($tEnd - $startAt) / 1e9;
+$redisWork = RedisStats::perUnit(RedisStats::work($s0, $s1, $s2), $n);
+$us = fn (?float $ns) => $ns === null ? null : round($ns / 1e3, 1);
+$ms = fn (?float $ns) => $ns === null ? null : round($ns / 1e6, 3);
+
+echo json_encode([
+    'suite' => 'contended',
+    'contender' => $name,
+    'rep' => (int) $opt['rep'],
+    'procs' => $procs,
+    'sections' => $sections,
+    'outside_us' => $outsideUs,
+    'done' => $a['sections'],
+    'seconds' => round($span, 4),
+    'cs_per_s' => round($a['sections'] / $span, 1),
+    'handoffs' => count($a['handoffs']),
+    'handoff_p50_us' => $us(Stats::percentile($a['handoffs'], 50)),
+    'handoff_p99_us' => $us(Stats::percentile($a['handoffs'], 99)),
+    'same_holder_pct' => $a['handoffs'] ? round($a['same_holder'] / count($a['handoffs']) * 100, 1) : null,
+    'wait_p50_ms' => $ms(Stats::percentile($a['waits'], 50)),
+    'wait_p99_ms' => $ms(Stats::percentile($a['waits'], 99)),
+    'wait_max_ms' => $ms($a['waits'] ? (float) end($a['waits']) : null),
+    'rt_per_cs' => $redisWork['rt'],
+    'cmds_per_cs' => $redisWork['cmds'],
+    'calls_per_cs' => $redisWork['calls'],
+    'cpu_us_per_cs' => round($cpuUs / $n, 1),
+    'timeouts' => $timeouts,
+    'release_failures' => $releaseFailures,
+    'counter' => $counter,
+    'expected' => $procs * $sections,
+    'overlaps' => $a['overlaps'],
+    'waits_us' => array_map(fn ($w) => round($w / 1e3, 1), $a['waits']),
+]), "\n";

@@ -1,0 +1,12 @@
+<?php
+
+declare(strict_types=1);
+
+// Loads the harness library. Peer autoloaders are loaded by each contender
+// file, so a missing peer only breaks its own contender.
+require_once __DIR__ . '/Contender.php';
+require_once __DIR__ . '/contenders.php';
+require_once __DIR__ . '/Cli.php';
+require_once __DIR__ . '/RedisStats.php';
+require_once __DIR__ . '/Stats.php';
+require_once __DIR__ . '/Intervals.php';
