@@ -39,7 +39,6 @@ echo "-- combinations\n";
 show(['tls_cert' => '/tmp/c.pem']);
 show(['tls_key' => '/tmp/k.pem']);
 echo "-- not supported by this version\n";
-show(['auto_renew' => true]);
 show(['cluster' => true]);
 show(['sentinel' => 'mymaster']);
 show([], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2']);
@@ -58,8 +57,8 @@ try {
 ?>
 --EXPECT--
 -- unknown / integer keys
-ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "ttl" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, drift_factor, tls_verify, tls_ca, tls_cert, tls_key)
-ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "Prefix" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, drift_factor, tls_verify, tls_ca, tls_cert, tls_key)
+ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "ttl" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost)
+ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "Prefix" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost)
 ValueError: RedisLock::__construct(): Argument #4 ($options) must have option names as keys, found integer key 0
 ValueError: RedisLock::__construct(): Argument #4 ($options) must have option names as keys, found integer key 7
 -- wrong types
@@ -82,7 +81,6 @@ ValueError: RedisLock::__construct(): Argument #4 ($options) option "sentinel" m
 ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert and tls_key together
 ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert and tls_key together
 -- not supported by this version
-RedisLock\LockException: option "auto_renew" is not supported by this version (0.1.0) yet
 RedisLock\LockException: option "cluster" is not supported by this version (0.1.0) yet
 RedisLock\LockException: option "sentinel" is not supported by this version (0.1.0) yet
 RedisLock\LockException: several servers (Redlock) are not supported by this version (0.1.0); pass a single server URL

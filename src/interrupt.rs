@@ -1,11 +1,40 @@
-//! Whether PHP wants the running code to stop (for blocked waits).
+//! PHP's interruptions, seen from Rust: the execution time limit (for
+//! blocked waits) and `on_lost => "interrupt"`, which throws
+//! `LockLostException` into a running `withLock()` callback at its next
+//! opcode when the renewal thread finds the lease lost.
+//!
+//! The renewal thread never touches the engine beyond one atomic store:
+//! it sets [`PENDING`] and PHP's `vm_interrupt` flag. The engine then calls
+//! [`on_interrupt`] on PHP's own thread, between two opcodes, where throwing
+//! is safe; the handler throws only if a `withLock()` of a lost hold is
+//! running, and always chains to the handler installed before it (pcntl's
+//! async signals use the same hook).
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
+use ext_php_rs::ffi::{
+    executor_globals, zend_atomic_bool_store, zend_execute_data, zend_interrupt_function,
+};
 use ext_php_rs::zend::ExecutorGlobals;
+use redislock_core::holds;
+
+use crate::exceptions::{Class, exception};
+
+type Handler = unsafe extern "C" fn(*mut zend_execute_data);
+
+/// Set by the renewal thread when an interrupt-enabled lease is lost.
+static PENDING: AtomicBool = AtomicBool::new(false);
+
+/// The interrupt handler that was installed before ours.
+static PREVIOUS: OnceLock<Option<Handler>> = OnceLock::new();
+
+/// Holds whose `withLock()` callback is running with interrupts enabled,
+/// innermost last, with whether the interrupt was already thrown.
+static ACTIVE: Mutex<Vec<(u64, bool)>> = Mutex::new(Vec::new());
 
 /// True once PHP's execution time limit has been hit (`EG(timed_out)`).
-/// A blocked acquire checks it between attempts and gives up, so the engine
+/// A blocked acquire checks it between waits and gives up, so the engine
 /// can raise its "Maximum execution time exceeded" error.
 pub fn timed_out() -> bool {
     let globals = ExecutorGlobals::get();
@@ -13,4 +42,71 @@ pub fn timed_out() -> bool {
     // SAFETY: `timed_out` is a C11 atomic bool, laid out like AtomicBool,
     // written by the engine's signal handler on this thread.
     unsafe { (*flag.cast::<AtomicBool>()).load(Ordering::Relaxed) }
+}
+
+/// Installs [`on_interrupt`] (module startup) and the renewal thread's hook.
+pub fn install() {
+    // SAFETY: module startup runs on PHP's thread before any request.
+    unsafe {
+        let previous = zend_interrupt_function;
+        if PREVIOUS.set(previous).is_ok() {
+            zend_interrupt_function = Some(on_interrupt);
+        }
+    }
+    redislock_core::renewal::set_lost_hook(lease_lost);
+}
+
+/// Called on the renewal thread: flag it and ask the engine to interrupt.
+fn lease_lost() {
+    PENDING.store(true, Ordering::Release);
+    // SAFETY: NTS executor globals are one static; `vm_interrupt` is an
+    // atomic the engine reads at every opcode boundary, meant to be set
+    // from signal handlers and other threads.
+    unsafe { zend_atomic_bool_store(&raw mut executor_globals.vm_interrupt, true) };
+}
+
+/// Marks a `withLock()` callback of hold `id` as running.
+pub fn enter(id: u64) {
+    active().push((id, false));
+}
+
+/// Marks the innermost running callback of hold `id` as finished.
+pub fn leave(id: u64) {
+    let mut active = active();
+    if let Some(pos) = active.iter().rposition(|(held, _)| *held == id) {
+        active.remove(pos);
+    }
+}
+
+fn active() -> std::sync::MutexGuard<'static, Vec<(u64, bool)>> {
+    ACTIVE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+unsafe extern "C" fn on_interrupt(execute_data: *mut zend_execute_data) {
+    if PENDING.swap(false, Ordering::AcqRel) {
+        let lost = {
+            let mut active = active();
+            let found = active
+                .iter_mut()
+                .rev()
+                .find(|(id, thrown)| !*thrown && holds::is_lost(*id));
+            found.map(|entry| {
+                entry.1 = true;
+                entry.0
+            })
+        };
+        if lost.is_some() {
+            exception(
+                Class::LockLost,
+                "the lock's lease was lost while withLock() ran (on_lost: interrupt)".into(),
+            )
+            .throw();
+        }
+    }
+    if let Some(Some(previous)) = PREVIOUS.get() {
+        // SAFETY: the engine's own handler, called as the engine would.
+        unsafe { previous(execute_data) };
+    }
 }

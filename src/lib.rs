@@ -5,7 +5,7 @@
 //! - [`exceptions`]: the `RedisLock\*Exception` classes and the error mapping
 //! - [`ini`] / [`info`]: php.ini entries and the phpinfo() section
 //! - [`arginfo`]: declared parameter types the macro cannot express
-//! - [`interrupt`]: PHP's time limit, seen from a blocked wait
+//! - [`interrupt`]: PHP's time limit, and `on_lost => "interrupt"`
 
 #![cfg_attr(windows, feature(abi_vectorcall))]
 
@@ -30,6 +30,7 @@ const FAILURE: i32 = -1;
 pub fn startup(_ty: i32, module_number: i32) -> i32 {
     let registered = catch_unwind(|| {
         ini::register(module_number);
+        interrupt::install();
         exceptions::register()
     });
     match registered {
@@ -51,8 +52,9 @@ extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
     SUCCESS
 }
 
-/// Module shutdown: close pooled connections.
+/// Module shutdown: stop the renewal thread, close pooled connections.
 extern "C" fn module_shutdown(_ty: i32, _module_number: i32) -> i32 {
+    let _ = catch_unwind(redislock_core::renewal::shutdown);
     let _ = catch_unwind(redislock_core::pool::close_all);
     SUCCESS
 }

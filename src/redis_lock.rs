@@ -8,6 +8,7 @@ use ext_php_rs::exception::PhpResult;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
+use redislock_core::options::OnLost;
 use redislock_core::{Lock, LockError, duration, settings};
 
 use crate::args::{
@@ -131,7 +132,19 @@ impl RedisLock {
         }
         let mut this_zval = Zval::new();
         this_zval.set_object(unsafe { &mut (*this).std });
+        let interruptible = {
+            let lock = unsafe { lock_of(this) };
+            (lock.options().on_lost == OnLost::Interrupt)
+                .then(|| lock.hold_id())
+                .flatten()
+        };
+        if let Some(id) = interruptible {
+            interrupt::enter(id);
+        }
         let outcome = callback.try_call(vec![&this_zval]);
+        if let Some(id) = interruptible {
+            interrupt::leave(id);
+        }
         drop(this_zval);
         let released = unsafe { lock_of(this) }.release();
         match (outcome, released) {
@@ -159,7 +172,8 @@ impl RedisLock {
             .map_err(|e| from_core(&args::REFRESH, e))
     }
 
-    /// Asks Redis whether the lease is still ours (one GET).
+    /// Whether the lease is still ours: with `auto_renew` from the renewal
+    /// thread's knowledge (no round trip), else asks Redis (one GET).
     pub fn is_acquired(&mut self) -> PhpResult<bool> {
         self.lock
             .is_acquired()

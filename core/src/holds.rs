@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::connection::ServerConfig;
+use crate::renewal::Lease;
 
 /// One held lock.
 #[derive(Debug, Clone)]
@@ -40,6 +41,17 @@ pub struct Entry {
     pub ttl_ms: u64,
     /// The fencing token of this hold (option `fencing`).
     pub fence: Option<i64>,
+    /// The renewal thread's view of the lease (option `auto_renew`).
+    /// Renewal stops when the entry leaves the table.
+    pub lease: Option<Arc<Lease>>,
+}
+
+impl Entry {
+    fn stop_renewal(&self) {
+        if let Some(lease) = &self.lease {
+            lease.stop();
+        }
+    }
 }
 
 struct Table {
@@ -91,6 +103,17 @@ pub fn get(id: u64) -> Option<Entry> {
     with_entries(|entries| entries.iter().find(|e| e.id == id).cloned())
 }
 
+/// True when the hold `id` is auto-renewed and its lease was found lost.
+pub fn is_lost(id: u64) -> bool {
+    with_entries(|entries| {
+        entries
+            .iter()
+            .find(|e| e.id == id)
+            .and_then(|e| e.lease.as_ref())
+            .is_some_and(|lease| lease.is_lost())
+    })
+}
+
 /// A copy of the entry for `redis_key` in `scope`, if held.
 pub fn find(scope: &str, redis_key: &[u8]) -> Option<Entry> {
     with_entries(|entries| {
@@ -124,7 +147,9 @@ pub fn leave(id: u64, n: u32) -> Left {
         if entry.count > 0 {
             Left::StillHeld
         } else {
-            Left::Last(entries.swap_remove(pos))
+            let entry = entries.swap_remove(pos);
+            entry.stop_renewal();
+            Left::Last(entry)
         }
     })
 }
@@ -136,7 +161,9 @@ pub fn forget(scope: &str, redis_key: &[u8]) -> Option<Entry> {
         let pos = entries
             .iter()
             .position(|e| &*e.scope == scope && e.redis_key == redis_key)?;
-        Some(entries.swap_remove(pos))
+        let entry = entries.swap_remove(pos);
+        entry.stop_renewal();
+        Some(entry)
     })
 }
 
@@ -144,13 +171,17 @@ pub fn forget(scope: &str, redis_key: &[u8]) -> Option<Entry> {
 pub fn remove(id: u64) -> Option<Entry> {
     with_entries(|entries| {
         let pos = entries.iter().position(|e| e.id == id)?;
-        Some(entries.swap_remove(pos))
+        let entry = entries.swap_remove(pos);
+        entry.stop_renewal();
+        Some(entry)
     })
 }
 
 /// Empties the table (request end) and returns what was in it.
 pub fn drain() -> Vec<Entry> {
-    with_entries(std::mem::take)
+    let entries = with_entries(std::mem::take);
+    entries.iter().for_each(Entry::stop_renewal);
+    entries
 }
 
 /// Number of holds of this process.

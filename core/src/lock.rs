@@ -9,8 +9,9 @@ use crate::connection::ServerConfig;
 use crate::duration;
 use crate::error::{LockError, Result};
 use crate::holds::{self, Entry, Left};
-use crate::options::LockOptions;
+use crate::options::{LockOptions, OnLost};
 use crate::pool;
+use crate::renewal::{self, Job};
 use crate::token;
 use crate::url::ServerUrl;
 
@@ -185,7 +186,7 @@ impl Lock {
         };
         match won {
             Some(fence) => {
-                self.adopt(token, fence);
+                self.adopt(token, fence, false);
                 Ok(true)
             }
             None => Ok(false),
@@ -296,8 +297,21 @@ impl Lock {
         Ok(true)
     }
 
-    /// Records a hold of `token` (just won, or handed over) as this object's.
-    fn adopt(&mut self, token: Vec<u8>, fence: Fence) {
+    /// Records a hold of `token` (just won, or handed over) as this object's,
+    /// and starts renewing it with `auto_renew`. `renew_now` asks for a first
+    /// renewal at once (a restored hold whose remaining lease is unknown).
+    fn adopt(&mut self, token: Vec<u8>, fence: Fence, renew_now: bool) {
+        let lease = self.options.auto_renew.then(|| {
+            renewal::renew(Job {
+                server: self.server.clone(),
+                key: self.redis_key.clone(),
+                token: token.clone(),
+                ttl_ms: self.ttl_ms,
+                max_hold: self.options.max_hold,
+                notify: self.options.on_lost == OnLost::Interrupt,
+                renew_now,
+            })
+        });
         let id = holds::insert(Entry {
             id: 0,
             scope: self.scope.clone(),
@@ -308,6 +322,7 @@ impl Lock {
             server: self.server.clone(),
             ttl_ms: self.ttl_ms,
             fence,
+            lease,
         });
         self.share = Some(Share { id, own: 1 });
     }
@@ -331,7 +346,7 @@ impl Lock {
             });
             return Ok(());
         }
-        self.adopt(token, None);
+        self.adopt(token, None, true);
         Ok(())
     }
 
@@ -387,11 +402,15 @@ impl Lock {
         entry
     }
 
-    /// Asks Redis whether the lease is still ours (one `GET`).
+    /// Whether the lease is still ours: with `auto_renew` from the renewal
+    /// thread's knowledge (no round trip), else asks Redis (one `GET`).
     pub fn is_acquired(&mut self) -> Result<bool> {
         let Some(entry) = self.live_entry() else {
             return Ok(false);
         };
+        if let Some(lease) = &entry.lease {
+            return Ok(!lease.valid_for().is_zero());
+        }
         let owner = pool::with_connection(&entry.server, |con, _| {
             commands::owner(con, &entry.redis_key)
         })?;
@@ -408,9 +427,30 @@ impl Lock {
         let Some(entry) = self.live_entry() else {
             return Ok(false);
         };
-        pool::with_connection(&entry.server, |con, _| {
+        let extended = pool::with_connection(&entry.server, |con, _| {
             commands::refresh(con, &entry.redis_key, &entry.token, ttl_ms)
-        })
+        })?;
+        if let Some(lease) = &entry.lease {
+            if extended {
+                lease.extended(ttl_ms);
+            } else {
+                lease.mark_lost();
+            }
+        }
+        Ok(extended)
+    }
+
+    /// The process-wide id of this object's hold, if it holds the lock.
+    pub fn hold_id(&mut self) -> Option<u64> {
+        self.live_entry().map(|e| e.id)
+    }
+
+    /// True when the renewal thread found this object's hold lost (only
+    /// known with `auto_renew`).
+    pub fn lease_lost(&mut self) -> bool {
+        self.live_entry()
+            .and_then(|e| e.lease)
+            .is_some_and(|lease| lease.is_lost())
     }
 
     /// Seconds left on our lease; `None` when it is not ours;
@@ -493,9 +533,7 @@ pub fn release_all() -> usize {
 }
 
 fn reject_unsupported(options: &LockOptions) -> Result<()> {
-    let unsupported = if options.auto_renew {
-        Some("auto_renew")
-    } else if options.cluster {
+    let unsupported = if options.cluster {
         Some("cluster")
     } else if options.sentinel.is_some() {
         Some("sentinel")

@@ -55,6 +55,7 @@ pub const OPTIONS: &[(&str, OptionKind)] = &[
     ("tls_ca", OptionKind::NullableText),
     ("tls_cert", OptionKind::NullableText),
     ("tls_key", OptionKind::NullableText),
+    ("on_lost", OptionKind::Text),
 ];
 
 /// Looks up the kind of an option by name.
@@ -99,6 +100,17 @@ impl Default for TlsOptions {
     }
 }
 
+/// What to do when the renewal thread finds an auto-renewed lease lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnLost {
+    /// Only record it: `isAcquired()` turns false, `withLock()` throws
+    /// `LockLostException` after the callback returns.
+    Ignore,
+    /// Also interrupt the running `withLock()` callback with
+    /// `LockLostException` at its next opcode.
+    Interrupt,
+}
+
 /// Default connect timeout.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Default read (and write) timeout.
@@ -136,6 +148,8 @@ pub struct LockOptions {
     pub drift_factor: f64,
     /// TLS settings.
     pub tls: TlsOptions,
+    /// Reaction to a lost auto-renewed lease.
+    pub on_lost: OnLost,
 }
 
 impl Default for LockOptions {
@@ -153,6 +167,7 @@ impl Default for LockOptions {
             sentinel: None,
             drift_factor: DEFAULT_DRIFT_FACTOR,
             tls: TlsOptions::default(),
+            on_lost: OnLost::Ignore,
         }
     }
 }
@@ -209,6 +224,18 @@ impl LockOptions {
                 self.drift_factor = f;
             }
             ("tls_verify", OptionValue::Bool(b)) => self.tls.verify = b,
+            ("on_lost", OptionValue::Text(t)) => {
+                self.on_lost = match t.as_slice() {
+                    b"ignore" => OnLost::Ignore,
+                    b"interrupt" => OnLost::Interrupt,
+                    _ => {
+                        return Err(LockError::invalid(
+                            param,
+                            "must be \"ignore\" or \"interrupt\"",
+                        ));
+                    }
+                }
+            }
             ("tls_ca", v) => self.tls.ca = path(&param, v).ok_or_else(mismatch)??,
             ("tls_cert", v) => self.tls.cert = path(&param, v).ok_or_else(mismatch)??,
             ("tls_key", v) => self.tls.key = path(&param, v).ok_or_else(mismatch)??,
@@ -223,6 +250,12 @@ impl LockOptions {
             return Err(LockError::invalid(
                 "options",
                 "must set tls_cert and tls_key together",
+            ));
+        }
+        if self.on_lost == OnLost::Interrupt && !self.auto_renew {
+            return Err(LockError::invalid(
+                "options",
+                "on_lost => \"interrupt\" needs auto_renew => true",
             ));
         }
         if self.cluster && self.sentinel.is_some() {
@@ -263,6 +296,7 @@ mod tests {
             let value = match kind {
                 OptionKind::Bool => OptionValue::Bool(true),
                 OptionKind::Seconds | OptionKind::NullableSeconds => OptionValue::Number(1.5),
+                OptionKind::Text if *name == "on_lost" => OptionValue::Text(b"ignore".to_vec()),
                 OptionKind::Text | OptionKind::NullableText => OptionValue::Text(b"x".to_vec()),
                 OptionKind::Fraction => OptionValue::Number(0.1),
             };
