@@ -6,6 +6,7 @@
 -- KEYS[5] = the token's wake list
 -- ARGV[1] = token, ARGV[2] = wake-key prefix
 -- Returns 1 when the token held the lock, 0 otherwise.
+-- @handoff
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('DEL', KEYS[5])

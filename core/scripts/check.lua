@@ -10,6 +10,7 @@
 -- fencing token
 -- Returns {1, fencing token or -1} when the lock is ours, {2} when we gave
 -- up, {0, lock pttl ms} when we still wait.
+-- @handoff
 local lock, queue, info, fence, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local token, ttl, alive_ms, fenced = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[6] == '1'
 local fencing = nil

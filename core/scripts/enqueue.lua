@@ -6,6 +6,7 @@
 -- ARGV[4] = wake-key prefix, ARGV[5] = '1' for a fencing token
 -- Returns {1, fencing token or -1} when the lock is ours, {0, lock pttl ms}
 -- when queued.
+-- @handoff
 local lock, queue, info, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, ttl, alive_ms, fenced = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[5] == '1'
 if redis.call('EXISTS', lock) == 0 then

@@ -7,6 +7,12 @@
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
+-- Fast path, before any helper is defined: nobody waits.
+if not redis.call('ZRANGE', KEYS[2], 0, 0)[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+-- @handoff
 if not hand_over(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2]) then
   redis.call('DEL', KEYS[1])
 end

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use redis::{Connection, RedisResult, Value};
 
-use crate::keys;
+use crate::keys::LockKeys;
 use crate::pool::Attempt;
 use crate::scripts;
 
@@ -19,7 +19,7 @@ pub type Fence = Option<i64>;
 /// that went through. `None` when someone else holds the lock.
 pub fn try_acquire(
     con: &mut Connection,
-    key: &[u8],
+    keys: &LockKeys,
     token: &[u8],
     ttl_ms: u64,
     fencing: bool,
@@ -28,8 +28,8 @@ pub fn try_acquire(
     let replay = attempt == Attempt::Replay;
     if fencing {
         let fence: Option<i64> = scripts::ACQUIRE_FENCED
-            .key(key)
-            .key(keys::fence_key(key))
+            .key(&keys.lock)
+            .key(&keys.fence)
             .arg(token)
             .arg(ttl_ms)
             .arg(if replay { "1" } else { "0" })
@@ -38,14 +38,14 @@ pub fn try_acquire(
     }
     let won = if replay {
         let won: i64 = scripts::ACQUIRE_REPLAY
-            .key(key)
+            .key(&keys.lock)
             .arg(token)
             .arg(ttl_ms)
             .invoke(con)?;
         won == 1
     } else {
         let reply: Option<String> = redis::cmd("SET")
-            .arg(key)
+            .arg(&keys.lock)
             .arg(token)
             .arg("NX")
             .arg("PX")
@@ -69,29 +69,29 @@ pub fn reenter(con: &mut Connection, key: &[u8], token: &[u8], ttl_ms: u64) -> R
 
 /// Releases the lock if it still holds `token`: hands it to the next live
 /// waiter (waking it) or deletes it. True when it was ours.
-pub fn release(con: &mut Connection, key: &[u8], token: &[u8]) -> RedisResult<bool> {
+pub fn release(con: &mut Connection, keys: &LockKeys, token: &[u8]) -> RedisResult<bool> {
     let released: i64 = scripts::RELEASE
-        .key(key)
-        .key(keys::queue_key(key))
-        .key(keys::info_key(key))
-        .key(keys::fence_key(key))
+        .key(&keys.lock)
+        .key(&keys.queue)
+        .key(&keys.info)
+        .key(&keys.fence)
         .arg(token)
-        .arg(keys::wake_prefix(key))
+        .arg(&keys.wake_prefix)
         .invoke(con)?;
     Ok(released == 1)
 }
 
 /// Cleans up after an acquire of `token` whose outcome is unknown: leaves
 /// the queue and releases the lock if the token holds it. True when it did.
-pub fn abandon(con: &mut Connection, key: &[u8], token: &[u8]) -> RedisResult<bool> {
+pub fn abandon(con: &mut Connection, keys: &LockKeys, token: &[u8]) -> RedisResult<bool> {
     let held: i64 = scripts::ABANDON
-        .key(key)
-        .key(keys::queue_key(key))
-        .key(keys::info_key(key))
-        .key(keys::fence_key(key))
-        .key(keys::wake_key(key, token))
+        .key(&keys.lock)
+        .key(&keys.queue)
+        .key(&keys.info)
+        .key(&keys.fence)
+        .key(keys.wake(token))
         .arg(token)
-        .arg(keys::wake_prefix(key))
+        .arg(&keys.wake_prefix)
         .invoke(con)?;
     Ok(held == 1)
 }
@@ -130,16 +130,16 @@ pub struct Waiter<'a> {
 /// Takes the lock if it is free and nobody waits, else joins the queue of
 /// waiters (one round trip). Safe to replay: the token is the queue member,
 /// so a replay keeps the first try's place.
-pub fn enqueue(con: &mut Connection, key: &[u8], waiter: &Waiter<'_>) -> RedisResult<Queued> {
+pub fn enqueue(con: &mut Connection, keys: &LockKeys, waiter: &Waiter<'_>) -> RedisResult<Queued> {
     let reply: Vec<Value> = scripts::ENQUEUE
-        .key(key)
-        .key(keys::queue_key(key))
-        .key(keys::info_key(key))
-        .key(keys::fence_key(key))
+        .key(&keys.lock)
+        .key(&keys.queue)
+        .key(&keys.info)
+        .key(&keys.fence)
         .arg(waiter.token)
         .arg(waiter.ttl_ms)
         .arg(waiter.alive_ms)
-        .arg(keys::wake_prefix(key))
+        .arg(&keys.wake_prefix)
         .arg(flag(waiter.fencing))
         .invoke(con)?;
     queued_reply("enqueue", &reply)
@@ -151,21 +151,21 @@ pub fn enqueue(con: &mut Connection, key: &[u8], waiter: &Waiter<'_>) -> RedisRe
 /// handed to it.
 pub fn check(
     con: &mut Connection,
-    key: &[u8],
+    keys: &LockKeys,
     waiter: &Waiter<'_>,
     give_up: bool,
 ) -> RedisResult<Queued> {
     let reply: Vec<Value> = scripts::CHECK
-        .key(key)
-        .key(keys::queue_key(key))
-        .key(keys::info_key(key))
-        .key(keys::fence_key(key))
-        .key(keys::wake_key(key, waiter.token))
+        .key(&keys.lock)
+        .key(&keys.queue)
+        .key(&keys.info)
+        .key(&keys.fence)
+        .key(keys.wake(waiter.token))
         .arg(waiter.token)
         .arg(waiter.ttl_ms)
         .arg(waiter.alive_ms)
         .arg(flag(give_up))
-        .arg(keys::wake_prefix(key))
+        .arg(&keys.wake_prefix)
         .arg(flag(waiter.fencing))
         .invoke(con)?;
     queued_reply("check", &reply)
@@ -176,12 +176,12 @@ pub fn check(
 /// the owner (and pushed our fencing token).
 pub fn wait_for_wake(
     con: &mut Connection,
-    key: &[u8],
+    keys: &LockKeys,
     token: &[u8],
     timeout: Duration,
 ) -> RedisResult<Option<Fence>> {
     let popped: Option<(Vec<u8>, String)> = redis::cmd("BLPOP")
-        .arg(keys::wake_key(key, token))
+        .arg(keys.wake(token))
         .arg(format!("{:.3}", timeout.as_secs_f64().max(0.001)))
         .query(con)?;
     Ok(popped.map(|(_, fence)| fence.parse().ok()))

@@ -1,6 +1,9 @@
 //! Opening one connection to one server with its timeouts and TLS settings.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 use redis::{
     ClientTlsConfig, Connection, ConnectionAddr, IntoConnectionInfo, RedisConnectionInfo,
@@ -10,6 +13,21 @@ use redis::{
 use crate::error::{ConnectionFailure, LockError, Result};
 use crate::options::{LockOptions, TlsOptions};
 use crate::url::{Endpoint, ServerUrl};
+
+/// The one shared instance of `config`: equal configs (several lock
+/// objects on one server) get the same `Arc`, so the pool can key
+/// connections by its address. The registry keeps every distinct config of
+/// the process (a handful).
+pub fn intern(config: ServerConfig) -> Arc<ServerConfig> {
+    static REGISTRY: Mutex<Vec<Arc<ServerConfig>>> = Mutex::new(Vec::new());
+    let mut registry = REGISTRY.lock();
+    if let Some(known) = registry.iter().find(|known| ***known == config) {
+        return known.clone();
+    }
+    let config = Arc::new(config);
+    registry.push(config.clone());
+    config
+}
 
 /// Everything needed to open a connection to one server. Two locks with equal
 /// configs share one pooled connection.

@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::connection::ServerConfig;
+use crate::keys::LockKeys;
+use crate::process;
 use crate::renewal::Lease;
 
 /// One held lock.
@@ -26,8 +28,8 @@ pub struct Entry {
     pub id: u64,
     /// Identifies the keyspace (servers + database) the key lives in.
     pub scope: Arc<str>,
-    /// The key as stored in Redis (prefix included).
-    pub redis_key: Vec<u8>,
+    /// The key names of the lock (the lock key includes the prefix).
+    pub keys: Arc<LockKeys>,
     /// The owner token written into the key.
     pub token: Vec<u8>,
     /// Number of acquires not yet matched by a release.
@@ -55,7 +57,7 @@ impl Entry {
 }
 
 struct Table {
-    pid: u32,
+    generation: u64,
     entries: Vec<Entry>,
 }
 
@@ -67,10 +69,10 @@ fn with_entries<T>(f: impl FnOnce(&mut Vec<Entry>) -> T) -> T {
     let mut guard: MutexGuard<'_, Option<Table>> = TABLE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let pid = std::process::id();
-    if guard.as_ref().is_none_or(|t| t.pid != pid) {
+    let generation = process::generation();
+    if guard.as_ref().is_none_or(|t| t.generation != generation) {
         *guard = Some(Table {
-            pid,
+            generation,
             entries: Vec::new(),
         });
     }
@@ -119,7 +121,7 @@ pub fn find(scope: &str, redis_key: &[u8]) -> Option<Entry> {
     with_entries(|entries| {
         entries
             .iter()
-            .find(|e| &*e.scope == scope && e.redis_key == redis_key)
+            .find(|e| &*e.scope == scope && e.keys.lock == redis_key)
             .cloned()
     })
 }
@@ -160,7 +162,7 @@ pub fn forget(scope: &str, redis_key: &[u8]) -> Option<Entry> {
     with_entries(|entries| {
         let pos = entries
             .iter()
-            .position(|e| &*e.scope == scope && e.redis_key == redis_key)?;
+            .position(|e| &*e.scope == scope && e.keys.lock == redis_key)?;
         let entry = entries.swap_remove(pos);
         entry.stop_renewal();
         Some(entry)

@@ -62,6 +62,42 @@ pub fn wake_key(lock_key: &[u8], token: &[u8]) -> Vec<u8> {
     key
 }
 
+/// All key names of one lock, computed once per lock object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockKeys {
+    /// The lock key `K` (prefix + user key).
+    pub lock: Vec<u8>,
+    /// `K~q`.
+    pub queue: Vec<u8>,
+    /// `K~i`.
+    pub info: Vec<u8>,
+    /// `K~f`.
+    pub fence: Vec<u8>,
+    /// `K~w~`.
+    pub wake_prefix: Vec<u8>,
+}
+
+impl LockKeys {
+    /// The key names of the lock stored at `lock`.
+    pub fn new(lock: Vec<u8>) -> Self {
+        Self {
+            queue: queue_key(&lock),
+            info: info_key(&lock),
+            fence: fence_key(&lock),
+            wake_prefix: wake_prefix(&lock),
+            lock,
+        }
+    }
+
+    /// The wake-up list of the waiter holding `token`.
+    pub fn wake(&self, token: &[u8]) -> Vec<u8> {
+        let mut key = Vec::with_capacity(self.wake_prefix.len() + token.len());
+        key.extend_from_slice(&self.wake_prefix);
+        key.extend_from_slice(token);
+        key
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

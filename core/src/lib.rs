@@ -22,6 +22,7 @@ pub mod lock;
 pub mod numeric;
 pub mod options;
 pub mod pool;
+pub mod process;
 pub mod renewal;
 pub mod scripts;
 pub mod settings;

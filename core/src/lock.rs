@@ -5,10 +5,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::commands::{self, Fence, Queued, Waiter};
-use crate::connection::ServerConfig;
+use crate::connection::{self, ServerConfig};
 use crate::duration;
 use crate::error::{LockError, Result};
 use crate::holds::{self, Entry, Left};
+use crate::keys::LockKeys;
 use crate::options::{LockOptions, OnLost};
 use crate::pool;
 use crate::renewal::{self, Job};
@@ -57,7 +58,7 @@ struct Share {
 #[derive(Debug)]
 pub struct Lock {
     key: Vec<u8>,
-    redis_key: Vec<u8>,
+    keys: Arc<LockKeys>,
     ttl_ms: u64,
     server: Arc<ServerConfig>,
     scope: Arc<str>,
@@ -119,13 +120,13 @@ impl Lock {
             }
         };
         reject_unsupported(&options)?;
-        let server = Arc::new(ServerConfig::new(url, &options));
+        let server = connection::intern(ServerConfig::new(url, &options));
         let scope: Arc<str> = format!("{:?}/{}", server.url.endpoint, server.url.db).into();
         let mut redis_key = options.prefix.clone();
         redis_key.extend_from_slice(&key);
         Ok(Self {
             key,
-            redis_key,
+            keys: Arc::new(LockKeys::new(redis_key)),
             ttl_ms,
             server,
             scope,
@@ -142,7 +143,7 @@ impl Lock {
 
     /// The key as stored in Redis: prefix + key.
     pub fn redis_key(&self) -> &[u8] {
-        &self.redis_key
+        &self.keys.lock
     }
 
     /// The options the lock was built with.
@@ -168,7 +169,7 @@ impl Lock {
         let fencing = self.options.fencing;
         let attempt = if wait.is_zero() {
             pool::with_connection(&self.server, |con, attempt| {
-                commands::try_acquire(con, &self.redis_key, &token, self.ttl_ms, fencing, attempt)
+                commands::try_acquire(con, &self.keys, &token, self.ttl_ms, fencing, attempt)
             })
         } else {
             self.wait_in_queue(&token, wait, stop)
@@ -212,7 +213,7 @@ impl Lock {
             alive_ms: alive_window(fallback),
             fencing: self.options.fencing,
         };
-        let key = &self.redis_key;
+        let key = &*self.keys;
         let step = |first: bool, give_up: bool| {
             pool::with_connection(&self.server, |con, _| {
                 if first {
@@ -258,7 +259,7 @@ impl Lock {
     fn clean_orphans(&mut self) -> Result<()> {
         while let Some(token) = self.orphans.last() {
             pool::with_connection(&self.server, |con, _| {
-                commands::abandon(con, &self.redis_key, token)
+                commands::abandon(con, &self.keys, token)
             })?;
             self.orphans.pop();
         }
@@ -270,14 +271,14 @@ impl Lock {
     fn reenter(&mut self) -> Result<bool> {
         let entry = match self.live_entry() {
             Some(entry) => Some(entry),
-            None => holds::find(&self.scope, &self.redis_key),
+            None => holds::find(&self.scope, &self.keys.lock),
         };
         let Some(entry) = entry else {
             return Ok(false);
         };
         let ttl_ms = self.ttl_ms;
         let ours = pool::with_connection(&entry.server, |con, _| {
-            commands::reenter(con, &entry.redis_key, &entry.token, ttl_ms)
+            commands::reenter(con, &entry.keys.lock, &entry.token, ttl_ms)
         })?;
         if !ours {
             holds::remove(entry.id);
@@ -304,7 +305,7 @@ impl Lock {
         let lease = self.options.auto_renew.then(|| {
             renewal::renew(Job {
                 server: self.server.clone(),
-                key: self.redis_key.clone(),
+                key: self.keys.lock.clone(),
                 token: token.clone(),
                 ttl_ms: self.ttl_ms,
                 max_hold: self.options.max_hold,
@@ -315,7 +316,7 @@ impl Lock {
         let id = holds::insert(Entry {
             id: 0,
             scope: self.scope.clone(),
-            redis_key: self.redis_key.clone(),
+            keys: self.keys.clone(),
             token,
             count: 1,
             auto_release: self.options.auto_release,
@@ -331,7 +332,7 @@ impl Lock {
     /// request) from its token. Sends nothing to Redis.
     pub fn restore(&mut self, token: Vec<u8>) -> Result<()> {
         token::validate_token(&token)?;
-        if let Some(entry) = holds::find(&self.scope, &self.redis_key) {
+        if let Some(entry) = holds::find(&self.scope, &self.keys.lock) {
             if entry.token != token {
                 return Err(LockError::Unsupported(format!(
                     "this process already holds lock \"{}\" under another token; \
@@ -412,7 +413,7 @@ impl Lock {
             return Ok(!lease.valid_for().is_zero());
         }
         let owner = pool::with_connection(&entry.server, |con, _| {
-            commands::owner(con, &entry.redis_key)
+            commands::owner(con, &entry.keys.lock)
         })?;
         Ok(owner.as_deref() == Some(&entry.token[..]))
     }
@@ -428,7 +429,7 @@ impl Lock {
             return Ok(false);
         };
         let extended = pool::with_connection(&entry.server, |con, _| {
-            commands::refresh(con, &entry.redis_key, &entry.token, ttl_ms)
+            commands::refresh(con, &entry.keys.lock, &entry.token, ttl_ms)
         })?;
         if let Some(lease) = &entry.lease {
             if extended {
@@ -460,7 +461,7 @@ impl Lock {
             return Ok(None);
         };
         let pttl = pool::with_connection(&entry.server, |con, _| {
-            commands::owned_pttl(con, &entry.redis_key, &entry.token)
+            commands::owned_pttl(con, &entry.keys.lock, &entry.token)
         })?;
         Ok(pttl.map(|ms| {
             if ms < 0 {
@@ -486,9 +487,9 @@ impl Lock {
     /// process on the key is forgotten. True when a key was deleted.
     pub fn force_release(&mut self) -> Result<bool> {
         let deleted = pool::with_connection(&self.server, |con, _| {
-            commands::force_release(con, &self.redis_key)
+            commands::force_release(con, &self.keys.lock)
         })?;
-        holds::forget(&self.scope, &self.redis_key);
+        holds::forget(&self.scope, &self.keys.lock);
         self.share = None;
         Ok(deleted)
     }
@@ -498,7 +499,7 @@ impl Lock {
         let entry = self.live_entry();
         LockInfo {
             key: self.key.clone(),
-            redis_key: self.redis_key.clone(),
+            redis_key: self.keys.lock.clone(),
             ttl: self.ttl_ms as f64 / 1000.0,
             servers: vec![self.server.name()],
             acquired: entry.is_some(),
@@ -517,7 +518,7 @@ impl Drop for Lock {
 /// Compare-and-delete of one entry in Redis.
 fn release_entry(entry: &Entry) -> Result<bool> {
     pool::with_connection(&entry.server, |con, _| {
-        commands::release(con, &entry.redis_key, &entry.token)
+        commands::release(con, &entry.keys, &entry.token)
     })
 }
 

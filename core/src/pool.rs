@@ -1,22 +1,26 @@
-//! One connection per server per process, reused across calls and across PHP
-//! requests (like phpredis' `pconnect`).
+//! One connection per server (and role) per process, reused across calls
+//! and across PHP requests (like phpredis' `pconnect`).
 //!
 //! A connection is taken out of the pool for the duration of one operation
-//! and put back only when the operation did not break it. A connection that
-//! dropped under a reused connection is replaced and the operation is run
+//! and put back only when the operation did not break it. When a pooled
+//! connection turns out to be dead, it is replaced and the operation runs
 //! once more (every operation the core sends is written to be safe to
 //! repeat; see [`Attempt`]). After a `fork()` the child never touches the
 //! parent's sockets: the first use in a new process forgets every inherited
 //! connection without closing or writing to it, and opens its own.
+//!
+//! Servers are interned ([`crate::connection::intern`]), so the pool is
+//! keyed by the address of the shared config: no hashing of URLs per call.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use redis::{Connection, ConnectionLike};
 
 use crate::connection::ServerConfig;
 use crate::error::{LockError, Result};
+use crate::process;
 
 /// Which try of an operation this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,9 +32,9 @@ pub enum Attempt {
     Replay,
 }
 
-/// What a pooled connection is used for. Blocking waits (`BLPOP`) get their
-/// own connection per server, so a waiter never holds up the connection that
-/// commands of other locks use (or, later, a renewal thread).
+/// What a pooled connection is used for. Blocking waits (`BLPOP`) and the
+/// renewal thread get their own connection per server, so neither holds up
+/// the connection that the commands of other locks use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
     /// Ordinary commands with the configured read timeout.
@@ -41,26 +45,30 @@ pub enum Role {
     Renewal,
 }
 
-type PoolKey = (ServerConfig, Role);
+/// (address of the interned server config, role).
+type PoolKey = (usize, Role);
 
 struct Pool {
-    pid: u32,
-    idle: HashMap<PoolKey, Connection>,
+    generation: u64,
+    idle: Vec<(PoolKey, Connection)>,
 }
 
 static POOL: Mutex<Option<Pool>> = Mutex::new(None);
 
-fn lock_pool() -> MutexGuard<'static, Option<Pool>> {
-    POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+fn key(server: &Arc<ServerConfig>, role: Role) -> PoolKey {
+    (Arc::as_ptr(server) as usize, role)
 }
 
-/// Takes the idle connection for `server` out of the pool, if any, dropping
+/// Takes the idle connection for `key` out of the pool, if any, dropping
 /// the whole pool first when it was inherited through `fork()`.
-fn take(key: &PoolKey) -> Option<Connection> {
-    let mut guard = lock_pool();
-    let pid = std::process::id();
+fn take(key: PoolKey) -> Option<Connection> {
+    let generation = process::generation();
+    let mut guard = POOL.lock();
     match guard.as_mut() {
-        Some(pool) if pool.pid == pid => pool.idle.remove(key),
+        Some(pool) if pool.generation == generation => {
+            let pos = pool.idle.iter().position(|(k, _)| *k == key)?;
+            Some(pool.idle.swap_remove(pos).1)
+        }
         _ => {
             if let Some(inherited) = guard.take() {
                 // The parent still uses these sockets: closing them here is
@@ -69,8 +77,8 @@ fn take(key: &PoolKey) -> Option<Connection> {
                 std::mem::forget(inherited.idle);
             }
             *guard = Some(Pool {
-                pid,
-                idle: HashMap::new(),
+                generation,
+                idle: Vec::new(),
             });
             None
         }
@@ -78,11 +86,10 @@ fn take(key: &PoolKey) -> Option<Connection> {
 }
 
 fn put_back(key: PoolKey, con: Connection) {
-    let mut guard = lock_pool();
+    let generation = process::generation();
+    let mut guard = POOL.lock();
     match guard.as_mut() {
-        Some(pool) if pool.pid == std::process::id() => {
-            pool.idle.insert(key, con);
-        }
+        Some(pool) if pool.generation == generation => pool.idle.push((key, con)),
         _ => std::mem::forget(con),
     }
 }
@@ -95,7 +102,7 @@ fn put_back(key: PoolKey, con: Connection) {
 /// idle client, ...), `op` is run once more on a fresh connection with
 /// [`Attempt::Replay`].
 pub fn with_connection<T>(
-    server: &ServerConfig,
+    server: &Arc<ServerConfig>,
     op: impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,
 ) -> Result<T> {
     with_role(server, Role::Command, op)
@@ -105,7 +112,7 @@ pub fn with_connection<T>(
 /// `block`: runs on the server's [`Role::Blocking`] connection with a read
 /// timeout of `block` plus the configured read timeout.
 pub fn with_blocking_connection<T>(
-    server: &ServerConfig,
+    server: &Arc<ServerConfig>,
     block: Duration,
     mut op: impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,
 ) -> Result<T> {
@@ -117,12 +124,12 @@ pub fn with_blocking_connection<T>(
 }
 
 pub(crate) fn with_role<T>(
-    server: &ServerConfig,
+    server: &Arc<ServerConfig>,
     role: Role,
     mut op: impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,
 ) -> Result<T> {
-    let key = (server.clone(), role);
-    let reused = take(&key).filter(|c| c.is_open());
+    let key = key(server, role);
+    let reused = take(key).filter(|c| c.is_open());
     let was_reused = reused.is_some();
     let mut con = match reused {
         Some(con) => con,
@@ -161,9 +168,10 @@ fn run<T>(
 /// Closes every pooled connection of this process (module shutdown).
 /// Connections inherited from a parent process are forgotten, not closed.
 pub fn close_all() {
-    let mut guard = lock_pool();
+    let generation = process::generation();
+    let mut guard = POOL.lock();
     if let Some(pool) = guard.take() {
-        if pool.pid == std::process::id() {
+        if pool.generation == generation {
             drop(pool.idle);
         } else {
             std::mem::forget(pool.idle);
@@ -173,9 +181,20 @@ pub fn close_all() {
 
 /// Number of idle pooled connections (for tests and phpinfo).
 pub fn idle_count() -> usize {
-    let guard = lock_pool();
-    match guard.as_ref() {
-        Some(pool) if pool.pid == std::process::id() => pool.idle.len(),
+    let generation = process::generation();
+    match POOL.lock().as_ref() {
+        Some(pool) if pool.generation == generation => pool.idle.len(),
         _ => 0,
     }
+}
+
+/// fork() prepare handler: no other thread may be inside the pool.
+pub(crate) fn lock_for_fork() {
+    std::mem::forget(POOL.lock());
+}
+
+/// fork() parent/child handler: undoes [`lock_for_fork`].
+pub(crate) fn unlock_after_fork() {
+    // SAFETY: locked by `lock_for_fork` on this thread, guard forgotten.
+    unsafe { POOL.force_unlock() };
 }

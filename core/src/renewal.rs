@@ -11,12 +11,15 @@
 //! renews nor believes it is renewed.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::connection::ServerConfig;
 use crate::pool::{self, Role};
+use crate::process;
 use crate::scripts;
 
 /// What the renewal thread knows of one hold, shared with its lock object.
@@ -96,7 +99,7 @@ struct Entry {
 }
 
 struct Renewer {
-    pid: u32,
+    generation: u64,
     entries: Vec<Entry>,
     thread: Option<JoinHandle<()>>,
     shutdown: bool,
@@ -121,10 +124,18 @@ pub fn set_lost_hook(hook: fn()) {
 }
 
 fn lock_state() -> MutexGuard<'static, Option<Renewer>> {
-    SHARED
-        .state
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    SHARED.state.lock()
+}
+
+/// fork() prepare handler: the renewal thread must not hold the state.
+pub(crate) fn lock_for_fork() {
+    std::mem::forget(SHARED.state.lock());
+}
+
+/// fork() parent/child handler: undoes [`lock_for_fork`].
+pub(crate) fn unlock_after_fork() {
+    // SAFETY: locked by `lock_for_fork` on this thread, guard forgotten.
+    unsafe { SHARED.state.force_unlock() };
 }
 
 fn epoch() -> Instant {
@@ -156,16 +167,16 @@ pub fn renew(job: Job) -> Arc<Lease> {
         lease: lease.clone(),
         job,
     };
+    let generation = process::generation();
     let mut guard = lock_state();
-    let pid = std::process::id();
-    if guard.as_ref().is_none_or(|r| r.pid != pid) {
+    if guard.as_ref().is_none_or(|r| r.generation != generation) {
         // First use, or inherited through fork: the parent's thread does not
         // exist here and its jobs are not ours.
         if let Some(inherited) = guard.take() {
             std::mem::forget(inherited.thread);
         }
         *guard = Some(Renewer {
-            pid,
+            generation,
             entries: Vec::new(),
             thread: None,
             shutdown: false,
@@ -186,9 +197,10 @@ pub fn renew(job: Job) -> Arc<Lease> {
 
 /// Number of holds being renewed in this process.
 pub fn active() -> usize {
+    let generation = process::generation();
     let guard = lock_state();
     match guard.as_ref() {
-        Some(r) if r.pid == std::process::id() => r
+        Some(r) if r.generation == generation => r
             .entries
             .iter()
             .filter(|e| !e.lease.stopped.load(Ordering::Acquire))
@@ -199,10 +211,11 @@ pub fn active() -> usize {
 
 /// Stops the thread and waits for it (module shutdown).
 pub fn shutdown() {
+    let generation = process::generation();
     let thread = {
         let mut guard = lock_state();
         match guard.as_mut() {
-            Some(r) if r.pid == std::process::id() => {
+            Some(r) if r.generation == generation => {
                 r.shutdown = true;
                 r.entries.clear();
                 r.thread.take()
@@ -223,6 +236,7 @@ fn interval(ttl_ms: u64) -> Duration {
 
 /// The thread: sleep until the next hold is due, renew everything due.
 fn run() {
+    let generation = process::generation();
     loop {
         let due = {
             let mut guard = lock_state();
@@ -230,7 +244,7 @@ fn run() {
                 let Some(renewer) = guard.as_mut() else {
                     return;
                 };
-                if renewer.shutdown || renewer.pid != std::process::id() {
+                if renewer.shutdown || renewer.generation != generation {
                     return;
                 }
                 let now = Instant::now();
@@ -257,11 +271,7 @@ fn run() {
                     .map(|e| e.next_due - now)
                     .min()
                     .unwrap_or(Duration::from_secs(60));
-                guard = SHARED
-                    .wake
-                    .wait_timeout(guard, sleep)
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .0;
+                SHARED.wake.wait_for(&mut guard, sleep);
             }
         };
         renew_batch(due);

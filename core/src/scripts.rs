@@ -6,24 +6,30 @@ use std::sync::LazyLock;
 
 use redis::Script;
 
-/// Helpers shared by the scripts that may hand a free lock to a waiter.
-macro_rules! with_handoff {
-    ($file:literal) => {
-        concat!(
-            include_str!("../scripts/lib/handoff.lua"),
-            include_str!(concat!("../scripts/", $file))
-        )
-    };
+/// Builds a script that may hand a free lock to a waiter: the shared
+/// helpers (`lib/handoff.lua`) replace the script's `-- @handoff` line, so a
+/// script can take its fast path before any helper closure is created
+/// (creating them costs Redis a few microseconds per call).
+fn with_handoff(script: &str) -> Script {
+    let lib = include_str!("../scripts/lib/handoff.lua");
+    assert!(
+        script.contains("-- @handoff\n"),
+        "script lacks its -- @handoff line"
+    );
+    Script::new(&script.replacen("-- @handoff\n", lib, 1))
 }
 
 /// Compare-and-delete, or hand over to the next waiter (release).
-pub static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(with_handoff!("release.lua")));
+pub static RELEASE: LazyLock<Script> =
+    LazyLock::new(|| with_handoff(include_str!("../scripts/release.lua")));
 
 /// Take the lock if free, else join the queue (blocking acquire).
-pub static ENQUEUE: LazyLock<Script> = LazyLock::new(|| Script::new(with_handoff!("enqueue.lua")));
+pub static ENQUEUE: LazyLock<Script> =
+    LazyLock::new(|| with_handoff(include_str!("../scripts/enqueue.lua")));
 
 /// A queued waiter's check after a wake-up timeout, or its give-up.
-pub static CHECK: LazyLock<Script> = LazyLock::new(|| Script::new(with_handoff!("check.lua")));
+pub static CHECK: LazyLock<Script> =
+    LazyLock::new(|| with_handoff(include_str!("../scripts/check.lua")));
 
 /// Compare-and-pexpire (refresh).
 pub static REFRESH: LazyLock<Script> =
@@ -46,4 +52,5 @@ pub static ACQUIRE_FENCED: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/acquire_fenced.lua")));
 
 /// Cleanup of a token whose acquire timed out: leave the queue, release.
-pub static ABANDON: LazyLock<Script> = LazyLock::new(|| Script::new(with_handoff!("abandon.lua")));
+pub static ABANDON: LazyLock<Script> =
+    LazyLock::new(|| with_handoff(include_str!("../scripts/abandon.lua")));

@@ -27,7 +27,12 @@ fn hold(server: &RedisServer, key: &[u8], token: &str, ttl_ms: u64) {
 
 /// Releases `key` held by `token` with the real release script.
 fn release(server: &RedisServer, key: &[u8], token: &str) -> bool {
-    commands::release(&mut server.client(), key, token.as_bytes()).unwrap()
+    commands::release(
+        &mut server.client(),
+        &keys::LockKeys::new(key.to_vec()),
+        token.as_bytes(),
+    )
+    .unwrap()
 }
 
 fn queue_len(server: &RedisServer, key: &[u8]) -> i64 {
@@ -144,7 +149,12 @@ fn a_crashed_waiter_is_skipped() {
         alive_ms: 100,
         fencing: false,
     };
-    let queued = commands::enqueue(&mut server.client(), &key, &dead).unwrap();
+    let queued = commands::enqueue(
+        &mut server.client(),
+        &keys::LockKeys::new(key.clone()),
+        &dead,
+    )
+    .unwrap();
     assert!(
         matches!(queued, commands::Queued::Waiting { .. }),
         "{queued:?}"
