@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the phpt tests in php-tests/ against a built extension, on a private
-# redis-server, and fails when any test failed or was skipped (a skipped
-# test usually means the extension did not load).
+# redis-server, and fails when any test failed, leaked or was skipped (a
+# skipped test usually means the extension did not load).
 #
-#   scripts/phpt.sh path/to/libredislock.so [phpt files or dirs...]
+#   scripts/phpt.sh path/to/redislock.so [phpt files or dirs...]
+#   PHPT_ARGS=-m scripts/phpt.sh ...   runs every test under valgrind
 set -euo pipefail
 cd "$(dirname "$0")/.."
 so=$(realpath "$1"); shift
@@ -23,11 +24,11 @@ NO_INTERACTION=1 TEST_PHP_EXECUTABLE=$(command -v php) php "$runner" -q --no-col
   -n -d "extension=$so" ${PHPT_ARGS:-} -j2 "${targets[@]}" 2>&1 | tee "$log"
 set -e
 count() { grep -E "^Tests $1" "$log" | grep -oE '[0-9]+' | head -n1 || true; }
-passed=$(count passed); failed=$(count failed); skipped=$(count skipped)
-passed=${passed:-0}; failed=${failed:-0}; skipped=${skipped:-0}
+passed=$(count passed); failed=$(count failed); skipped=$(count skipped); leaked=$(count leaked)
+passed=${passed:-0}; failed=${failed:-0}; skipped=${skipped:-0}; leaked=${leaked:-0}
 rm -f "$log"
-echo "phpt: ${passed} passed, ${failed} failed, ${skipped} skipped"
-if [ "$failed" != 0 ] || [ "$skipped" != 0 ] || [ "$passed" = 0 ]; then
+echo "phpt: ${passed} passed, ${failed} failed, ${skipped} skipped, ${leaked} leaked"
+if [ "$failed" != 0 ] || [ "$skipped" != 0 ] || [ "$leaked" != 0 ] || [ "$passed" = 0 ]; then
   echo "phpt: FAILED (failures, skips or nothing run)" >&2
   exit 1
 fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, checks formatting and
 # lints, runs the core's cargo tests (each starts its own redis-server),
-# builds the extension and runs the phpt tests against it. Ends with one
-# "N passed, N failed" line; exits non-zero on any failure or skipped phpt.
+# builds the extension, runs every phpt test against it, then a subset
+# under valgrind. Ends with one "N passed, N failed" line; exits non-zero on
+# any failure, leak, or skipped phpt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,10 +28,25 @@ bash scripts/phpt.sh target/release/redislock.so 2>&1 | tee "$log"
 phpt_status=${PIPESTATUS[0]}
 set -e
 phpt_line=$(grep -E '^phpt: [0-9]+ passed' "$log" | tail -n1)
+
+# A memory check of the binding and the renewal thread under valgrind, on
+# tests that do not depend on tight timing.
+valgrind_tests=(001 010 014 019 021 022 023 024 030 090)
+set +e
+PHPT_ARGS=-m bash scripts/phpt.sh target/release/redislock.so \
+  $(for t in "${valgrind_tests[@]}"; do ls php-tests/"$t"-*.phpt; done) 2>&1 | tee "$log.vg"
+valgrind_status=${PIPESTATUS[0]}
+set -e
+vg_line=$(grep -E '^phpt: [0-9]+ passed' "$log.vg" | tail -n1 | sed 's/^phpt:/valgrind:/')
+rm -f "$log.vg"
 phpt_passed=$(echo "$phpt_line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 phpt_failed=$(echo "$phpt_line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 phpt_skipped=$(echo "$phpt_line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+' || echo 0)
 failed=$((cargo_failed + phpt_failed + phpt_skipped))
 [ "$phpt_status" = 0 ] || [ "$failed" -gt 0 ] || failed=1
+[ "$valgrind_status" = 0 ] || failed=$((failed + 1))
+echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
+echo "$phpt_line"
+echo "$vg_line"
 echo "$((cargo_passed + phpt_passed)) passed, ${failed} failed"
 [ "$failed" = 0 ]
