@@ -39,11 +39,7 @@ if ours or ARGV[4] == '1' then
   end
   return {2}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
--- Dropped as silent (a long pause): queue again, at the back.
-redis.call('ZADD', queue, 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), token)
-redis.call('HSET', info, token, make_info(now + alive_ms, ttl, fenced))
-keep_for(queue, alive_ms + 1000)
-keep_for(info, alive_ms + 1000)
+-- Still waiting: renew our entry (or queue again, at the back, if we were
+-- dropped as silent after a long pause).
+join_queue(queue, info, token, ttl, alive_ms, fenced)
 return {0, redis.call('PTTL', lock)}

@@ -22,10 +22,5 @@ if redis.call('GET', lock) == token then
   redis.call('HDEL', info, token)
   return {1, fenced and tonumber(redis.call('GET', fence)) or -1}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', queue, 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), token)
-redis.call('HSET', info, token, make_info(now + alive_ms, ttl, fenced))
-keep_for(queue, alive_ms + 1000)
-keep_for(info, alive_ms + 1000)
+join_queue(queue, info, token, ttl, alive_ms, fenced)
 return {0, redis.call('PTTL', lock)}

@@ -42,6 +42,20 @@ fn queue_len(server: &RedisServer, key: &[u8]) -> i64 {
         .unwrap()
 }
 
+/// A thread that waits up to 5 s for `key` (another process, as far as the
+/// hold table can tell) and returns whether it got it, when, and the lock.
+fn spawn_waiter(
+    url: String,
+    key: Vec<u8>,
+    options: LockOptions,
+) -> std::thread::JoinHandle<(bool, Instant, Lock)> {
+    std::thread::spawn(move || {
+        let mut l = Lock::new(key, 5.0, &[url], options).unwrap();
+        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        (got, Instant::now(), l)
+    })
+}
+
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while !cond() {
@@ -57,11 +71,7 @@ fn a_release_wakes_the_waiter_at_once() {
     hold(&server, &key, "holder", 10_000);
     let url = server.url();
     let k = key.clone();
-    let waiter = std::thread::spawn(move || {
-        let mut l = Lock::new(k, 5.0, &[url], LockOptions::default()).unwrap();
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
-        (got, Instant::now(), l)
-    });
+    let waiter = spawn_waiter(url, k, LockOptions::default());
     wait_until("the waiter is queued", || queue_len(&server, &key) == 1);
     std::thread::sleep(Duration::from_millis(50));
     let released_at = Instant::now();
@@ -91,11 +101,7 @@ fn a_lost_wake_up_costs_at_most_the_fallback() {
         .unwrap();
     let url = server.url();
     let k = key.clone();
-    let waiter = std::thread::spawn(move || {
-        let mut l = Lock::new(k, 5.0, &[url], options).unwrap();
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
-        (got, Instant::now(), l)
-    });
+    let waiter = spawn_waiter(url, k, options);
     wait_until("the waiter is queued", || queue_len(&server, &key) == 1);
     // Hand the lock over as the release script would, but drop the wake-up.
     let members: Vec<String> = redis::cmd("ZRANGE")
@@ -161,11 +167,7 @@ fn a_crashed_waiter_is_skipped() {
     );
     let url = server.url();
     let k = key.clone();
-    let waiter = std::thread::spawn(move || {
-        let mut l = Lock::new(k, 5.0, &[url], LockOptions::default()).unwrap();
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
-        (got, Instant::now(), l)
-    });
+    let waiter = spawn_waiter(url, k, LockOptions::default());
     wait_until("both are queued", || queue_len(&server, &key) == 2);
     std::thread::sleep(Duration::from_millis(150));
     let released_at = Instant::now();

@@ -46,6 +46,17 @@ local function keep_for(key, ms)
   end
 end
 
+-- Puts a waiter in the queue (an existing entry keeps its place) and
+-- renews its info for alive_ms.
+local function join_queue(queue, info, token, ttl, alive_ms, fenced)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', queue, 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), token)
+  redis.call('HSET', info, token, make_info(now + alive_ms, ttl, fenced))
+  keep_for(queue, alive_ms + 1000)
+  keep_for(info, alive_ms + 1000)
+end
+
 -- Gives the free lock to the longest-waiting live waiter and wakes it (one
 -- RPUSH on its own list: a release wakes one waiter, not all of them) with
 -- its fencing token. Waiters that stopped renewing (crashed) are dropped on
