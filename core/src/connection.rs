@@ -1,9 +1,7 @@
 //! Opening one connection to one server with its timeouts and TLS settings.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-use parking_lot::Mutex;
 
 use redis::{
     ClientTlsConfig, Connection, ConnectionAddr, IntoConnectionInfo, RedisConnectionInfo,
@@ -20,7 +18,9 @@ use crate::url::{Endpoint, ServerUrl};
 /// the process (a handful).
 pub fn intern(config: ServerConfig) -> Arc<ServerConfig> {
     static REGISTRY: Mutex<Vec<Arc<ServerConfig>>> = Mutex::new(Vec::new());
-    let mut registry = REGISTRY.lock();
+    let mut registry = REGISTRY
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(known) = registry.iter().find(|known| ***known == config) {
         return known.clone();
     }

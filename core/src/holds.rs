@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::connection::ServerConfig;
 use crate::keys::LockKeys;
-use crate::process;
+use crate::process::PerProcess;
 use crate::renewal::Lease;
 
 /// One held lock.
@@ -56,28 +56,17 @@ impl Entry {
     }
 }
 
-struct Table {
-    generation: u64,
-    entries: Vec<Entry>,
-}
-
-static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+/// The holds of this process; a forked child starts with none.
+pub(crate) static TABLE: PerProcess<Mutex<Vec<Entry>>> = PerProcess::new(|| Mutex::new(Vec::new()));
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Runs `f` on this process's entries (an inherited table is discarded first).
+/// Runs `f` on this process's entries.
 fn with_entries<T>(f: impl FnOnce(&mut Vec<Entry>) -> T) -> T {
-    let mut guard: MutexGuard<'_, Option<Table>> = TABLE
+    let mut entries: MutexGuard<'_, Vec<Entry>> = TABLE
+        .get()
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let generation = process::generation();
-    if guard.as_ref().is_none_or(|t| t.generation != generation) {
-        *guard = Some(Table {
-            generation,
-            entries: Vec::new(),
-        });
-    }
-    let table = guard.as_mut().expect("table was just initialised");
-    f(&mut table.entries)
+    f(&mut entries)
 }
 
 /// Adds a new hold with count 1 and returns its id.

@@ -428,12 +428,14 @@ impl Lock {
         let Some(entry) = self.live_entry() else {
             return Ok(false);
         };
+        let sent_at = renewal::now_ms();
         let extended = pool::with_connection(&entry.server, |con, _| {
             commands::refresh(con, &entry.keys.lock, &entry.token, ttl_ms)
         })?;
         if let Some(lease) = &entry.lease {
+            // An auto-renewed hold keeps the lease length asked for here.
             if extended {
-                lease.extended(ttl_ms);
+                lease.refreshed(ttl_ms, sent_at);
             } else {
                 lease.mark_lost();
             }

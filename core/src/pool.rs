@@ -6,8 +6,8 @@
 //! connection turns out to be dead, it is replaced and the operation runs
 //! once more (every operation the core sends is written to be safe to
 //! repeat; see [`Attempt`]). After a `fork()` the child never touches the
-//! parent's sockets: the first use in a new process forgets every inherited
-//! connection without closing or writing to it, and opens its own.
+//! parent's sockets: it starts with an empty pool ([`PerProcess`]) and
+//! opens its own connections.
 //!
 //! Servers are interned ([`crate::connection::intern`]), so the pool is
 //! keyed by the address of the shared config: no hashing of URLs per call.
@@ -15,12 +15,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use std::sync::{Mutex, MutexGuard};
+
 use redis::{Connection, ConnectionLike};
 
 use crate::connection::ServerConfig;
 use crate::error::{LockError, Result};
-use crate::process;
+use crate::process::PerProcess;
 
 /// Which try of an operation this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,50 +49,31 @@ pub enum Role {
 /// (address of the interned server config, role).
 type PoolKey = (usize, Role);
 
-struct Pool {
-    generation: u64,
-    idle: Vec<(PoolKey, Connection)>,
-}
+/// Idle connections of this process. A forked child starts with an empty
+/// pool: the parent's sockets are left alone (never closed or written by
+/// the child: a TLS close_notify would corrupt the parent's session).
+pub(crate) static POOL: PerProcess<Mutex<Vec<(PoolKey, Connection)>>> =
+    PerProcess::new(|| Mutex::new(Vec::new()));
 
-static POOL: Mutex<Option<Pool>> = Mutex::new(None);
+fn idle() -> MutexGuard<'static, Vec<(PoolKey, Connection)>> {
+    POOL.get()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 fn key(server: &Arc<ServerConfig>, role: Role) -> PoolKey {
     (Arc::as_ptr(server) as usize, role)
 }
 
-/// Takes the idle connection for `key` out of the pool, if any, dropping
-/// the whole pool first when it was inherited through `fork()`.
+/// Takes the idle connection for `key` out of the pool, if any.
 fn take(key: PoolKey) -> Option<Connection> {
-    let generation = process::generation();
-    let mut guard = POOL.lock();
-    match guard.as_mut() {
-        Some(pool) if pool.generation == generation => {
-            let pos = pool.idle.iter().position(|(k, _)| *k == key)?;
-            Some(pool.idle.swap_remove(pos).1)
-        }
-        _ => {
-            if let Some(inherited) = guard.take() {
-                // The parent still uses these sockets: closing them here is
-                // harmless for plain TCP but a TLS close_notify would corrupt
-                // the parent's session, so leak them instead.
-                std::mem::forget(inherited.idle);
-            }
-            *guard = Some(Pool {
-                generation,
-                idle: Vec::new(),
-            });
-            None
-        }
-    }
+    let mut idle = idle();
+    let pos = idle.iter().position(|(k, _)| *k == key)?;
+    Some(idle.swap_remove(pos).1)
 }
 
 fn put_back(key: PoolKey, con: Connection) {
-    let generation = process::generation();
-    let mut guard = POOL.lock();
-    match guard.as_mut() {
-        Some(pool) if pool.generation == generation => pool.idle.push((key, con)),
-        _ => std::mem::forget(con),
-    }
+    idle().push((key, con));
 }
 
 /// Runs `op` on a connection to `server`.
@@ -166,35 +148,11 @@ fn run<T>(
 }
 
 /// Closes every pooled connection of this process (module shutdown).
-/// Connections inherited from a parent process are forgotten, not closed.
 pub fn close_all() {
-    let generation = process::generation();
-    let mut guard = POOL.lock();
-    if let Some(pool) = guard.take() {
-        if pool.generation == generation {
-            drop(pool.idle);
-        } else {
-            std::mem::forget(pool.idle);
-        }
-    }
+    drop(std::mem::take(&mut *idle()));
 }
 
 /// Number of idle pooled connections (for tests and phpinfo).
 pub fn idle_count() -> usize {
-    let generation = process::generation();
-    match POOL.lock().as_ref() {
-        Some(pool) if pool.generation == generation => pool.idle.len(),
-        _ => 0,
-    }
-}
-
-/// fork() prepare handler: no other thread may be inside the pool.
-pub(crate) fn lock_for_fork() {
-    std::mem::forget(POOL.lock());
-}
-
-/// fork() parent/child handler: undoes [`lock_for_fork`].
-pub(crate) fn unlock_after_fork() {
-    // SAFETY: locked by `lock_for_fork` on this thread, guard forgotten.
-    unsafe { POOL.force_unlock() };
+    idle().len()
 }

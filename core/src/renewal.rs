@@ -1,25 +1,25 @@
 //! Lease renewal (option `auto_renew`): one background thread per process
-//! extends every auto-renewed hold at about a third of its ttl with the
+//! extends every auto-renewed hold at about a third of its lease with the
 //! compare-and-pexpire script, pipelining all holds due on one server into
 //! one round trip. It never touches PHP.
 //!
 //! A renewal that finds the lease gone marks the hold lost at once; the PHP
 //! side reads that mark without a round trip ([`Lease::is_lost`],
 //! [`Lease::valid_for`]). Renewal of a hold stops at release, object
-//! destruction, request end, or after `max_hold`; the thread stops at module
-//! shutdown. After `fork()` the child has no thread and no jobs: it neither
-//! renews nor believes it is renewed.
+//! destruction or request end (the hold table stops it), and after
+//! `max_hold`: the thread then only watches the lease and marks it lost when
+//! it runs out. The thread stops at module shutdown. A forked child has no
+//! thread and no jobs ([`PerProcess`]): it neither renews nor believes it is
+//! renewed.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
-
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::connection::ServerConfig;
 use crate::pool::{self, Role};
-use crate::process;
+use crate::process::PerProcess;
 use crate::scripts;
 
 /// What the renewal thread knows of one hold, shared with its lock object.
@@ -29,19 +29,21 @@ pub struct Lease {
     stopped: AtomicBool,
     /// Milliseconds since [`epoch`] until which the lease is known to last.
     valid_until_ms: AtomicU64,
+    /// The lease each renewal sets (the lock's ttl, or the last explicit
+    /// `refresh($ttl)`).
+    ttl_ms: AtomicU64,
     /// Raise the lost-lease hook when this lease is lost.
     notify: bool,
 }
 
 impl Lease {
-    /// True once a renewal found the lease gone (or renewals failed for
-    /// longer than the lease).
+    /// True once a renewal found the lease gone, or it ran out unrenewed.
     pub fn is_lost(&self) -> bool {
         self.lost.load(Ordering::Acquire)
     }
 
-    /// How long the lease is known to last from now (zero when lost or
-    /// expired by the thread's knowledge).
+    /// How long the lease is known to last from now (zero when lost or run
+    /// out by the thread's knowledge).
     pub fn valid_for(&self) -> Duration {
         if self.is_lost() {
             return Duration::ZERO;
@@ -50,11 +52,12 @@ impl Lease {
         Duration::from_millis(until.saturating_sub(now_ms()))
     }
 
-    /// Records that the lease was just extended to `ttl_ms` (a manual
-    /// refresh).
-    pub fn extended(&self, ttl_ms: u64) {
+    /// Records a successful `refresh()` to `ttl_ms` sent at `sent_at_ms`;
+    /// later renewals use that lease length.
+    pub fn refreshed(&self, ttl_ms: u64, sent_at_ms: u64) {
+        self.ttl_ms.store(ttl_ms, Ordering::Release);
         self.valid_until_ms
-            .fetch_max(now_ms() + ttl_ms, Ordering::AcqRel);
+            .store(sent_at_ms + ttl_ms, Ordering::Release);
     }
 
     /// Ends renewal of this hold (released, destroyed, request end).
@@ -64,11 +67,17 @@ impl Lease {
 
     /// Marks the lease lost (a renewal or a refresh found it gone).
     pub fn mark_lost(&self) {
-        if !self.lost.swap(true, Ordering::AcqRel) && self.notify {
-            if let Some(hook) = LOST_HOOK.get() {
-                hook();
-            }
+        if !self.lost.swap(true, Ordering::AcqRel)
+            && self.notify
+            && let Some(hook) = LOST_HOOK.get()
+        {
+            hook();
         }
+    }
+
+    fn renewed(&self, sent_at_ms: u64, ttl_ms: u64) {
+        self.valid_until_ms
+            .fetch_max(sent_at_ms + ttl_ms, Ordering::AcqRel);
     }
 }
 
@@ -98,22 +107,24 @@ struct Entry {
     next_due: Instant,
 }
 
+#[derive(Default)]
 struct Renewer {
-    generation: u64,
     entries: Vec<Entry>,
     thread: Option<JoinHandle<()>>,
     shutdown: bool,
 }
 
-struct Shared {
-    state: Mutex<Option<Renewer>>,
+/// The renewal state of one process.
+pub(crate) struct Shared {
+    state: Mutex<Renewer>,
     wake: Condvar,
 }
 
-static SHARED: Shared = Shared {
-    state: Mutex::new(None),
+/// This process's renewal state; a forked child gets a fresh one.
+pub(crate) static SHARED: PerProcess<Shared> = PerProcess::new(|| Shared {
+    state: Mutex::new(Renewer::default()),
     wake: Condvar::new(),
-};
+});
 
 /// Called (on the renewal thread) when a lease with `notify` is lost.
 static LOST_HOOK: OnceLock<fn()> = OnceLock::new();
@@ -123,19 +134,12 @@ pub fn set_lost_hook(hook: fn()) {
     let _ = LOST_HOOK.set(hook);
 }
 
-fn lock_state() -> MutexGuard<'static, Option<Renewer>> {
-    SHARED.state.lock()
-}
-
-/// fork() prepare handler: the renewal thread must not hold the state.
-pub(crate) fn lock_for_fork() {
-    std::mem::forget(SHARED.state.lock());
-}
-
-/// fork() parent/child handler: undoes [`lock_for_fork`].
-pub(crate) fn unlock_after_fork() {
-    // SAFETY: locked by `lock_for_fork` on this thread, guard forgotten.
-    unsafe { SHARED.state.force_unlock() };
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Renewer> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 fn epoch() -> Instant {
@@ -143,17 +147,23 @@ fn epoch() -> Instant {
     *EPOCH.get_or_init(Instant::now)
 }
 
-fn now_ms() -> u64 {
+/// Milliseconds on the renewal clock (for [`Lease::refreshed`]).
+pub fn now_ms() -> u64 {
     epoch().elapsed().as_millis() as u64
 }
 
 /// Starts renewing a hold that was just taken (its lease lasts `ttl_ms`
 /// from about now). Starts the thread on first use in this process.
 pub fn renew(job: Job) -> Arc<Lease> {
+    // Initialised here, on PHP's thread, so a fork can never catch the
+    // renewal thread half-way through initialising them.
+    LazyLock::force(&scripts::REFRESH);
+    let now_ms = now_ms();
     let lease = Arc::new(Lease {
         lost: AtomicBool::new(false),
         stopped: AtomicBool::new(false),
-        valid_until_ms: AtomicU64::new(now_ms() + job.ttl_ms),
+        valid_until_ms: AtomicU64::new(now_ms + job.ttl_ms),
+        ttl_ms: AtomicU64::new(job.ttl_ms),
         notify: job.notify,
     });
     let now = Instant::now();
@@ -167,63 +177,41 @@ pub fn renew(job: Job) -> Arc<Lease> {
         lease: lease.clone(),
         job,
     };
-    let generation = process::generation();
-    let mut guard = lock_state();
-    if guard.as_ref().is_none_or(|r| r.generation != generation) {
-        // First use, or inherited through fork: the parent's thread does not
-        // exist here and its jobs are not ours.
-        if let Some(inherited) = guard.take() {
-            std::mem::forget(inherited.thread);
-        }
-        *guard = Some(Renewer {
-            generation,
-            entries: Vec::new(),
-            thread: None,
-            shutdown: false,
-        });
-    }
-    let renewer = guard.as_mut().expect("renewer was just initialised");
+    let shared = SHARED.get();
+    let mut renewer = shared.lock();
     renewer.entries.push(entry);
     if renewer.thread.is_none() {
         renewer.thread = std::thread::Builder::new()
             .name("redislock-renew".into())
-            .spawn(run)
+            .spawn(move || run(shared))
             .ok();
     }
-    drop(guard);
-    SHARED.wake.notify_all();
+    drop(renewer);
+    shared.wake.notify_all();
     lease
 }
 
 /// Number of holds being renewed in this process.
 pub fn active() -> usize {
-    let generation = process::generation();
-    let guard = lock_state();
-    match guard.as_ref() {
-        Some(r) if r.generation == generation => r
-            .entries
-            .iter()
-            .filter(|e| !e.lease.stopped.load(Ordering::Acquire))
-            .count(),
-        _ => 0,
-    }
+    SHARED
+        .get()
+        .lock()
+        .entries
+        .iter()
+        .filter(|e| !e.lease.stopped.load(Ordering::Acquire))
+        .count()
 }
 
 /// Stops the thread and waits for it (module shutdown).
 pub fn shutdown() {
-    let generation = process::generation();
+    let shared = SHARED.get();
     let thread = {
-        let mut guard = lock_state();
-        match guard.as_mut() {
-            Some(r) if r.generation == generation => {
-                r.shutdown = true;
-                r.entries.clear();
-                r.thread.take()
-            }
-            _ => None,
-        }
+        let mut renewer = shared.lock();
+        renewer.shutdown = true;
+        renewer.entries.clear();
+        renewer.thread.take()
     };
-    SHARED.wake.notify_all();
+    shared.wake.notify_all();
     if let Some(thread) = thread {
         let _ = thread.join();
     }
@@ -235,35 +223,18 @@ fn interval(ttl_ms: u64) -> Duration {
 }
 
 /// The thread: sleep until the next hold is due, renew everything due.
-fn run() {
-    let generation = process::generation();
+fn run(shared: &'static Shared) {
     loop {
         let due = {
-            let mut guard = lock_state();
+            let mut renewer = shared.lock();
             loop {
-                let Some(renewer) = guard.as_mut() else {
-                    return;
-                };
-                if renewer.shutdown || renewer.generation != generation {
+                if renewer.shutdown {
                     return;
                 }
                 let now = Instant::now();
-                renewer.entries.retain(|e| {
-                    let stopped = e.lease.stopped.load(Ordering::Acquire);
-                    let over = e.job.max_hold.is_some_and(|max| now >= e.started + max);
-                    !stopped && !over && !e.lease.is_lost()
-                });
+                expire_or_drop(&mut renewer.entries, now);
                 if renewer.entries.iter().any(|e| e.next_due <= now) {
-                    // Renew the due holds and, in the same round trips, those
-                    // due within a quarter of their interval: after one round
-                    // all holds of a server share one cadence.
-                    let due: Vec<usize> = (0..renewer.entries.len())
-                        .filter(|&i| {
-                            let e = &renewer.entries[i];
-                            e.next_due <= now + interval(e.job.ttl_ms) / 4
-                        })
-                        .collect();
-                    break collect_due(renewer, &due, now);
+                    break collect_due(&mut renewer.entries, now);
                 }
                 let sleep = renewer
                     .entries
@@ -271,11 +242,36 @@ fn run() {
                     .map(|e| e.next_due - now)
                     .min()
                     .unwrap_or(Duration::from_secs(60));
-                SHARED.wake.wait_for(&mut guard, sleep);
+                renewer = shared
+                    .wake
+                    .wait_timeout(renewer, sleep)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .0;
             }
         };
         renew_batch(due);
     }
+}
+
+/// Drops holds that were released or lost. A hold past `max_hold` is no
+/// longer renewed: it is watched until its lease runs out, then marked lost.
+fn expire_or_drop(entries: &mut Vec<Entry>, now: Instant) {
+    entries.retain_mut(|e| {
+        if e.lease.stopped.load(Ordering::Acquire) || e.lease.is_lost() {
+            return false;
+        }
+        let over = e.job.max_hold.is_some_and(|max| now >= e.started + max);
+        if !over {
+            return true;
+        }
+        let left = e.lease.valid_for();
+        if left.is_zero() {
+            e.lease.mark_lost();
+            return false;
+        }
+        e.next_due = now + left;
+        true
+    });
 }
 
 /// A due renewal, detached from the state so no lock is held during I/O.
@@ -283,21 +279,28 @@ struct Due {
     server: Arc<ServerConfig>,
     key: Vec<u8>,
     token: Vec<u8>,
-    ttl_ms: u64,
     lease: Arc<Lease>,
 }
 
-fn collect_due(renewer: &mut Renewer, due: &[usize], now: Instant) -> Vec<Due> {
-    due.iter()
-        .map(|&i| {
-            let entry = &mut renewer.entries[i];
-            entry.next_due = now + interval(entry.job.ttl_ms);
+/// The holds to renew now: those due, and those due within a quarter of
+/// their interval (so after one round all holds of a server share one
+/// cadence and one round trip). Holds past `max_hold` are only watched.
+fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
+    entries
+        .iter_mut()
+        .filter(|e| e.job.max_hold.is_none_or(|max| now < e.started + max))
+        .filter(|e| {
+            let ttl_ms = e.lease.ttl_ms.load(Ordering::Acquire);
+            e.next_due <= now + interval(ttl_ms) / 4
+        })
+        .map(|e| {
+            let ttl_ms = e.lease.ttl_ms.load(Ordering::Acquire);
+            e.next_due = now + interval(ttl_ms);
             Due {
-                server: entry.job.server.clone(),
-                key: entry.job.key.clone(),
-                token: entry.job.token.clone(),
-                ttl_ms: entry.job.ttl_ms,
-                lease: entry.lease.clone(),
+                server: e.job.server.clone(),
+                key: e.job.key.clone(),
+                token: e.job.token.clone(),
+                lease: e.lease.clone(),
             }
         })
         .collect()
@@ -305,27 +308,26 @@ fn collect_due(renewer: &mut Renewer, due: &[usize], now: Instant) -> Vec<Due> {
 
 /// Renews `due`, one pipelined round trip per server.
 fn renew_batch(mut due: Vec<Due>) {
-    due.sort_by_key(|d| d.server.name());
-    let mut start = 0;
-    while start < due.len() {
-        let end = (start..due.len())
-            .find(|&i| due[i].server != due[start].server)
-            .unwrap_or(due.len());
-        renew_on_server(&due[start..end]);
-        start = end;
+    due.sort_by_key(|d| Arc::as_ptr(&d.server) as usize);
+    for batch in due.chunk_by(|a, b| Arc::ptr_eq(&a.server, &b.server)) {
+        renew_on_server(batch);
     }
 }
 
 fn renew_on_server(batch: &[Due]) {
     let sent_at = now_ms();
+    let ttls: Vec<u64> = batch
+        .iter()
+        .map(|d| d.lease.ttl_ms.load(Ordering::Acquire))
+        .collect();
     let mut pipe = redis::pipe();
-    for d in batch {
+    for (d, ttl_ms) in batch.iter().zip(&ttls) {
         pipe.cmd("EVALSHA")
             .arg(scripts::REFRESH.get_hash())
             .arg(1)
             .arg(&d.key)
             .arg(&d.token)
-            .arg(d.ttl_ms);
+            .arg(ttl_ms);
     }
     let results = pool::with_role(&batch[0].server, Role::Renewal, |con, _| {
         match pipe.query::<Vec<i64>>(con) {
@@ -338,11 +340,9 @@ fn renew_on_server(batch: &[Due]) {
     });
     match results {
         Ok(extended) => {
-            for (d, ok) in batch.iter().zip(extended) {
+            for ((d, ttl_ms), ok) in batch.iter().zip(ttls).zip(extended) {
                 if ok == 1 {
-                    d.lease
-                        .valid_until_ms
-                        .fetch_max(sent_at + d.ttl_ms, Ordering::AcqRel);
+                    d.lease.renewed(sent_at, ttl_ms);
                 } else {
                     d.lease.mark_lost();
                 }
@@ -352,7 +352,7 @@ fn renew_on_server(batch: &[Due]) {
             // Redis unreachable: try again at the next interval; once the
             // lease has run out without a renewal it is lost.
             for d in batch {
-                if d.lease.valid_until_ms.load(Ordering::Acquire) <= now_ms() {
+                if d.lease.valid_for().is_zero() {
                     d.lease.mark_lost();
                 }
             }
