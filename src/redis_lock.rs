@@ -146,7 +146,13 @@ impl RedisLock {
             interrupt::leave(id);
         }
         drop(this_zval);
-        let released = unsafe { lock_of(this) }.release();
+        let lock = unsafe { lock_of(this) };
+        if lock.hold_id().is_none() {
+            // The callback released the lock itself (release() or
+            // forceRelease()): nothing left to release, nothing was lost.
+            return outcome.map_err(Into::into);
+        }
+        let released = lock.release();
         match (outcome, released) {
             // The callback threw (or called exit()): its exception is pending
             // and reaches the caller unchanged.
