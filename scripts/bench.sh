@@ -30,17 +30,8 @@ if [ ! -f "$so" ]; then
   exit 1
 fi
 
-packages=(php8.2-cli php-redis php-predis php-symfony-lock php-laravel-framework redis-server redis-tools util-linux)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench: installing ${missing[*]}"
-  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# The peers come from Debian (no Packagist here); setup.sh installs what is missing.
+bash scripts/setup.sh php-redis php-predis php-symfony-lock php-laravel-framework util-linux
 
 # Measure a copy, so a rebuild during the run cannot change the binary under test.
 work=$(mktemp -d)
