@@ -7,10 +7,17 @@
 //! - [`scripts`] / [`commands`]: the lock protocol (`SET NX PX`, Lua
 //!   compare-and-delete, compare-and-pexpire)
 //! - [`url`], [`connection`], [`pool`]: servers and per-process connections
+//! - [`keys`]: the key names of a lock (the lock, its waiter queue, ...)
 //! - [`holds`]: the process-wide table of held locks (reentrancy, request
 //!   end, fork)
-//! - [`lock`]: one lock object
-//! - [`options`], [`duration`]: validation of what callers pass in
+//! - [`lock`]: one lock object: acquire (with the waiter queue), release,
+//!   refresh, restore
+//! - [`renewal`]: the lease renewal thread (`auto_renew`)
+//! - [`process`]: per-process state that a `fork()` replaces
+//! - [`options`], [`duration`], [`settings`], [`numeric`]: validation of
+//!   what callers pass in, with PHP's rules where they matter
+
+#![warn(missing_docs)]
 
 pub mod commands;
 pub mod connection;
