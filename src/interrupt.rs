@@ -78,6 +78,13 @@ pub fn leave(id: u64) {
     }
 }
 
+/// Forgets every running callback (request end: a fatal error or exit()
+/// inside a callback skips [`leave`]).
+pub fn reset() {
+    active().clear();
+    PENDING.store(false, Ordering::Release);
+}
+
 fn active() -> std::sync::MutexGuard<'static, Vec<(u64, bool)>> {
     ACTIVE
         .lock()
