@@ -61,3 +61,38 @@ trait PollingWait
         return true;
     }
 }
+
+/**
+ * The blog recipe with phpredis: SET key token NX PX ttl with a fresh token,
+ * a compare-and-delete script to release, and the recipes' SET NX +
+ * usleep(10 ms) loop to wait. Subclasses choose how the script is sent.
+ */
+abstract class PhpredisRecipe implements Contender
+{
+    use PollingWait;
+
+    protected Redis $redis;
+    protected string $key = '';
+    protected string $token = '';
+
+    public function __construct(private readonly Endpoint $endpoint)
+    {
+    }
+
+    public function prepare(): void
+    {
+        $this->redis = new Redis();
+        $this->redis->connect($this->endpoint->host, $this->endpoint->port);
+    }
+
+    public function tryAcquire(string $key): bool
+    {
+        $token = bin2hex(random_bytes(16));
+        if ($this->redis->set($key, $token, ['NX', 'PX' => LOCK_TTL * 1000]) !== true) {
+            return false;
+        }
+        $this->key = $key;
+        $this->token = $token;
+        return true;
+    }
+}
