@@ -56,6 +56,13 @@ impl Entry {
     }
 }
 
+/// Takes entry `pos` out of the table; its renewal (if any) stops.
+fn take(entries: &mut Vec<Entry>, pos: usize) -> Entry {
+    let entry = entries.swap_remove(pos);
+    entry.stop_renewal();
+    entry
+}
+
 /// The holds of this process; a forked child starts with none.
 pub(crate) static TABLE: PerProcess<Mutex<Vec<Entry>>> = PerProcess::new(|| Mutex::new(Vec::new()));
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -138,9 +145,7 @@ pub fn leave(id: u64, n: u32) -> Left {
         if entry.count > 0 {
             Left::StillHeld
         } else {
-            let entry = entries.swap_remove(pos);
-            entry.stop_renewal();
-            Left::Last(entry)
+            Left::Last(take(entries, pos))
         }
     })
 }
@@ -152,9 +157,7 @@ pub fn forget(scope: &str, redis_key: &[u8]) -> Option<Entry> {
         let pos = entries
             .iter()
             .position(|e| &*e.scope == scope && e.keys.lock == redis_key)?;
-        let entry = entries.swap_remove(pos);
-        entry.stop_renewal();
-        Some(entry)
+        Some(take(entries, pos))
     })
 }
 
@@ -162,9 +165,7 @@ pub fn forget(scope: &str, redis_key: &[u8]) -> Option<Entry> {
 pub fn remove(id: u64) -> Option<Entry> {
     with_entries(|entries| {
         let pos = entries.iter().position(|e| e.id == id)?;
-        let entry = entries.swap_remove(pos);
-        entry.stop_renewal();
-        Some(entry)
+        Some(take(entries, pos))
     })
 }
 

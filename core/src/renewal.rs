@@ -107,6 +107,15 @@ struct Entry {
     next_due: Instant,
 }
 
+impl Entry {
+    /// True once the hold has been renewed for `max_hold`.
+    fn past_max_hold(&self, now: Instant) -> bool {
+        self.job
+            .max_hold
+            .is_some_and(|max| now >= self.started + max)
+    }
+}
+
 #[derive(Default)]
 struct Renewer {
     entries: Vec<Entry>,
@@ -260,8 +269,7 @@ fn expire_or_drop(entries: &mut Vec<Entry>, now: Instant) {
         if e.lease.stopped.load(Ordering::Acquire) || e.lease.is_lost() {
             return false;
         }
-        let over = e.job.max_hold.is_some_and(|max| now >= e.started + max);
-        if !over {
+        if !e.past_max_hold(now) {
             return true;
         }
         let left = e.lease.valid_for();
@@ -279,6 +287,7 @@ struct Due {
     server: Arc<ServerConfig>,
     key: Vec<u8>,
     token: Vec<u8>,
+    ttl_ms: u64,
     lease: Arc<Lease>,
 }
 
@@ -288,20 +297,20 @@ struct Due {
 fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
     entries
         .iter_mut()
-        .filter(|e| e.job.max_hold.is_none_or(|max| now < e.started + max))
-        .filter(|e| {
+        .filter(|e| !e.past_max_hold(now))
+        .filter_map(|e| {
             let ttl_ms = e.lease.ttl_ms.load(Ordering::Acquire);
-            e.next_due <= now + interval(ttl_ms) / 4
-        })
-        .map(|e| {
-            let ttl_ms = e.lease.ttl_ms.load(Ordering::Acquire);
+            if e.next_due > now + interval(ttl_ms) / 4 {
+                return None;
+            }
             e.next_due = now + interval(ttl_ms);
-            Due {
+            Some(Due {
                 server: e.job.server.clone(),
                 key: e.job.key.clone(),
                 token: e.job.token.clone(),
+                ttl_ms,
                 lease: e.lease.clone(),
-            }
+            })
         })
         .collect()
 }
@@ -316,18 +325,14 @@ fn renew_batch(mut due: Vec<Due>) {
 
 fn renew_on_server(batch: &[Due]) {
     let sent_at = now_ms();
-    let ttls: Vec<u64> = batch
-        .iter()
-        .map(|d| d.lease.ttl_ms.load(Ordering::Acquire))
-        .collect();
     let mut pipe = redis::pipe();
-    for (d, ttl_ms) in batch.iter().zip(&ttls) {
+    for d in batch {
         pipe.cmd("EVALSHA")
             .arg(scripts::REFRESH.get_hash())
             .arg(1)
             .arg(&d.key)
             .arg(&d.token)
-            .arg(ttl_ms);
+            .arg(d.ttl_ms);
     }
     let results = pool::with_role(&batch[0].server, Role::Renewal, |con, _| {
         match pipe.query::<Vec<i64>>(con) {
@@ -340,9 +345,9 @@ fn renew_on_server(batch: &[Due]) {
     });
     match results {
         Ok(extended) => {
-            for ((d, ttl_ms), ok) in batch.iter().zip(ttls).zip(extended) {
+            for (d, ok) in batch.iter().zip(extended) {
                 if ok == 1 {
-                    d.lease.renewed(sent_at, ttl_ms);
+                    d.lease.renewed(sent_at, d.ttl_ms);
                 } else {
                     d.lease.mark_lost();
                 }
