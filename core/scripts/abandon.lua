@@ -13,7 +13,5 @@ redis.call('DEL', KEYS[5])
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-if not hand_over(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2]) then
-  redis.call('DEL', KEYS[1])
-end
+free_lock(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2])
 return 1

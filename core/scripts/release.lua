@@ -13,7 +13,5 @@ if not redis.call('ZRANGE', KEYS[2], 0, 0)[1] then
   return 1
 end
 -- @handoff
-if not hand_over(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2]) then
-  redis.call('DEL', KEYS[1])
-end
+free_lock(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2])
 return 1

@@ -82,3 +82,11 @@ local function hand_over(lock, queue, info, fence, wake_prefix)
   end
 end
 
+-- Frees a lock its owner gives up: hands it to the next live waiter, or
+-- deletes it when nobody waits.
+local function free_lock(lock, queue, info, fence, wake_prefix)
+  if not hand_over(lock, queue, info, fence, wake_prefix) then
+    redis.call('DEL', lock)
+  end
+end
+
