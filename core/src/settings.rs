@@ -83,8 +83,20 @@ pub fn check_servers(servers: &[String]) -> Result<()> {
             "must name at least one server URL",
         ));
     }
+    // `redis://:pa,ss@h` splits into `redis://:pa` and `ss@h`: a piece
+    // without a scheme points at a comma inside a password.
+    let split_password = servers.len() > 1 && servers.iter().any(|url| !url.contains("://"));
     for url in servers {
-        ServerUrl::parse(SERVERS, url)?;
+        ServerUrl::parse(SERVERS, url).map_err(|err| match err {
+            LockError::InvalidArgument { param, reason } if split_password => LockError::invalid(
+                param,
+                format!(
+                    "{reason} (the list is split at commas: a ',' in a password must be \
+                     URL-encoded as %2C)"
+                ),
+            ),
+            other => other,
+        })?;
     }
     Ok(())
 }
@@ -171,6 +183,33 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains("pw"), "{err}");
+        // Every form of password is masked in the setting's messages too.
+        for list in [
+            "redis://:Hunter2pw",
+            "redis://u:Hunter2pw",
+            "redis://:Hunter2pw:7100",
+            "rediss://u:Hunter2pw",
+            "redis://u:pa/Hunter2pw@h",
+            "unix:///x.sock?pass=Hunter2pw",
+            "unix:///x.sock?password=Hunter2pw&x=1",
+            "redis://h:1, redis://:Hunter2pw",
+        ] {
+            let err = check(list);
+            assert!(
+                err.starts_with("redislock.servers has a malformed"),
+                "{err}"
+            );
+            assert!(!err.contains("Hunter2pw"), "{list}: {err}");
+            let shown = display(SERVERS, list);
+            assert!(!shown.contains("Hunter2pw"), "{list}: {shown}");
+        }
+        let err = check("redis://:pa,Hunter2pw@h:1");
+        assert_eq!(
+            err,
+            "redislock.servers has a malformed server URL \"redis://:***\": missing host \
+             (a password goes before the host, followed by @: redis://[user]:password@host[:port]) \
+             (the list is split at commas: a ',' in a password must be URL-encoded as %2C)"
+        );
         let err = check(" , ");
         assert_eq!(err, "redislock.servers must name at least one server URL");
     }

@@ -10,6 +10,9 @@ use std::path::PathBuf;
 
 use crate::error::{LockError, Result};
 
+/// The advice given when credentials in a URL are not URL-encoded.
+const ENCODE_HINT: &str = "URL-encode the user name and password, e.g. with rawurlencode()";
+
 /// The port used when a `redis://` URL names none.
 pub const DEFAULT_PORT: u16 = 6379;
 
@@ -119,6 +122,13 @@ fn parse_tcp(rest: &str, tls: bool) -> std::result::Result<ServerUrl, String> {
         Some(i) => rest.split_at(i),
         None => (rest, ""),
     };
+    if tail.contains('@') {
+        // `redis://u:pa/ss@host`: the `/` (or `?`, `#`) belongs to the
+        // password, which ended the authority early.
+        return Err(format!(
+            "the user name or password contains an unencoded '/', '?' or '#'; {ENCODE_HINT}"
+        ));
+    }
     if tail.contains(['?', '#']) {
         return Err("query strings and fragments are not supported in redis:// URLs".into());
     }
@@ -126,14 +136,23 @@ fn parse_tcp(rest: &str, tls: bool) -> std::result::Result<ServerUrl, String> {
         Some(i) => (Some(&authority[..i]), &authority[i + 1..]),
         None => (None, authority),
     };
+    let credential = |text: &str| {
+        decode(text).map_err(|why| format!("{why} in the user name or password; {ENCODE_HINT}"))
+    };
     let (username, password) = match userinfo {
         None => (None, None),
         Some(info) => match info.split_once(':') {
-            Some((u, p)) => (non_empty(decode(u)?), Some(decode(p)?)),
-            None => (non_empty(decode(info)?), None),
+            Some((u, p)) => (non_empty(credential(u)?), Some(credential(p)?)),
+            None => (non_empty(credential(info)?), None),
         },
     };
-    let (host, port) = split_host_port(hostport)?;
+    let (host, port) = split_host_port(hostport).map_err(|why| {
+        if userinfo.is_none() && port_looks_like_password(hostport) {
+            format!("{why} (a password goes before the host, followed by @: redis://[user]:password@host[:port])")
+        } else {
+            why
+        }
+    })?;
     let db = match tail.trim_start_matches('/') {
         "" => 0,
         db => parse_db(db)?,
@@ -146,18 +165,29 @@ fn parse_tcp(rest: &str, tls: bool) -> std::result::Result<ServerUrl, String> {
     })
 }
 
+/// `host:port` (or `[ipv6]:port`); the port defaults to [`DEFAULT_PORT`].
+///
+/// A host never contains `:` unless it is a bracketed IPv6 address, so text
+/// such as `:password:7100` (credentials without `@`) is an error rather
+/// than a host name that error messages would later show.
 fn split_host_port(hostport: &str) -> std::result::Result<(String, u16), String> {
     let (host, port) = if let Some(inner) = hostport.strip_prefix('[') {
         let (host, after) = inner
             .split_once(']')
             .ok_or("unterminated [ in IPv6 address")?;
+        let address = host
+            .split_once('%')
+            .map_or(host, |(address, _zone)| address);
+        if address.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err("invalid IPv6 address in [brackets]".into());
+        }
         let port = match after {
             "" => None,
             p => Some(p.strip_prefix(':').ok_or("expected :port after ]")?),
         };
         (host, port)
     } else {
-        match hostport.rsplit_once(':') {
+        match hostport.split_once(':') {
             Some((h, p)) => (h, Some(p)),
             None => (hostport, None),
         }
@@ -171,11 +201,26 @@ fn split_host_port(hostport: &str) -> std::result::Result<(String, u16), String>
     let port = match port {
         None => DEFAULT_PORT,
         Some(p) => match p.parse::<u16>() {
-            Ok(0) | Err(_) => return Err("port must be a number from 1 to 65535".into()),
-            Ok(n) => n,
+            Ok(n) if n > 0 && p.bytes().all(|b| b.is_ascii_digit()) => n,
+            _ => return Err("port must be a number from 1 to 65535".into()),
         },
     };
     Ok((host.to_owned(), port))
+}
+
+/// True when the text after the first `:` of an unbracketed `host:port`
+/// cannot be a port, or there is no host: `redis://:secret` or
+/// `redis://user:secret` (credentials written without `@host`).
+fn port_looks_like_password(hostport: &str) -> bool {
+    if hostport.starts_with('[') {
+        return false;
+    }
+    match hostport.split_once(':') {
+        Some((host, port)) => {
+            host.is_empty() || port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => false,
+    }
 }
 
 fn parse_unix(rest: &str) -> std::result::Result<ServerUrl, String> {
@@ -198,12 +243,20 @@ fn parse_unix(rest: &str) -> std::result::Result<ServerUrl, String> {
         password: None,
         db: 0,
     };
+    let credential = |text: &str| {
+        decode(text).map_err(|why| format!("{why} in the user name or password; {ENCODE_HINT}"))
+    };
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let Some((name, value)) = pair.split_once('=') else {
+            // A bare word could be a password: never echo it.
+            return Err(
+                "every query parameter needs a name and a value (known: db, user, password)".into(),
+            );
+        };
         match name {
             "db" => url.db = parse_db(value)?,
-            "user" => url.username = non_empty(decode(value)?),
-            "password" => url.password = Some(decode(value)?),
+            "user" => url.username = non_empty(credential(value)?),
+            "password" => url.password = Some(credential(value)?),
             other => {
                 return Err(format!(
                     "unknown query parameter \"{other}\" (known: db, user, password)"
@@ -247,37 +300,112 @@ fn decode(text: &str) -> std::result::Result<String, String> {
     String::from_utf8(out).map_err(|_| "a %-escape does not decode to UTF-8".into())
 }
 
-/// Masks the password of a URL that may not parse, for error messages.
+/// Masks everything in a URL that may not parse that could be a password,
+/// for error messages.
 ///
-/// A password may contain unescaped `/`, `?`, `#` or `@`, so everything
-/// between the scheme and the *last* `@` of the whole string is treated as
-/// credentials: only the user name before the first `:` is kept.
+/// Conservative by design, since the input is malformed:
+/// - everything between the scheme and the *last* `@` is credentials (a
+///   password may contain unencoded `/`, `?`, `#` or `@`): only the user
+///   name before the first `:` is kept;
+/// - without an `@`, text after the first `:` that is not a port number
+///   (`redis://:secret`, `redis://user:secret`, `redis://:secret:7100`) is
+///   masked to the end;
+/// - the value of a query parameter whose name suggests a credential
+///   (`password=`, `pass=`, `auth=`, ...), a query word without `=`, and a
+///   fragment are masked.
 pub fn redact_raw(input: &str) -> String {
-    let Some(start) = input.find("://").map(|i| i + 3) else {
-        return if input.contains('@') {
-            "***".into()
-        } else {
-            input.into()
-        };
+    let Some(scheme_end) = input.find("://").map(|i| i + 3) else {
+        if input.contains('@') {
+            return "***".into();
+        }
+        return mask_authority(input);
     };
-    let mut out = input.to_owned();
-    // unix:// URLs carry the password in the query string.
-    if let Some(q) = out.find("password=") {
-        let value_start = q + "password=".len();
-        let value_end = out[value_start..]
-            .find('&')
-            .map_or(out.len(), |i| value_start + i);
-        out.replace_range(value_start..value_end, "***");
-    }
-    if let Some(at) = out[start..].rfind('@') {
-        let userinfo = &out[start..start + at];
-        let masked = match userinfo.split_once(':') {
-            Some((user, _)) => format!("{user}:***"),
-            None => userinfo.to_owned(),
+    let (head, body) = input.split_at(scheme_end);
+    let unix = head.eq_ignore_ascii_case("unix://");
+    let body = if unix {
+        // unix:// URLs carry credentials in the query string.
+        mask_userinfo(&mask_query(body))
+    } else if body.contains('@') {
+        mask_userinfo(body)
+    } else {
+        mask_authority(body)
+    };
+    format!("{head}{body}")
+}
+
+/// `user:password@rest` (split at the last `@`) to `user:***@rest`, with the
+/// query of `rest` masked.
+fn mask_userinfo(body: &str) -> String {
+    let Some(at) = body.rfind('@') else {
+        return body.to_owned();
+    };
+    let (userinfo, rest) = (&body[..at], &body[at + 1..]);
+    let userinfo = match userinfo.split_once(':') {
+        Some((user, _)) => format!("{user}:***"),
+        None => userinfo.to_owned(),
+    };
+    format!("{userinfo}@{}", mask_query(rest))
+}
+
+/// `host:port/...` without `@`: masks from the first `:` to the end when
+/// what follows it is not a port number (or there is no host).
+fn mask_authority(body: &str) -> String {
+    let end = body.find(['/', '?', '#']).unwrap_or(body.len());
+    let authority = &body[..end];
+    if let Some(inner) = authority.strip_prefix('[') {
+        let valid = inner.split_once(']').is_some_and(|(address, after)| {
+            let address = address.split_once('%').map_or(address, |(a, _)| a);
+            address.parse::<std::net::Ipv6Addr>().is_ok()
+                && (after.is_empty()
+                    || after
+                        .strip_prefix(':')
+                        .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())))
+        });
+        return if valid {
+            mask_query(body)
+        } else {
+            "***".into()
         };
-        out.replace_range(start..start + at, &masked);
     }
+    if port_looks_like_password(authority) {
+        let colon = authority.find(':').unwrap_or(authority.len());
+        return format!("{}:***", &body[..colon]);
+    }
+    mask_query(body)
+}
+
+/// Masks credential-like query values, query words without `=`, and the
+/// fragment.
+fn mask_query(text: &str) -> String {
+    let (text, fragment) = match text.find('#') {
+        Some(i) => (&text[..i], Some("#***")),
+        None => (text, None),
+    };
+    let mut out = match text.split_once('?') {
+        None => text.to_owned(),
+        Some((before, query)) => {
+            let pairs: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((name, _)) if is_credential_name(name) => format!("{name}=***"),
+                    Some(_) => pair.to_owned(),
+                    None if pair.is_empty() => String::new(),
+                    None => "***".to_owned(),
+                })
+                .collect();
+            format!("{before}?{}", pairs.join("&"))
+        }
+    };
+    out.push_str(fragment.unwrap_or(""));
     out
+}
+
+/// Query parameter names whose values are masked in messages.
+fn is_credential_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["pass", "pw", "auth", "secret", "token", "cred", "key"]
+        .iter()
+        .any(|word| name.contains(word))
 }
 
 #[cfg(test)]
@@ -392,5 +520,116 @@ mod tests {
         assert_eq!(redact_raw("redis://:hunter2/x@h:1"), "redis://:***@h:1");
         assert_eq!(redact_raw("redis://:p@ss/SECRET@h"), "redis://:***@h");
         assert_eq!(redact_raw("redis://u:a?b#c@h/0"), "redis://u:***@h/0");
+        assert_eq!(redact_raw("redis://h:6379/x"), "redis://h:6379/x");
+        assert_eq!(redact_raw("redis://[::1]:1/0"), "redis://[::1]:1/0");
+        assert_eq!(redact_raw("h:6379"), "h:6379");
+        assert_eq!(redact_raw("h:secret"), "h:***");
+    }
+
+    /// Every way of writing a password, through both parse errors and
+    /// [`redact_raw`]: the password never shows.
+    #[test]
+    fn no_url_form_leaks_its_password() {
+        const PW: &str = "Hunter2pw";
+        let forms = [
+            format!("redis://:{PW}"),
+            format!("redis://u:{PW}"),
+            format!("redis://:{PW}:7100"),
+            format!("redis://u:{PW}:7100/0"),
+            format!("redis://:{PW}/0"),
+            format!("redis://u:pa/{PW}@h:1"),
+            format!("redis://u:pa?{PW}@h:1"),
+            format!("redis://u:pa#{PW}@h:1"),
+            format!("redis://:pa%{PW}@h"),
+            format!("redis://[:{PW}]:7100"),
+            format!("redis://h:1?password={PW}"),
+            format!("redis://h:1#{PW}"),
+            format!("rediss://:{PW}"),
+            format!("rediss://u:{PW}"),
+            format!("rediss://:{PW}:7100"),
+            format!("rediss://u:{PW}@h:x"),
+            format!("unix:///x.sock?pass={PW}"),
+            format!("unix:///x.sock?password={PW}&x=1"),
+            format!("unix:///x.sock?db=x&password={PW}"),
+            format!("unix:///x.sock?password=a%zz{PW}"),
+            format!("unix:///x.sock?{PW}"),
+            format!("unix:///x.sock?auth={PW}"),
+            format!("unix://:{PW}@/x.sock"),
+            format!("u:{PW}"),
+            format!(":{PW}"),
+            format!("u:{PW}@h"),
+        ];
+        for form in &forms {
+            let msg = err(form);
+            assert!(!msg.contains(PW), "{form}: {msg}");
+            assert!(
+                msg.starts_with("servers has a malformed server URL \""),
+                "{msg}"
+            );
+            let masked = redact_raw(form);
+            assert!(!masked.contains(PW), "{form}: {masked}");
+        }
+    }
+
+    #[test]
+    fn credentials_without_at_are_not_a_host() {
+        // Used to parse as host ":pw" (then shown by connection errors).
+        let msg = err("redis://:pw:7100");
+        assert_eq!(
+            msg,
+            "servers has a malformed server URL \"redis://:***\": missing host \
+             (a password goes before the host, followed by @: \
+             redis://[user]:password@host[:port])"
+        );
+        let msg = err("redis://u:pw");
+        assert!(
+            msg.contains("\"redis://u:***\": port must be a number"),
+            "{msg}"
+        );
+        assert!(msg.contains("followed by @"), "{msg}");
+        // A plain bad port gets no such hint.
+        let msg = err("redis://h:0");
+        assert!(!msg.contains("followed by @"), "{msg}");
+        assert!(err("redis://h:1:2").contains("port must be a number"));
+        assert!(err("redis://[zz]:1").contains("invalid IPv6 address"));
+        assert!(err("redis://h:+1").contains("port must be a number"));
+        assert_eq!(
+            parse("redis://[fe80::1%25eth0]:7000").endpoint,
+            Endpoint::Tcp {
+                host: "fe80::1%25eth0".into(),
+                port: 7000,
+                tls: false
+            }
+        );
+    }
+
+    #[test]
+    fn unencoded_reserved_characters_in_a_password_are_explained() {
+        for url in [
+            "redis://u:pa/ss@h",
+            "redis://:pa?ss@h:1",
+            "rediss://:p#w@h/0",
+        ] {
+            let msg = err(url);
+            assert!(
+                msg.ends_with(
+                    "the user name or password contains an unencoded '/', '?' or '#'; \
+                     URL-encode the user name and password, e.g. with rawurlencode()"
+                ),
+                "{msg}"
+            );
+            assert!(!msg.contains("Zq9") && !msg.contains(":pa"), "{msg}");
+        }
+        let msg = err("redis://:50%off@h");
+        assert!(
+            msg.contains("invalid %-escape in the user name or password; URL-encode"),
+            "{msg}"
+        );
+        assert!(!msg.contains("50%off"), "{msg}");
+        // Encoded, they work.
+        assert_eq!(
+            parse("redis://u:pa%2Fss@h").password.as_deref(),
+            Some("pa/ss")
+        );
     }
 }
