@@ -44,8 +44,41 @@ pub fn timed_out() -> bool {
     unsafe { (*flag.cast::<AtomicBool>()).load(Ordering::Relaxed) }
 }
 
-/// Installs [`on_interrupt`] (module startup) and the renewal thread's hook.
+/// Asked by the core while `acquire()` blocks, after a signal and every
+/// 100 ms: runs what the engine would run at the next opcode when something
+/// asked it to (PHP's async signal handlers, through the interrupt hook
+/// chain) and answers whether the wait must end: a handler threw or called
+/// `exit()` (an exception is pending), or the time limit was hit (then
+/// `vm_interrupt` stays set, so the engine raises its fatal error as soon as
+/// `acquire()` returns).
+fn wait_should_end() -> bool {
+    if timed_out() {
+        return true;
+    }
+    // SAFETY: PHP's thread (the core asks only during a call from PHP);
+    // NTS executor globals are one static. The flag is cleared first, as
+    // the engine does before calling the interrupt function.
+    unsafe {
+        // `vm_interrupt` is a C11 atomic bool, laid out like AtomicBool.
+        let flag = (&raw mut executor_globals.vm_interrupt.value).cast::<AtomicBool>();
+        if !(*flag).swap(false, Ordering::AcqRel) {
+            return false;
+        }
+        if let Some(handler) = zend_interrupt_function {
+            handler(executor_globals.current_execute_data);
+        }
+        if timed_out() {
+            zend_atomic_bool_store(&raw mut executor_globals.vm_interrupt, true);
+            return true;
+        }
+        !executor_globals.exception.is_null()
+    }
+}
+
+/// Installs [`on_interrupt`] (module startup) and the hooks the core calls:
+/// the renewal thread's lost lease, and blocking waits.
 pub fn install() {
+    redislock_core::signals::set_wait_hook(wait_should_end);
     // SAFETY: module startup runs on PHP's thread before any request.
     unsafe {
         let previous = zend_interrupt_function;

@@ -92,9 +92,12 @@ impl RedisLock {
     #[php(defaults(wait = 0.0))]
     pub fn acquire(&mut self, wait: Float) -> PhpResult<bool> {
         let wait = wait_duration(&args::ACQUIRE, wait)?;
-        self.lock
-            .acquire(wait, &interrupt::timed_out)
-            .map_err(|e| from_core(&args::ACQUIRE, e))
+        match self.lock.acquire(wait, &interrupt::timed_out) {
+            // PHP ended the wait: its exception (or the time limit's fatal
+            // error) is pending and wins over the return value.
+            Err(LockError::Interrupted) => Ok(false),
+            other => other.map_err(|e| from_core(&args::ACQUIRE, e)),
+        }
     }
 
     /// Releases the lock. True when we held it and it is now free; false when
@@ -123,9 +126,11 @@ impl RedisLock {
         // SAFETY (every use of `lock_of`): `this` is the live object PHP called
         // us on, and each borrow ends before any PHP code runs.
         let key = String::from_utf8_lossy(unsafe { lock_of(this) }.key()).into_owned();
-        let acquired = unsafe { lock_of(this) }
-            .acquire(wait_for, &interrupt::timed_out)
-            .map_err(|e| from_core(sig, e))?;
+        let acquired = match unsafe { lock_of(this) }.acquire(wait_for, &interrupt::timed_out) {
+            // As in acquire(): PHP's pending exception or fatal error wins.
+            Err(LockError::Interrupted) => return Ok(Zval::new()),
+            other => other.map_err(|e| from_core(sig, e))?,
+        };
         if !acquired {
             let wait_secs = wait_for.as_secs_f64();
             return Err(from_core(sig, LockError::Timeout { key, wait_secs }));

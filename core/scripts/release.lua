@@ -1,8 +1,8 @@
 -- Compare-and-delete with handoff: only the owner may release; if waiters
 -- are queued the lock goes straight to the longest-waiting live one (and
 -- wakes it), otherwise the key is deleted.
--- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = waiter info, KEYS[4] = fence
--- ARGV[1] = owner token, ARGV[2] = wake-key prefix
+-- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = fence
+-- ARGV[1] = owner token
 -- Returns 1 when we held it and released it, 0 otherwise.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
@@ -13,5 +13,5 @@ if not redis.call('ZRANGE', KEYS[2], 0, 0)[1] then
   return 1
 end
 -- @handoff
-free_lock(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2])
+free_lock(KEYS[1], KEYS[2], KEYS[3])
 return 1

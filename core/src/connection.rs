@@ -1,16 +1,18 @@
 //! Opening one connection to one server with its timeouts and TLS settings.
 
+use std::io;
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use redis::{
-    ClientTlsConfig, Connection, ConnectionAddr, IntoConnectionInfo, RedisConnectionInfo,
-    TlsCertificates, io::tcp::TcpSettings,
-};
+use redis::{ConnectionLike, Value};
 
 use crate::error::{ConnectionFailure, LockError, Result};
 use crate::options::{LockOptions, TlsOptions};
 use crate::url::{Endpoint, ServerUrl};
+use crate::wire::{self, Conn, Stream};
 
 /// The one shared instance of `config`: equal configs (several lock
 /// objects on one server) get the same `Arc`, so the pool can key
@@ -41,6 +43,46 @@ pub struct ServerConfig {
     pub read_timeout: Duration,
     /// TLS settings (used for `rediss://` only).
     pub tls: TlsOptions,
+    /// Whether this process has seen the server run our scripts.
+    pub scripts: ScriptsChecked,
+}
+
+/// Set once a server ran one of our scripts in this process. A plain
+/// `SET NX PX` acquire asks first (once per server and process), so that a
+/// server refusing scripts never gets a lock that could not be released.
+/// Not part of a config's identity: equal configs compare equal whatever
+/// this says.
+#[derive(Debug, Default)]
+pub struct ScriptsChecked(AtomicBool);
+
+impl ScriptsChecked {
+    /// True once the server ran a script.
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Records that the server ran a script.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Clone for ScriptsChecked {
+    fn clone(&self) -> Self {
+        Self(AtomicBool::new(self.get()))
+    }
+}
+
+impl PartialEq for ScriptsChecked {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ScriptsChecked {}
+
+impl std::hash::Hash for ScriptsChecked {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 impl ServerConfig {
@@ -55,6 +97,7 @@ impl ServerConfig {
             connect_timeout: options.connect_timeout,
             read_timeout: options.read_timeout,
             tls,
+            scripts: ScriptsChecked::default(),
         }
     }
 
@@ -65,47 +108,133 @@ impl ServerConfig {
 
     /// Opens a new connection, authenticates, selects the database and sets
     /// the read/write timeouts. The whole setup is bounded by the connect
-    /// timeout.
-    pub fn open(&self) -> Result<Connection> {
-        let fail = |e: &redis::RedisError| LockError::from_redis(&self.name(), e);
-        let client = self.client()?;
-        let con = if matches!(self.url.endpoint, Endpoint::Tcp { tls: true, .. }) {
-            self.open_tls(client)?
-        } else {
-            client
-                .get_connection_with_timeout(self.connect_timeout)
-                .map_err(|e| fail(&e))?
+    /// timeout; signals do not interrupt it.
+    pub fn open(&self) -> Result<Conn> {
+        let deadline = Instant::now() + self.connect_timeout;
+        let io_failure = |e: io::Error| {
+            let kind = match e.kind() {
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ConnectionFailure::TimedOut,
+                _ => ConnectionFailure::Unreachable,
+            };
+            self.failure(kind, e.to_string())
         };
-        con.set_read_timeout(Some(self.read_timeout))
-            .map_err(|e| fail(&e))?;
-        con.set_write_timeout(Some(self.read_timeout))
-            .map_err(|e| fail(&e))?;
+        let stream = match &self.url.endpoint {
+            Endpoint::Tcp { host, port, tls } => {
+                let tcp = wire::connect_tcp(host, *port, deadline).map_err(io_failure)?;
+                if *tls {
+                    Stream::Tls(Box::new(self.handshake(host, tcp, deadline)?))
+                } else {
+                    Stream::Tcp(tcp)
+                }
+            }
+            Endpoint::Unix { path } => Stream::Unix(UnixStream::connect(path).map_err(io_failure)?),
+        };
+        let setup_timeout = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
+        let mut con = Conn::new(stream, setup_timeout).map_err(io_failure)?;
+        self.authenticate(&mut con)?;
+        con.set_timeout(self.read_timeout).map_err(io_failure)?;
+        con.set_db(self.url.db);
         Ok(con)
     }
 
-    /// redis-rs bounds the TCP connect but not the TLS handshake that
-    /// follows (a peer that never answers it would block PHP forever), so a
-    /// TLS connection is opened on a helper thread and abandoned when the
-    /// connect timeout passes; the thread ends when the peer gives up.
-    fn open_tls(&self, client: redis::Client) -> Result<Connection> {
-        let (sender, receiver) = std::sync::mpsc::channel();
-        let timeout = self.connect_timeout;
-        std::thread::Builder::new()
-            .name("redislock-tls-connect".into())
-            .spawn(move || {
-                let _ = sender.send(client.get_connection_with_timeout(timeout));
-            })
-            .map_err(|e| self.failure(ConnectionFailure::Other, e.to_string()))?;
-        match receiver.recv_timeout(timeout) {
-            Ok(Ok(con)) => Ok(con),
-            Ok(Err(e)) => Err(LockError::from_redis(&self.name(), &e)),
-            Err(_) => Err(self.failure(
+    /// AUTH (when the URL has credentials) and SELECT (db other than 0),
+    /// pipelined in one round trip.
+    fn authenticate(&self, con: &mut Conn) -> Result<()> {
+        let mut pipe = redis::pipe();
+        if let Some(password) = &self.url.password {
+            let auth = pipe.cmd("AUTH");
+            if let Some(user) = &self.url.username {
+                auth.arg(user);
+            }
+            auth.arg(password);
+        }
+        if self.url.db != 0 {
+            pipe.cmd("SELECT").arg(self.url.db);
+        }
+        if pipe.is_empty() {
+            return Ok(());
+        }
+        let packed = pipe.get_packed_pipeline();
+        let count = pipe.len();
+        let replies = con
+            .req_packed_commands(&packed, 0, count)
+            .map_err(|e| LockError::from_redis(&self.name(), &e))?;
+        for reply in replies {
+            if let Value::ServerError(err) = reply {
+                let err = redis::RedisError::from(err);
+                let kind = match err.code() {
+                    Some("WRONGPASS" | "NOAUTH" | "NOPASS" | "ERR")
+                        if self.url.password.is_some() =>
+                    {
+                        ConnectionFailure::AuthFailed
+                    }
+                    _ => ConnectionFailure::Other,
+                };
+                return Err(self.failure(kind, err.to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The TLS handshake on `tcp`, bounded by `deadline` (the socket's
+    /// timeouts end each step; an interrupted or timed-out step resumes
+    /// until the deadline).
+    fn handshake(
+        &self,
+        host: &str,
+        tcp: TcpStream,
+        deadline: Instant,
+    ) -> Result<native_tls::TlsStream<TcpStream>> {
+        let tls_error = |detail: String| self.failure(ConnectionFailure::Tls, detail);
+        let mut builder = native_tls::TlsConnector::builder();
+        if !self.tls.verify {
+            builder
+                .danger_accept_invalid_certs(true)
+                .danger_accept_invalid_hostnames(true);
+        }
+        if let Some(ca) = &self.tls.ca {
+            let pem = self.read_pem(ca)?;
+            let cert = native_tls::Certificate::from_pem(&pem)
+                .map_err(|e| tls_error(format!("{}: {e}", ca.display())))?;
+            builder.add_root_certificate(cert);
+        }
+        if let (Some(cert), Some(key)) = (&self.tls.cert, &self.tls.key) {
+            let identity =
+                native_tls::Identity::from_pkcs8(&self.read_pem(cert)?, &self.read_pem(key)?)
+                    .map_err(|e| tls_error(format!("client certificate: {e}")))?;
+            builder.identity(identity);
+        }
+        let connector = builder.build().map_err(|e| tls_error(e.to_string()))?;
+        let step = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
+        let _ = tcp.set_read_timeout(Some(step));
+        let _ = tcp.set_write_timeout(Some(step));
+        let timed_out = || {
+            self.failure(
                 ConnectionFailure::TimedOut,
                 format!(
                     "no TLS handshake within the connect timeout ({} s)",
-                    timeout.as_secs_f64()
+                    self.connect_timeout.as_secs_f64()
                 ),
-            )),
+            )
+        };
+        let mut attempt = connector.connect(host, tcp);
+        loop {
+            match attempt {
+                Ok(stream) => return Ok(stream),
+                Err(native_tls::HandshakeError::Failure(e)) => {
+                    return Err(tls_error(e.to_string()));
+                }
+                Err(native_tls::HandshakeError::WouldBlock(mid)) => {
+                    if Instant::now() >= deadline {
+                        return Err(timed_out());
+                    }
+                    attempt = mid.handshake();
+                }
+            }
         }
     }
 
@@ -117,72 +246,12 @@ impl ServerConfig {
         }
     }
 
-    fn client(&self) -> Result<redis::Client> {
-        let addr = match &self.url.endpoint {
-            Endpoint::Tcp {
-                host,
-                port,
-                tls: false,
-            } => ConnectionAddr::Tcp(host.clone(), *port),
-            Endpoint::Tcp {
-                host,
-                port,
-                tls: true,
-            } => ConnectionAddr::TcpTls {
-                host: host.clone(),
-                port: *port,
-                insecure: !self.tls.verify,
-                tls_params: None,
-            },
-            Endpoint::Unix { path } => ConnectionAddr::Unix(path.clone()),
-        };
-        // No CLIENT SETINFO: redis-rs ignores its errors but waits for each
-        // reply with the whole connect timeout, doubling the time a frozen
-        // server costs (and Redis < 7.2 rejects it anyway).
-        let mut redis = RedisConnectionInfo::default()
-            .set_db(self.url.db)
-            .set_skip_set_lib_name();
-        if let Some(user) = &self.url.username {
-            redis = redis.set_username(user);
-        }
-        if let Some(password) = &self.url.password {
-            redis = redis.set_password(password);
-        }
-        let info = addr
-            .into_connection_info()
-            .map_err(|e| LockError::from_redis(&self.name(), &e))?
-            .set_tcp_settings(TcpSettings::default().set_nodelay(true))
-            .set_redis_settings(redis);
-        let custom_certs = self.tls.ca.is_some() || self.tls.cert.is_some();
-        let is_tls = matches!(self.url.endpoint, Endpoint::Tcp { tls: true, .. });
-        let built = if is_tls && custom_certs && self.tls.verify {
-            redis::Client::build_with_tls(info, self.certificates()?)
-        } else {
-            redis::Client::open(info)
-        };
-        built.map_err(|e| LockError::from_redis(&self.name(), &e))
-    }
-
-    fn certificates(&self) -> Result<TlsCertificates> {
-        let read = |path: &std::path::Path| {
-            std::fs::read(path).map_err(|e| {
-                self.failure(
-                    ConnectionFailure::Tls,
-                    format!("cannot read {}: {e}", path.display()),
-                )
-            })
-        };
-        let root_cert = self.tls.ca.as_deref().map(read).transpose()?;
-        let client_tls = match (&self.tls.cert, &self.tls.key) {
-            (Some(cert), Some(key)) => Some(ClientTlsConfig {
-                client_cert: read(cert)?,
-                client_key: read(key)?,
-            }),
-            _ => None,
-        };
-        Ok(TlsCertificates {
-            client_tls,
-            root_cert,
+    fn read_pem(&self, path: &std::path::Path) -> Result<Vec<u8>> {
+        std::fs::read(path).map_err(|e| {
+            self.failure(
+                ConnectionFailure::Tls,
+                format!("cannot read {}: {e}", path.display()),
+            )
         })
     }
 }

@@ -89,6 +89,11 @@ pub enum LockError {
     /// The request is valid but not something this build can do.
     #[error("{0}")]
     Unsupported(String),
+    /// PHP ended a blocking wait: a signal handler threw or called `exit()`,
+    /// or the execution time limit was hit. The binding lets PHP's own
+    /// exception (or fatal error) through instead of raising one.
+    #[error("the wait was ended by PHP")]
+    Interrupted,
 }
 
 impl LockError {
@@ -103,7 +108,16 @@ impl LockError {
     /// Classifies a redis-rs error raised while talking to `server`.
     pub fn from_redis(server: &str, err: &redis::RedisError) -> Self {
         use redis::ErrorKind;
-        let detail = err.to_string();
+        let detail = without_arguments(&err.to_string());
+        if let Some(command) = refused_script_command(&detail) {
+            return Self::Server {
+                server: server.to_owned(),
+                detail: format!(
+                    "the server refuses {command} ({detail}); redislock needs EVAL/EVALSHA \
+                     (Lua scripts) to release and hand over locks safely, so no lock was taken"
+                ),
+            };
+        }
         let kind = if err.is_io_error() && looks_like_tls(&detail) {
             Some(ConnectionFailure::Tls)
         } else if err.is_timeout() {
@@ -169,6 +183,33 @@ impl LockError {
     }
 }
 
+/// Redis echoes the first arguments of an unknown command ("with args
+/// beginning with: ..."): they can carry an owner token, so they are cut.
+fn without_arguments(detail: &str) -> String {
+    match detail.find(", with args beginning with") {
+        Some(at) => detail[..at].to_owned(),
+        None => detail.to_owned(),
+    }
+}
+
+/// The scripting command a server refused, when `detail` says that one was
+/// refused (renamed away, or not allowed for this ACL user).
+fn refused_script_command(detail: &str) -> Option<&'static str> {
+    let lower = detail.to_ascii_lowercase();
+    let refused = lower.contains("unknown command") || lower.contains("noperm");
+    if !refused {
+        return None;
+    }
+    ["evalsha", "eval", "script"]
+        .into_iter()
+        .find(|name| lower.contains(&format!("'{name}'")))
+        .map(|name| match name {
+            "evalsha" => "EVALSHA",
+            "eval" => "EVAL",
+            _ => "SCRIPT",
+        })
+}
+
 fn looks_like_tls(detail: &str) -> bool {
     let lower = detail.to_ascii_lowercase();
     lower.contains("tls") || lower.contains("ssl") || lower.contains("certificate")
@@ -211,6 +252,19 @@ mod tests {
             }
         ));
         assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn refused_scripts_are_named_and_arguments_cut() {
+        let err = redis::RedisError::from((
+            redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError),
+            "An error was signalled by the server",
+            "unknown command 'EVALSHA', with args beginning with: 'abc' '1' 'k' 'tok3n'".into(),
+        ));
+        let msg = LockError::from_redis("redis://h:1/0", &err).to_string();
+        assert!(msg.contains("refuses EVALSHA"), "{msg}");
+        assert!(msg.contains("needs EVAL/EVALSHA"), "{msg}");
+        assert!(!msg.contains("tok3n"), "{msg}");
     }
 
     #[test]

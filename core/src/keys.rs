@@ -8,10 +8,15 @@
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `K~q` | sorted set | waiters' tokens, scored by arrival time |
-//! | `K~i` | hash | token -> `<alive until ms>:<ttl ms>:<fenced>` of each waiter |
+//! | `K~q` | sorted set | waiters' tokens, scored by arrival order |
+//! | `K~a~<token>` | string | `<ttl ms>:<alive ms>:<fenced>` of a waiter, expiring when it stops checking in |
 //! | `K~w~<token>` | list | wake-up of the waiter with that token |
 //! | `K~f` | string | fencing counter (option `fencing`), never expires |
+//!
+//! The scripts build `K~a~<token>` and `K~w~<token>` of other waiters
+//! themselves (`lib/handoff.lua`): legal in Redis Cluster only because every
+//! key here shares `K`'s hash slot, which is why helper keys always start
+//! with the whole of `K`.
 
 /// The part of `key` that Redis Cluster hashes: the content of the first
 /// `{...}` if it is not empty, else the whole key.
@@ -39,11 +44,6 @@ pub fn queue_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "q")
 }
 
-/// The waiters' info hash of a lock.
-pub fn info_key(lock_key: &[u8]) -> Vec<u8> {
-    helper_key(lock_key, "i")
-}
-
 /// The fencing counter of a lock.
 pub fn fence_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "f")
@@ -69,8 +69,6 @@ pub struct LockKeys {
     pub lock: Vec<u8>,
     /// `K~q`.
     pub queue: Vec<u8>,
-    /// `K~i`.
-    pub info: Vec<u8>,
     /// `K~f`.
     pub fence: Vec<u8>,
     /// `K~w~`.
@@ -82,7 +80,6 @@ impl LockKeys {
     pub fn new(lock: Vec<u8>) -> Self {
         Self {
             queue: queue_key(&lock),
-            info: info_key(&lock),
             fence: fence_key(&lock),
             wake_prefix: wake_prefix(&lock),
             lock,
@@ -118,7 +115,6 @@ mod tests {
     #[test]
     fn helper_keys_extend_the_lock_key() {
         assert_eq!(queue_key(b"app:jobs:1"), b"app:jobs:1~q");
-        assert_eq!(info_key(b"app:jobs:1"), b"app:jobs:1~i");
         assert_eq!(fence_key(b"app:jobs:1"), b"app:jobs:1~f");
         assert_eq!(wake_key(b"app:jobs:1", b"ab12"), b"app:jobs:1~w~ab12");
     }

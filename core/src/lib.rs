@@ -6,7 +6,9 @@
 //! - [`token`]: owner tokens from the OS CSPRNG
 //! - [`scripts`] / [`commands`]: the lock protocol (`SET NX PX`, Lua
 //!   compare-and-delete, compare-and-pexpire)
-//! - [`url`], [`connection`], [`pool`]: servers and per-process connections
+//! - [`url`], [`connection`], [`wire`], [`pool`]: servers, signal-safe
+//!   connections, and the per-process pool
+//! - [`signals`]: how blocking waits hear PHP's signals
 //! - [`keys`]: the key names of a lock (the lock, its waiter queue, ...)
 //! - [`holds`]: the process-wide table of held locks (reentrancy, request
 //!   end, fork)
@@ -33,8 +35,10 @@ pub mod process;
 pub mod renewal;
 pub mod scripts;
 pub mod settings;
+pub mod signals;
 pub mod token;
 pub mod url;
+pub mod wire;
 
 pub use error::{ConnectionFailure, LockError, Result};
 pub use lock::{Lock, LockInfo, release_all};

@@ -45,6 +45,17 @@ fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Duration) -> D
         .max(Duration::from_millis(1))
 }
 
+/// One step of a blocking acquire on the command connection.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// Take the lock if free, else join the queue.
+    Join,
+    /// Look for a lost wake-up or an expired holder; stay queued.
+    Check,
+    /// Leave the queue (unless the lock was handed over meanwhile).
+    GiveUp,
+}
+
 /// What an object contributes to a hold in the process-wide table.
 #[derive(Debug, Clone, Copy)]
 struct Share {
@@ -168,6 +179,7 @@ impl Lock {
         let token = token::new_token()?.into_bytes();
         let fencing = self.options.fencing;
         let attempt = if wait.is_zero() {
+            self.check_scripts()?;
             pool::with_connection(&self.server, |con, attempt| {
                 commands::try_acquire(con, &self.keys, &token, self.ttl_ms, fencing, attempt)
             })
@@ -177,7 +189,9 @@ impl Lock {
         let won = match attempt {
             Ok(won) => won,
             Err(err) => {
-                if err.is_timeout() || err.is_retryable() {
+                if matches!(err, LockError::Interrupted) {
+                    // The wait already cleaned up after itself.
+                } else if err.is_timeout() || err.is_retryable() {
                     // The command may have run: the token may hold the lock
                     // or sit in the queue.
                     self.orphans.push(token);
@@ -199,35 +213,54 @@ impl Lock {
     /// wake-up list). A wake-up is never waited for longer than the holder's
     /// remaining lease or `retry_delay`; then one check finds a lost
     /// wake-up, or hands an expired lock to the head of the queue.
+    ///
+    /// When PHP ends the wait ([`LockError::Interrupted`]: a signal handler
+    /// threw or called `exit()`), the waiter leaves the queue and frees the
+    /// lock if it was handed over meanwhile, before the error is returned.
     fn wait_in_queue(
         &self,
         token: &[u8],
         wait: Duration,
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Fence>> {
-        let deadline = Instant::now() + wait;
-        let fallback = self.options.retry_delay;
         let waiter = Waiter {
             token,
             ttl_ms: self.ttl_ms,
-            alive_ms: alive_window(fallback),
+            alive_ms: alive_window(self.options.retry_delay),
             fencing: self.options.fencing,
         };
+        let waited = self.wait_for_turn(&waiter, wait, stop);
+        if matches!(waited, Err(LockError::Interrupted)) {
+            // Best effort: should it fail, the queue entry and any lock
+            // handed to us expire within the alive window.
+            let _ = pool::with_connection(&self.server, |con, _| {
+                commands::abandon(con, &self.keys, token)
+            });
+        }
+        waited
+    }
+
+    fn wait_for_turn(
+        &self,
+        waiter: &Waiter<'_>,
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Fence>> {
+        let deadline = Instant::now() + wait;
+        let fallback = self.options.retry_delay;
         let key = &*self.keys;
-        let step = |first: bool, give_up: bool| {
-            pool::with_connection(&self.server, |con, _| {
-                if first {
-                    commands::enqueue(con, key, &waiter)
-                } else {
-                    commands::check(con, key, &waiter, give_up)
-                }
+        let step = |step: Step| {
+            pool::with_connection(&self.server, |con, _| match step {
+                Step::Join => commands::enqueue(con, key, waiter),
+                Step::Check => commands::check(con, key, waiter, false),
+                Step::GiveUp => commands::check(con, key, waiter, true),
             })
         };
         let done = |queued: Queued| match queued {
             Queued::Acquired { fence } => Some(fence),
             _ => None,
         };
-        let mut holder_pttl = match step(true, false)? {
+        let mut holder_pttl = match step(Step::Join)? {
             Queued::Waiting { pttl_ms } => pttl_ms,
             other => return Ok(done(other)),
         };
@@ -235,23 +268,37 @@ impl Lock {
             let now = Instant::now();
             if now >= deadline || stop() {
                 // Leave the queue, unless the lock was handed to us meanwhile.
-                return Ok(done(step(false, true)?));
+                return Ok(done(step(Step::GiveUp)?));
             }
             let block = block_time(deadline - now, holder_pttl, fallback);
-            let woken = pool::with_blocking_connection(&self.server, block, |con, _| {
-                commands::wait_for_wake(con, key, token, block)
-            })?;
-            if woken.is_some() {
-                return Ok(woken);
-            }
-            if Instant::now() >= deadline || stop() {
-                continue;
-            }
-            match step(false, false)? {
+            let waited = pool::with_blocking_connection(&self.server, block, |con, _| {
+                commands::wait_and_check(con, key, waiter, block)
+            });
+            let queued = match waited {
+                Ok(queued) => queued,
+                // A late reply may still have woken us: look again.
+                Err(e) if e.is_timeout() => step(Step::Check)?,
+                Err(e) => return Err(e),
+            };
+            match queued {
                 Queued::Waiting { pttl_ms } => holder_pttl = pttl_ms,
                 other => return Ok(done(other)),
             }
         }
+    }
+
+    /// Before the first plain `SET NX PX` on a server in this process: makes
+    /// sure the server runs scripts (release needs them). Every other path
+    /// starts with a script, which fails before anything is taken.
+    fn check_scripts(&self) -> Result<()> {
+        if self.server.scripts.get() {
+            return Ok(());
+        }
+        pool::with_connection(&self.server, |con, _| {
+            commands::check_scripts(con, &self.keys.lock)
+        })?;
+        self.server.scripts.set();
+        Ok(())
     }
 
     /// Releases whatever the tokens of earlier, interrupted acquires may

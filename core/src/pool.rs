@@ -17,11 +17,12 @@ use std::time::Duration;
 
 use std::sync::{Mutex, MutexGuard};
 
-use redis::{Connection, ConnectionLike};
+use redis::ConnectionLike;
 
 use crate::connection::ServerConfig;
 use crate::error::{LockError, Result};
 use crate::process::PerProcess;
+use crate::wire::Conn;
 
 /// Which try of an operation this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,10 +53,10 @@ type PoolKey = (usize, Role);
 /// Idle connections of this process. A forked child starts with an empty
 /// pool: the parent's sockets are left alone (never closed or written by
 /// the child: a TLS close_notify would corrupt the parent's session).
-pub(crate) static POOL: PerProcess<Mutex<Vec<(PoolKey, Connection)>>> =
+pub(crate) static POOL: PerProcess<Mutex<Vec<(PoolKey, Conn)>>> =
     PerProcess::new(|| Mutex::new(Vec::new()));
 
-fn idle() -> MutexGuard<'static, Vec<(PoolKey, Connection)>> {
+fn idle() -> MutexGuard<'static, Vec<(PoolKey, Conn)>> {
     POOL.get()
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -66,13 +67,13 @@ fn key(server: &Arc<ServerConfig>, role: Role) -> PoolKey {
 }
 
 /// Takes the idle connection for `key` out of the pool, if any.
-fn take(key: PoolKey) -> Option<Connection> {
+fn take(key: PoolKey) -> Option<Conn> {
     let mut idle = idle();
     let pos = idle.iter().position(|(k, _)| *k == key)?;
     Some(idle.swap_remove(pos).1)
 }
 
-fn put_back(key: PoolKey, con: Connection) {
+fn put_back(key: PoolKey, con: Conn) {
     idle().push((key, con));
 }
 
@@ -85,30 +86,37 @@ fn put_back(key: PoolKey, con: Connection) {
 /// [`Attempt::Replay`].
 pub fn with_connection<T>(
     server: &Arc<ServerConfig>,
-    op: impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,
+    op: impl FnMut(&mut Conn, Attempt) -> redis::RedisResult<T>,
 ) -> Result<T> {
     with_role(server, Role::Command, op)
 }
 
-/// Like [`with_connection`], for one blocking command that may take up to
-/// `block`: runs on the server's [`Role::Blocking`] connection with a read
-/// timeout of `block` plus the configured read timeout.
+/// Like [`with_connection`], for one blocking request that may take up to
+/// `block`: runs on the server's [`Role::Blocking`] connection, and its
+/// reply is awaited for `block` plus the read timeout plus Redis's own
+/// timer granularity (a blocked command's timeout fires up to 100 ms late).
+/// PHP may end the wait early ([`crate::signals`]): that is
+/// [`LockError::Interrupted`], and the connection is closed.
 pub fn with_blocking_connection<T>(
     server: &Arc<ServerConfig>,
     block: Duration,
-    mut op: impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,
+    mut op: impl FnMut(&mut Conn, Attempt) -> redis::RedisResult<T>,
 ) -> Result<T> {
-    let read_timeout = block + server.read_timeout;
+    let total = block + server.read_timeout + REDIS_TIMER_SLACK;
     with_role(server, Role::Blocking, |con, attempt| {
-        con.set_read_timeout(Some(read_timeout))?;
+        con.begin_wait(total);
         op(con, attempt)
     })
 }
 
+/// How late Redis may answer a blocking command whose timeout ran out
+/// (its timers run at `hz`, 10 per second by default).
+const REDIS_TIMER_SLACK: Duration = Duration::from_millis(100);
+
 pub(crate) fn with_role<T>(
     server: &Arc<ServerConfig>,
     role: Role,
-    mut op: impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,
+    mut op: impl FnMut(&mut Conn, Attempt) -> redis::RedisResult<T>,
 ) -> Result<T> {
     let key = key(server, role);
     let reused = take(key).filter(|c| c.is_open());
@@ -130,7 +138,7 @@ pub(crate) fn with_role<T>(
             Ok(value)
         }
         Err(err) => {
-            if !err.is_connection_error() {
+            if con.is_open() && !err.is_connection_error() {
                 put_back(key, con);
             }
             Err(err)
@@ -140,11 +148,17 @@ pub(crate) fn with_role<T>(
 
 fn run<T>(
     server: &ServerConfig,
-    con: &mut Connection,
-    op: &mut impl FnMut(&mut Connection, Attempt) -> redis::RedisResult<T>,
+    con: &mut Conn,
+    op: &mut impl FnMut(&mut Conn, Attempt) -> redis::RedisResult<T>,
     attempt: Attempt,
 ) -> Result<T> {
-    op(con, attempt).map_err(|e| LockError::from_redis(&server.name(), &e))
+    op(con, attempt).map_err(|e| {
+        if con.stopped() {
+            LockError::Interrupted
+        } else {
+            LockError::from_redis(&server.name(), &e)
+        }
+    })
 }
 
 /// Closes every pooled connection of this process (module shutdown).

@@ -192,7 +192,10 @@ pub fn renew(job: Job) -> Arc<Lease> {
     if renewer.thread.is_none() {
         renewer.thread = std::thread::Builder::new()
             .name("redislock-renew".into())
-            .spawn(move || run(shared))
+            .spawn(move || {
+                crate::signals::block_all_in_this_thread();
+                run(shared)
+            })
             .ok();
     }
     drop(renewer);
