@@ -32,7 +32,7 @@ bool(true)
 stub matches
 final class RedisLock extends -
   private function __clone()
-  public function __construct(string $key, ?float $ttl = NULL, array|string|null $servers = NULL, array $options = array (
+  public function __construct(string $key, ?float $ttl = NULL, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
 ))
   public function __debugInfo(): array
   public function acquire(float $wait = 0.0): bool
@@ -43,7 +43,7 @@ final class RedisLock extends -
   public function refresh(?float $ttl = NULL): bool
   public function release(): bool
   public function remainingTtl(): ?float
-  static public function restore(string $key, string $token, ?float $ttl = NULL, array|string|null $servers = NULL, array $options = array (
+  static public function restore(string $key, string $token, ?float $ttl = NULL, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
 )): RedisLock
   public function token(): ?string
   public function withLock(callable $callback, float $wait = 0.0): mixed

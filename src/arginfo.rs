@@ -1,4 +1,4 @@
-//! Corrects the declared types of a few parameters.
+//! Corrects what the macro declares about a few parameters.
 //!
 //! ext-php-rs derives a parameter's declared type from its Rust type, one
 //! type per parameter. Two cases need more: `$servers` accepts
@@ -7,12 +7,19 @@
 //! `null` gets PHP's own TypeError message. This rewrites their type masks
 //! in the engine's copy of the arginfo, once, at the first request, so
 //! Reflection and the stub show the contract's types.
+//!
+//! The macro cannot declare attributes either: the parameters that can carry
+//! a password (`$servers`, and `$options` with `sentinel_password`) get
+//! `#[\SensitiveParameter]` here, the way PHP's stub generator does it for
+//! internal functions (`zend_add_parameter_attribute()`), so exception
+//! traces and `debug_backtrace()` show a `SensitiveParameterValue` instead.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, c_void};
 use std::sync::Once;
 
 use ext_php_rs::class::RegisteredClass;
-use ext_php_rs::ffi::zend_function;
+use ext_php_rs::ffi::{HashTable, zend_function, zend_string};
+use ext_php_rs::types::ZendStr;
 
 use crate::redis_lock::RedisLock;
 
@@ -40,41 +47,104 @@ const CORRECTIONS: &[(&str, &str, u32)] = &[
     ("withlock", "wait", MAY_BE_DOUBLE),
 ];
 
+/// (method, parameter) pairs that get `#[\SensitiveParameter]`.
+const SENSITIVE: &[(&str, &str)] = &[
+    ("__construct", "servers"),
+    ("__construct", "options"),
+    ("restore", "servers"),
+    ("restore", "options"),
+];
+
+/// zend_attributes.h: the attribute (and its strings) live in persistent
+/// memory, as for every internal function.
+const ZEND_ATTRIBUTE_PERSISTENT: u32 = 1 << 0;
+
+unsafe extern "C" {
+    /// `zend_add_parameter_attribute()` is a static inline wrapper around
+    /// this exported function (`offset` = parameter index + 1); ext-php-rs
+    /// has no binding for either.
+    fn zend_add_attribute(
+        attributes: *mut *mut HashTable,
+        name: *mut zend_string,
+        argc: u32,
+        flags: u32,
+        offset: u32,
+        lineno: u32,
+    ) -> *mut c_void;
+}
+
 /// Bits 0..=24 describe the type; higher bits are flags (by-ref, variadic).
 const TYPE_BITS: u32 = (1 << 25) - 1;
 
 static ONCE: Once = Once::new();
 
-/// Applies [`CORRECTIONS`] (once per process).
+/// Applies [`CORRECTIONS`] and [`SENSITIVE`] (once per process).
 pub fn correct_once() {
     ONCE.call_once(|| {
         for (method, param, mask) in CORRECTIONS {
             set_type(method, param, *mask);
         }
+        for (method, param) in SENSITIVE {
+            mark_sensitive(method, param);
+        }
     });
 }
 
-/// `method` is the lower-case key of the class's function table.
-fn set_type(method: &str, param: &str, mask: u32) {
+/// The engine's function of `method` (the lower-case key of the class's
+/// function table) and the index of its parameter `param`.
+fn find_param(method: &str, param: &str) -> Option<(*mut zend_function, usize)> {
     let ce = RedisLock::get_metadata().ce();
     // SAFETY: the function table of a registered internal class holds
     // IS_PTR zvals to persistent zend_internal_function structures whose
-    // arg_info arrays are heap memory owned for the life of the process. PHP
-    // is single-threaded here (NTS) and no request has read them yet.
+    // arg_info arrays live for the life of the process.
     unsafe {
-        let Some(func) = ce
-            .function_table
-            .get(method)
-            .and_then(|zv| zv.ptr::<zend_function>())
-        else {
-            return;
-        };
-        let internal = &mut (*func).internal_function;
-        for i in 0..internal.num_args as usize {
-            let info = &mut *internal.arg_info.add(i);
-            if !info.name.is_null() && CStr::from_ptr(info.name).to_bytes() == param.as_bytes() {
-                info.type_.type_mask = (info.type_.type_mask & !TYPE_BITS) | mask;
-            }
-        }
+        let func = ce.function_table.get(method)?.ptr::<zend_function>()?;
+        let internal = &(*func).internal_function;
+        (0..internal.num_args as usize)
+            .find(|&i| {
+                let info = &*internal.arg_info.add(i);
+                !info.name.is_null() && CStr::from_ptr(info.name).to_bytes() == param.as_bytes()
+            })
+            .map(|i| (func, i))
+    }
+}
+
+fn set_type(method: &str, param: &str, mask: u32) {
+    let Some((func, i)) = find_param(method, param) else {
+        return;
+    };
+    // SAFETY: `find_param` returned a live function and an index below its
+    // `num_args`. PHP is single-threaded here (NTS) and no request has read
+    // the arginfo yet.
+    unsafe {
+        let info = &mut *(*func).internal_function.arg_info.add(i);
+        info.type_.type_mask = (info.type_.type_mask & !TYPE_BITS) | mask;
+    }
+}
+
+/// Adds `#[\SensitiveParameter]` to one parameter, as the engine's
+/// `zend_add_parameter_attribute(func, i, "SensitiveParameter", 0)`.
+fn mark_sensitive(method: &str, param: &str) {
+    let Some((func, i)) = find_param(method, param) else {
+        return;
+    };
+    let Ok(offset) = u32::try_from(i + 1) else {
+        return;
+    };
+    // A persistent (not request-interned) name: the attribute outlives this
+    // request. The engine keeps its own reference; ours is released on drop.
+    let mut name = ZendStr::new("SensitiveParameter", true);
+    // SAFETY: `func` is a live persistent internal function; the engine
+    // allocates the attribute table persistently (and frees it at module
+    // shutdown with the class). Single-threaded (NTS), before any script.
+    unsafe {
+        zend_add_attribute(
+            &raw mut (*func).common.attributes,
+            &raw mut *name,
+            0,
+            ZEND_ATTRIBUTE_PERSISTENT,
+            offset,
+            0,
+        );
     }
 }

@@ -32,7 +32,12 @@ namespace {
          * @throws \ValueError on an empty key, a bad ttl, a malformed URL or an unknown option
          * @throws \RedisLock\LockException when an option is not supported by this version
          */
-        public function __construct(string $key, ?float $ttl = null, array|string|null $servers = null, array $options = []) {}
+        public function __construct(
+            string $key,
+            ?float $ttl = null,
+            #[\SensitiveParameter] array|string|null $servers = null,
+            #[\SensitiveParameter] array $options = [],
+        ) {}
 
         /**
          * Takes the lock. $wait = 0 tries once; > 0 retries until $wait seconds have passed.
@@ -98,7 +103,13 @@ namespace {
          * Adopts a hold made elsewhere (another process, an earlier request) from its key and token.
          * Sends nothing to Redis.
          */
-        public static function restore(string $key, string $token, ?float $ttl = null, array|string|null $servers = null, array $options = []): RedisLock {}
+        public static function restore(
+            string $key,
+            string $token,
+            ?float $ttl = null,
+            #[\SensitiveParameter] array|string|null $servers = null,
+            #[\SensitiveParameter] array $options = [],
+        ): RedisLock {}
 
         /** A hold has one owner: clone is refused. */
         private function __clone() {}
