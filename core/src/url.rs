@@ -148,7 +148,11 @@ fn parse_tcp(rest: &str, tls: bool) -> std::result::Result<ServerUrl, String> {
     };
     let (host, port) = split_host_port(hostport).map_err(|why| {
         if userinfo.is_none() && port_looks_like_password(hostport) {
-            format!("{why} (a password goes before the host, followed by @: redis://[user]:password@host[:port])")
+            let scheme = if tls { "rediss" } else { "redis" };
+            format!(
+                "{why} (a password goes before the host, followed by @: \
+                 {scheme}://[user]:password@host[:port])"
+            )
         } else {
             why
         }
