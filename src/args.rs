@@ -228,7 +228,8 @@ enum ServersProblem {
 }
 
 /// The `string|array|null $servers` parameter (the arginfo is widened to
-/// that union at startup, see [`crate::arginfo`]).
+/// that union at startup, see [`crate::arginfo`]). In weak mode a
+/// `Stringable` object counts as its string, as for PHP's own functions.
 pub struct Servers(Result<Option<Vec<String>>, ServersProblem>);
 
 impl FromZval<'_> for Servers {
@@ -242,6 +243,12 @@ impl FromZval<'_> for Servers {
             Ok(None)
         } else if let Some(s) = zv.zend_str() {
             utf8(s.as_bytes()).map(|url| Some(vec![url]))
+        } else if zv.is_object() && !coerce::caller_is_strict() {
+            // Weak mode takes a Stringable for the `string` of the union.
+            match coerce::stringable(zv) {
+                Some(url) => utf8(&url).map(|url| Some(vec![url])),
+                None => Err(ServersProblem::Type(coerce::given(zv))),
+            }
         } else if let Some(array) = zv.array() {
             array
                 .values()

@@ -5,7 +5,10 @@
 //! valid floats unless the caller declared `strict_types=1`. These helpers
 //! follow the engine's rules, and report what was given for the `TypeError`.
 
-use ext_php_rs::ffi::ZEND_ACC_STRICT_TYPES;
+use std::ffi::c_int;
+use std::ptr;
+
+use ext_php_rs::ffi::{IS_STRING, ZEND_ACC_STRICT_TYPES, ZEND_RESULT_CODE_SUCCESS};
 use ext_php_rs::flags::DataType;
 use ext_php_rs::types::Zval;
 use ext_php_rs::zend::ExecutorGlobals;
@@ -94,13 +97,19 @@ pub fn to_bool(zv: &Zval, strict: bool) -> Result<bool, String> {
     Err(given(zv))
 }
 
-/// A string parameter, as bytes: string always; int, float and bool in weak
-/// mode. (Objects are not accepted: a lock key is never a Stringable.)
+/// A string parameter, as bytes: string always; int, float, bool and a
+/// `Stringable` object in weak mode (as PHP's own functions take them).
+///
+/// When `__toString()` throws, its exception stays pending and the `Err`
+/// (whose `TypeError` is then not thrown) only stops the call.
 pub fn to_bytes(zv: &Zval, strict: bool) -> Result<Vec<u8>, String> {
     if let Some(s) = zv.zend_str() {
         return Ok(s.as_bytes().to_vec());
     }
     if !strict {
+        if zv.is_object() {
+            return stringable(zv).ok_or_else(|| given(zv));
+        }
         if let Some(l) = zv.long() {
             return Ok(l.to_string().into_bytes());
         }
@@ -115,4 +124,27 @@ pub fn to_bytes(zv: &Zval, strict: bool) -> Result<Vec<u8>, String> {
         }
     }
     Err(given(zv))
+}
+
+/// The string value of an object through the engine's `cast_object`
+/// handler (what weak mode uses: it calls `__toString()`). `None` when the
+/// object has no `__toString()`, when it threw (the exception stays
+/// pending), or when an exception is already pending.
+pub fn stringable(zv: &Zval) -> Option<Vec<u8>> {
+    if ExecutorGlobals::has_exception() {
+        return None;
+    }
+    let obj = ptr::from_ref(zv.object()?).cast_mut();
+    let mut out = Zval::new();
+    // SAFETY: `obj` is a live object of a zval PHP passed in, its handlers
+    // table lives as long as the object, and `out` is a fresh zval that the
+    // handler fills only on success (and that `Zval`'s drop releases).
+    let converted = unsafe {
+        let cast = (*obj).handlers.as_ref()?.cast_object?;
+        cast(obj, &raw mut out, IS_STRING as c_int) == ZEND_RESULT_CODE_SUCCESS
+    };
+    if !converted || ExecutorGlobals::has_exception() {
+        return None;
+    }
+    out.zend_str().map(|s| s.as_bytes().to_vec())
 }
