@@ -4,7 +4,9 @@
 //! - [`args`] / [`coerce`]: PHP arguments to Rust values, with PHP's rules
 //! - [`exceptions`]: the `RedisLock\*Exception` classes and the error mapping
 //! - [`ini`] / [`info`]: php.ini entries and the phpinfo() section
-//! - [`arginfo`]: declared parameter types the macro cannot express
+//! - [`arginfo`]: declared parameter types and attributes the macro cannot
+//!   express
+//! - [`compare`]: `==` between two locks is identity
 //! - [`interrupt`]: PHP's time limit, and `on_lost => "interrupt"`
 
 #![cfg_attr(windows, feature(abi_vectorcall))]
@@ -12,6 +14,7 @@
 mod arginfo;
 mod args;
 mod coerce;
+mod compare;
 mod exceptions;
 mod info;
 mod ini;
@@ -39,9 +42,11 @@ pub fn startup(_ty: i32, module_number: i32) -> i32 {
     }
 }
 
-/// Request startup: finish the arginfo (once per process).
+/// Request startup: finish the arginfo and the object handlers (once per
+/// process).
 extern "C" fn request_startup(_ty: i32, _module_number: i32) -> i32 {
     let _ = catch_unwind(arginfo::correct_once);
+    let _ = catch_unwind(compare::install_once);
     SUCCESS
 }
 
