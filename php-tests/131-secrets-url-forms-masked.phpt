@@ -32,6 +32,8 @@ $forms = [
     // Well-formed: the connection error shows the URL masked.
     "redis://:$pw@127.0.0.1:1",
     "redis://u:$pw@127.0.0.1:1/2",
+    // A user name without a password (never sent): a password without its ':'.
+    "redis://$pw@127.0.0.1:1",
     "rediss://u:$pw@127.0.0.1:1",
     "unix:///nonexistent-redislock/x.sock?password=$pw",
     "unix:///nonexistent-redislock/x.sock?user=u&password=$pw&db=1",
@@ -124,6 +126,8 @@ redis://u:PW@127.0.0.1:1/x
 redis://:PW@127.0.0.1:1
     accepted, RedisLock\ConnectionException on acquire
 redis://u:PW@127.0.0.1:1/2
+    accepted, RedisLock\ConnectionException on acquire
+redis://PW@127.0.0.1:1
     accepted, RedisLock\ConnectionException on acquire
 rediss://u:PW@127.0.0.1:1
     accepted, RedisLock\ConnectionException on acquire

@@ -90,7 +90,9 @@ impl ServerUrl {
     pub fn redacted(&self) -> String {
         let auth = match (&self.username, &self.password) {
             (None, None) => String::new(),
-            (Some(u), None) => format!("{u}@"),
+            // A user name without a password is never used (AUTH needs a
+            // password): most likely a password written without its `:`.
+            (Some(_), None) => "***@".to_owned(),
             (u, Some(_)) => format!("{}:***@", u.as_deref().unwrap_or("")),
         };
         match &self.endpoint {
@@ -346,7 +348,9 @@ fn mask_userinfo(body: &str) -> String {
     let (userinfo, rest) = (&body[..at], &body[at + 1..]);
     let userinfo = match userinfo.split_once(':') {
         Some((user, _)) => format!("{user}:***"),
-        None => userinfo.to_owned(),
+        // A lone user name may be a password written without its `:`.
+        None if !userinfo.is_empty() => "***".to_owned(),
+        None => String::new(),
     };
     format!("{userinfo}@{}", mask_query(rest))
 }
@@ -518,7 +522,8 @@ mod tests {
     #[test]
     fn raw_redaction_masks_only_the_password() {
         assert_eq!(redact_raw("redis://u:p@h:1/0"), "redis://u:***@h:1/0");
-        assert_eq!(redact_raw("redis://u@h"), "redis://u@h");
+        assert_eq!(redact_raw("redis://u@h:x"), "redis://***@h:x");
+        assert_eq!(redact_raw("redis://@h:x"), "redis://@h:x");
         assert_eq!(redact_raw("redis://h"), "redis://h");
         assert_eq!(redact_raw("u:p@h"), "***");
         assert_eq!(redact_raw("redis://:hunter2/x@h:1"), "redis://:***@h:1");
@@ -573,6 +578,16 @@ mod tests {
             let masked = redact_raw(form);
             assert!(!masked.contains(PW), "{form}: {masked}");
         }
+    }
+
+    #[test]
+    fn a_user_name_without_password_is_masked() {
+        // `redis://secret@h` is a user name for the URL, but one without a
+        // password is never sent: most likely it is a password.
+        let u = parse("redis://Hunter2pw@h:1");
+        assert_eq!(u.username.as_deref(), Some("Hunter2pw"));
+        assert_eq!(u.redacted(), "redis://***@h:1/0");
+        assert_eq!(parse("redis://u:@h:1").redacted(), "redis://u:***@h:1/0");
     }
 
     #[test]
