@@ -1,21 +1,44 @@
-# Sourced helper: start and stop a private redis-server on a free loopback
-# port (never a system Redis). Sets REDIS_PORT and REDIS_PID.
-redis_free_port() {
-  php -n -r '$s = stream_socket_server("tcp://127.0.0.1:0"); $n = stream_socket_get_name($s, false); echo substr($n, strrpos($n, ":") + 1);'
-}
+# Sourced helper: start and stop a private redis-server on a loopback port
+# (never a system Redis). Sets REDIS_PORT, REDIS_PID and REDIS_DIR.
+#
+# Safe beside other suites running at the same time: the port is drawn at
+# random from 20000-31999, below the kernel's ephemeral range (Linux default
+# 32768-60999), so outgoing connections do not take it; the server is ready
+# only when INFO on that port reports the pid of the child we started
+# (someone else's server may answer there); if our child exits (port taken)
+# or another process answers, it is killed and another port is tried.
+# Extra arguments go to redis-server (they must not set a password).
 
 redis_start() {
-  REDIS_PORT=$(redis_free_port)
   REDIS_DIR=$(mktemp -d)
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-    --dir "$REDIS_DIR" "$@" >"$REDIS_DIR/redis.log" 2>&1 &
-  REDIS_PID=$!
-  for _ in $(seq 1 200); do
-    redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && return 0
+  local try
+  for try in $(seq 1 20); do
+    REDIS_PORT=$((20000 + RANDOM % 12000))
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+      --dir "$REDIS_DIR" "$@" >"$REDIS_DIR/redis.log" 2>&1 &
+    REDIS_PID=$!
+    redis_wait_ours && return 0
+    kill -9 "$REDIS_PID" 2>/dev/null || true
+    wait "$REDIS_PID" 2>/dev/null || true
+  done
+  echo "redis-server: none of ours came up on $try random ports (last: $REDIS_PORT)" >&2
+  cat "$REDIS_DIR/redis.log" >&2
+  rm -rf "$REDIS_DIR"
+  REDIS_PID=
+  return 1
+}
+
+# Waits at most 10 s until INFO on $REDIS_PORT reports process_id $REDIS_PID;
+# fails at once when that child exited or another server answers.
+redis_wait_ours() {
+  local pid end=$((SECONDS + 10))
+  while [ "$SECONDS" -lt "$end" ]; do
+    kill -0 "$REDIS_PID" 2>/dev/null || return 1
+    pid=$(timeout 2 redis-cli -p "$REDIS_PORT" INFO server 2>/dev/null | tr -d '\r' |
+      sed -n 's/^process_id://p') || true
+    [ -z "$pid" ] || { [ "$pid" = "$REDIS_PID" ]; return; }
     sleep 0.05
   done
-  echo "redis-server did not start on port $REDIS_PORT" >&2
-  cat "$REDIS_DIR/redis.log" >&2
   return 1
 }
 

@@ -1,23 +1,44 @@
-//! Test fixture: a private `redis-server` on a free loopback port, stopped
-//! by pid when dropped. Nothing depends on a Redis already running.
+//! Test fixture: a private `redis-server` on a loopback port, stopped by pid
+//! when dropped. Nothing depends on a Redis already running.
+//!
+//! Several suites may run side by side (two checkouts, CI jobs), so a port
+//! that looks free can be taken by someone else's server before ours binds
+//! it. Hence: ports are drawn at random from [`PORTS`], below the kernel's
+//! ephemeral range (Linux default 32768-60999), so outgoing connections do
+//! not take them; a server is ready only when `INFO server` on its port
+//! reports the pid of the child we started (and its `--unixsocket` exists);
+//! if our child exits (port taken) or another process answers, the child is
+//! killed and another port is tried.
 
 #![allow(dead_code)]
 
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use redislock_core::{Lock, LockOptions};
 
+/// Ports the fixture listens on: below the ephemeral range.
+const PORTS: std::ops::Range<u16> = 20000..32000;
+/// Ports tried by `start*` before giving up.
+const PORT_TRIES: usize = 20;
+/// Attempts of `restart` on its own port while it is momentarily busy.
+const RESTART_TRIES: usize = 5;
+/// How long one redis-server gets to answer with its own pid.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A running redis-server owned by one test.
 pub struct RedisServer {
     child: Option<Child>,
-    /// TCP port on 127.0.0.1.
+    /// TCP port on 127.0.0.1 (the TLS port for `start_tls`).
     pub port: u16,
     /// Private working directory (unix socket, TLS files).
     pub dir: PathBuf,
     extra: Vec<String>,
+    tls: bool,
 }
 
 impl RedisServer {
@@ -28,57 +49,82 @@ impl RedisServer {
 
     /// Starts a server with extra command-line arguments.
     pub fn start_with(extra: &[&str]) -> Self {
-        let port = free_port();
-        let dir =
-            std::env::temp_dir().join(format!("redislock-test-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut server = Self {
-            child: None,
-            port,
-            dir,
-            extra: extra.iter().map(|s| s.to_string()).collect(),
-        };
-        server.spawn();
+        let mut server = Self::new(extra, false);
+        server.launch(PORT_TRIES, true);
         server
     }
 
     /// Starts a TLS-only server (`--tls-port`, plain port off) with a fresh
     /// CA and a server certificate for 127.0.0.1 / localhost in `dir`.
     pub fn start_tls() -> Self {
-        let port = free_port();
-        let dir = std::env::temp_dir().join(format!("redislock-tls-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        make_certificates(&dir);
-        let file = |name: &str| dir.join(name).to_str().unwrap().to_owned();
-        let extra = vec![
-            "--tls-port".to_owned(),
-            port.to_string(),
-            "--tls-cert-file".to_owned(),
-            file("server.crt"),
-            "--tls-key-file".to_owned(),
-            file("server.key"),
-            "--tls-ca-cert-file".to_owned(),
-            file("ca.crt"),
-            "--tls-auth-clients".to_owned(),
-            "no".to_owned(),
-        ];
-        let mut server = Self {
-            child: None,
-            port,
-            dir,
-            extra,
-        };
-        server.spawn_on(0);
+        let mut server = Self::new(&[], true);
+        make_certificates(&server.dir);
+        server.launch(PORT_TRIES, true);
         server
     }
 
-    fn spawn(&mut self) {
-        self.spawn_on(self.port);
+    fn new(extra: &[&str], tls: bool) -> Self {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("redislock-test-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self {
+            child: None,
+            port: 0,
+            dir,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            tls,
+        }
     }
 
-    fn spawn_on(&mut self, plain_port: u16) {
-        let child = Command::new("redis-server")
-            .args(["--port", &plain_port.to_string()])
+    /// Spawns up to `tries` times, each time on a new random port from
+    /// [`PORTS`] when `new_port`, else on `self.port` after a short pause;
+    /// panics with every reason when no server of ours came up.
+    fn launch(&mut self, tries: usize, new_port: bool) {
+        let mut failures = Vec::new();
+        while failures.len() < tries {
+            if new_port {
+                self.port = PORTS.start + (getrandom::u32().unwrap() % PORTS.len() as u32) as u16;
+                if TcpListener::bind(("127.0.0.1", self.port)).is_err() {
+                    failures.push(format!("port {}: in use", self.port));
+                    continue;
+                }
+            } else if !failures.is_empty() {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            match self.spawn() {
+                Ok(()) => return,
+                Err(why) => failures.push(format!("port {}: {why}", self.port)),
+            }
+        }
+        panic!("no redis-server of ours came up in {tries} tries: {failures:#?}");
+    }
+
+    /// Starts redis-server on `self.port` and waits until it is ready; on
+    /// failure the child is killed and the reason returned.
+    fn spawn(&mut self) -> Result<(), String> {
+        let port = self.port.to_string();
+        let file = |name: &str| self.dir.join(name).to_str().unwrap().to_owned();
+        let listen = if self.tls {
+            vec![
+                "--port".to_owned(),
+                "0".to_owned(),
+                "--tls-port".to_owned(),
+                port,
+                "--tls-cert-file".to_owned(),
+                file("server.crt"),
+                "--tls-key-file".to_owned(),
+                file("server.key"),
+                "--tls-ca-cert-file".to_owned(),
+                file("ca.crt"),
+                "--tls-auth-clients".to_owned(),
+                "no".to_owned(),
+            ]
+        } else {
+            vec!["--port".to_owned(), port]
+        };
+        let mut child = Command::new("redis-server")
+            .args(&listen)
             .args(["--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .args(["--dir", self.dir.to_str().unwrap()])
@@ -87,19 +133,45 @@ impl RedisServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server must be installed (apt-get install redis-server)");
-        self.child = Some(child);
-        self.wait_ready();
+        let ready = self.wait_ready(&mut child);
+        if ready.is_ok() {
+            self.child = Some(child);
+        } else {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        ready
     }
 
-    fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
+    /// Ready: `INFO server` on our port reports `child`'s pid and the
+    /// `--unixsocket` file, if any, exists. Fails at once when the child
+    /// exited or another server answers; otherwise after [`READY_TIMEOUT`].
+    fn wait_ready(&self, child: &mut Child) -> Result<(), String> {
+        let socket = self.option("--unixsocket").map(PathBuf::from);
+        let password = self.option("--requirepass");
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return Err(format!("redis-server exited ({status}): port taken?"));
+            }
+            match server_pid(self.port, self.tls, password) {
+                Some(pid) if pid != child.id() => {
+                    return Err(format!("another redis-server (pid {pid}) answers there"));
+                }
+                Some(_) if socket.as_ref().is_none_or(|s| s.exists()) => return Ok(()),
+                _ => {}
+            }
+            if Instant::now() >= deadline {
+                return Err(format!("not ready within {READY_TIMEOUT:?}"));
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        panic!("redis-server on port {} did not start", self.port);
+    }
+
+    /// The value following `name` in the extra arguments.
+    fn option(&self, name: &str) -> Option<&str> {
+        let at = self.extra.iter().position(|a| a == name)?;
+        self.extra.get(at + 1).map(String::as_str)
     }
 
     /// `redis://127.0.0.1:PORT`.
@@ -148,10 +220,11 @@ impl RedisServer {
         }
     }
 
-    /// Kills and starts the server again on the same port (data is lost).
+    /// Kills and starts the server again on the same port (data is lost),
+    /// retrying a few times while the port is momentarily busy.
     pub fn restart(&mut self) {
         self.kill();
-        self.spawn();
+        self.launch(RESTART_TRIES, false);
     }
 
     /// Freezes the server (SIGSTOP): connections stay open, nothing answers.
@@ -249,12 +322,51 @@ fn signal(pid: u32, sig: &str) {
     assert!(status.success(), "kill -{sig} {pid} failed");
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// The `process_id` of `INFO server` on 127.0.0.1:`port` (over TLS without
+/// verification when `tls`; after AUTH when `password`), or None when
+/// nothing answers it yet.
+fn server_pid(port: u16, tls: bool, password: Option<&str>) -> Option<u32> {
+    let timeout = Duration::from_millis(500);
+    let tcp = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), timeout).ok()?;
+    tcp.set_read_timeout(Some(timeout)).ok()?;
+    tcp.set_write_timeout(Some(timeout)).ok()?;
+    let mut request = Vec::new();
+    let mut command = |args: &[&str]| {
+        request.extend(format!("*{}\r\n", args.len()).bytes());
+        for a in args {
+            request.extend(format!("${}\r\n{a}\r\n", a.len()).bytes());
+        }
+    };
+    if let Some(password) = password {
+        command(&["AUTH", password]);
+    }
+    command(&["INFO", "server"]);
+    command(&["QUIT"]);
+    let reply = if tls {
+        let connector = native_tls::TlsConnector::builder()
+            .danger_accept_invalid_certs(true)
+            .build()
+            .ok()?;
+        exchange(connector.connect("localhost", tcp).ok()?, &request)
+    } else {
+        exchange(tcp, &request)
+    };
+    let reply = String::from_utf8_lossy(&reply);
+    let line = reply.lines().find_map(|l| l.strip_prefix("process_id:"))?;
+    line.trim().parse().ok()
+}
+
+/// Sends `request`, then reads until the server closes (QUIT), a timeout
+/// or an error.
+fn exchange(mut stream: impl Read + Write, request: &[u8]) -> Vec<u8> {
+    let mut reply = Vec::new();
+    if stream.write_all(request).is_ok() {
+        let mut chunk = [0; 4096];
+        while let Ok(n @ 1..) = stream.read(&mut chunk) {
+            reply.extend_from_slice(&chunk[..n]);
+        }
+    }
+    reply
 }
 
 /// A unique key per call, so tests never share state.
