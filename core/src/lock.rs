@@ -179,7 +179,10 @@ impl Lock {
         let token = token::new_token()?.into_bytes();
         let fencing = self.options.fencing;
         let attempt = if wait.is_zero() {
-            self.check_scripts()?;
+            if !fencing {
+                // A fenced acquire is a script already: it checks itself.
+                self.check_scripts()?;
+            }
             pool::with_connection(&self.server, |con, attempt| {
                 commands::try_acquire(con, &self.keys, &token, self.ttl_ms, fencing, attempt)
             })
