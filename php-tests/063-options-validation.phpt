@@ -41,7 +41,10 @@ show(['tls_key' => '/tmp/k.pem']);
 echo "-- not supported by this version\n";
 show(['cluster' => true]);
 show(['sentinel' => 'mymaster']);
+echo "-- Redlock\n";
 show([], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2']);
+show(['fencing' => true], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2']);
+show([], ['redis://127.0.0.1:1', 'redis://127.0.0.1:1/0']);
 show([], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3']);
 echo "-- valid\n";
 show(['prefix' => 'p:', 'auto_release' => false, 'auto_renew' => false, 'max_hold' => null,
@@ -83,8 +86,11 @@ ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert a
 -- not supported by this version
 RedisLock\LockException: option "cluster" is not supported by this version (0.1.0) yet
 RedisLock\LockException: option "sentinel" is not supported by this version (0.1.0) yet
-RedisLock\LockException: several servers (Redlock) are not supported by this version (0.1.0); pass a single server URL
-RedisLock\LockException: several servers (Redlock) are not supported by this version (0.1.0); pass a single server URL
+-- Redlock
+accepted
+RedisLock\LockException: option "fencing" is not available over several servers (Redlock): each server counts on its own, so no token would be strictly greater than every earlier one; use one server, Sentinel or Cluster for fencing
+ValueError: RedisLock::__construct(): Argument #3 ($servers) names redis://127.0.0.1:1/0 twice; Redlock needs independent servers
+accepted
 -- valid
 accepted
 bool(true)

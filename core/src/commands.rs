@@ -1,108 +1,131 @@
-//! The lock protocol on one connection. Every function is one round trip
-//! (plus a one-time script load after NOSCRIPT) and safe to replay.
+//! The lock protocol on one server, as [`Call`]s: each is one round trip
+//! (plus a one-time script load after NOSCRIPT) and safe to replay. A
+//! topology decides on which server(s) a call runs.
 
 use std::time::Duration;
 
-use redis::{ConnectionLike, RedisResult, Value};
+use redis::{RedisResult, Value};
 
+use crate::call::{Attempt, Call};
 use crate::keys::LockKeys;
-use crate::pool::Attempt;
 use crate::scripts;
 
 /// A fencing token: strictly greater than every earlier one of the key.
 /// `None` when the acquirer did not ask for one.
 pub type Fence = Option<i64>;
 
+/// Whether a release hands the lock to the next waiter (one server holds
+/// the lock) or only wakes it (Redlock: the waiter must win a quorum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Successor {
+    /// The lock goes straight to the first live waiter.
+    HandOver,
+    /// The lock is deleted and the first live waiter woken.
+    Wake,
+}
+
+impl Successor {
+    fn flag(self) -> &'static [u8] {
+        flag(self == Self::Wake)
+    }
+}
+
 /// Takes the lock if it is free: `SET key token NX PX ttl`, or with
 /// `fencing` a script that also increments the lock's fence counter. On a
 /// replay (the first try's reply was lost) a script recognises a first try
 /// that went through. `None` when someone else holds the lock.
 pub fn try_acquire(
-    con: &mut dyn ConnectionLike,
     keys: &LockKeys,
     token: &[u8],
     ttl_ms: u64,
     fencing: bool,
     attempt: Attempt,
-) -> RedisResult<Option<Fence>> {
+) -> Call<Option<Fence>> {
+    let ttl = ttl_ms.to_string();
     let replay = attempt == Attempt::Replay;
     if fencing {
-        let fence: Option<i64> = scripts::ACQUIRE_FENCED
-            .key(&keys.lock)
-            .key(&keys.fence)
-            .arg(token)
-            .arg(ttl_ms)
-            .arg(if replay { "1" } else { "0" })
-            .invoke(con)?;
-        return Ok(fence.map(Some));
+        let cmd = scripts::ACQUIRE_FENCED.evalsha(
+            &[&keys.lock, &keys.fence],
+            &[token, ttl.as_bytes(), flag(replay)],
+        );
+        return Call::new(vec![cmd], |r| Ok(value::<Option<i64>>(one(r)?)?.map(Some)));
     }
-    let won = if replay {
-        let won: i64 = scripts::ACQUIRE_REPLAY
-            .key(&keys.lock)
-            .arg(token)
-            .arg(ttl_ms)
-            .invoke(con)?;
-        won == 1
+    if replay {
+        let cmd = scripts::ACQUIRE_REPLAY.evalsha(&[&keys.lock], &[token, ttl.as_bytes()]);
+        return Call::new(vec![cmd], |r| {
+            Ok((value::<i64>(one(r)?)? == 1).then_some(None))
+        });
+    }
+    let mut cmd = redis::cmd("SET");
+    cmd.arg(&keys.lock).arg(token).arg("NX").arg("PX").arg(ttl);
+    Call::new(vec![cmd], |r| {
+        Ok(value::<Option<String>>(one(r)?)?.map(|_| None))
+    })
+}
+
+/// A plain [`try_acquire`] that also reports the lock's remaining lease
+/// (Redlock's blocking acquire bounds its sleep by it): `(won, pttl ms)`.
+pub fn try_acquire_pttl(
+    keys: &LockKeys,
+    token: &[u8],
+    ttl_ms: u64,
+    attempt: Attempt,
+) -> Call<(bool, i64)> {
+    let ttl = ttl_ms.to_string();
+    let acquire = if attempt == Attempt::Replay {
+        scripts::ACQUIRE_REPLAY.evalsha(&[&keys.lock], &[token, ttl.as_bytes()])
     } else {
-        let reply: Option<String> = redis::cmd("SET")
-            .arg(&keys.lock)
-            .arg(token)
-            .arg("NX")
-            .arg("PX")
-            .arg(ttl_ms)
-            .query(con)?;
-        reply.is_some()
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(&keys.lock).arg(token).arg("NX").arg("PX").arg(ttl);
+        cmd
     };
-    Ok(won.then_some(None))
+    let mut pttl = redis::cmd("PTTL");
+    pttl.arg(&keys.lock);
+    Call::new(vec![acquire, pttl], |r| {
+        let [won, pttl] = two(r)?;
+        let won = match won {
+            Value::Int(n) => n == 1,
+            other => value::<Option<String>>(other)?.is_some(),
+        };
+        Ok((won, value(pttl)?))
+    })
 }
 
 /// Asks the server to run one of our scripts (read-only, on the lock's
 /// key), to learn before a plain `SET NX PX` whether locks could be
 /// released here. Fails with the server's refusal when scripts are refused.
-pub fn check_scripts(con: &mut dyn ConnectionLike, key: &[u8]) -> RedisResult<()> {
-    let _: i64 = scripts::OWNED_PTTL.key(key).arg("-").invoke(con)?;
-    Ok(())
+pub fn check_scripts(key: &[u8]) -> Call<()> {
+    let cmd = scripts::OWNED_PTTL.evalsha(&[key], &[b"-"]);
+    Call::new(vec![cmd], |r| value::<i64>(one(r)?).map(drop))
 }
 
 /// Confirms that the lock still holds `token` and makes its lease at least
 /// `ttl_ms` long (a reentrant acquire). False when the lease was lost.
-pub fn reenter(
-    con: &mut dyn ConnectionLike,
-    key: &[u8],
-    token: &[u8],
-    ttl_ms: u64,
-) -> RedisResult<bool> {
-    let ours: i64 = scripts::REENTER
-        .key(key)
-        .arg(token)
-        .arg(ttl_ms)
-        .invoke(con)?;
-    Ok(ours == 1)
+pub fn reenter(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
+    let cmd = scripts::REENTER.evalsha(&[key], &[token, ttl_ms.to_string().as_bytes()]);
+    Call::new(vec![cmd], is_one)
 }
 
 /// Releases the lock if it still holds `token`: hands it to the next live
-/// waiter (waking it) or deletes it. True when it was ours.
-pub fn release(con: &mut dyn ConnectionLike, keys: &LockKeys, token: &[u8]) -> RedisResult<bool> {
-    let released: i64 = scripts::RELEASE
-        .key(&keys.lock)
-        .key(&keys.queue)
-        .key(&keys.fence)
-        .arg(token)
-        .invoke(con)?;
-    Ok(released == 1)
+/// waiter (or wakes it, see [`Successor`]) or deletes it. True when it was
+/// ours.
+pub fn release(keys: &LockKeys, token: &[u8], successor: Successor) -> Call<bool> {
+    let cmd = scripts::RELEASE.evalsha(
+        &[&keys.lock, &keys.queue, &keys.fence],
+        &[token, successor.flag()],
+    );
+    Call::new(vec![cmd], is_one)
 }
 
 /// Cleans up after an acquire of `token` whose outcome is unknown, or a
 /// wait that PHP ended: leaves the queue and releases the lock if the token
 /// holds it. True when it did.
-pub fn abandon(con: &mut dyn ConnectionLike, keys: &LockKeys, token: &[u8]) -> RedisResult<bool> {
-    let held: i64 = scripts::ABANDON
-        .key(&keys.lock)
-        .key(&keys.queue)
-        .key(&keys.fence)
-        .arg(token)
-        .invoke(con)?;
-    Ok(held == 1)
+pub fn abandon(keys: &LockKeys, token: &[u8], successor: Successor) -> Call<bool> {
+    let cmd = scripts::ABANDON.evalsha(
+        &[&keys.lock, &keys.queue, &keys.fence],
+        &[token, successor.flag()],
+    );
+    Call::new(vec![cmd], is_one)
 }
 
 /// What a step of a blocking acquire found.
@@ -139,58 +162,40 @@ pub struct Waiter<'a> {
 /// Takes the lock if it is free and nobody waits, else joins the queue of
 /// waiters (one round trip). Safe to replay: the token is the queue member,
 /// so a replay keeps the first try's place.
-pub fn enqueue(
-    con: &mut dyn ConnectionLike,
-    keys: &LockKeys,
-    waiter: &Waiter<'_>,
-) -> RedisResult<Queued> {
-    let reply: Vec<Value> = scripts::ENQUEUE
-        .key(&keys.lock)
-        .key(&keys.queue)
-        .key(&keys.fence)
-        .arg(waiter.token)
-        .arg(waiter.ttl_ms)
-        .arg(waiter.alive_ms)
-        .arg(flag(waiter.fencing))
-        .invoke(con)?;
-    queued_reply("enqueue", &reply)
+pub fn enqueue(keys: &LockKeys, waiter: &Waiter<'_>) -> Call<Queued> {
+    let cmd = scripts::ENQUEUE.evalsha(
+        &[&keys.lock, &keys.queue, &keys.fence],
+        &[
+            waiter.token,
+            waiter.ttl_ms.to_string().as_bytes(),
+            waiter.alive_ms.to_string().as_bytes(),
+            flag(waiter.fencing),
+        ],
+    );
+    Call::new(vec![cmd], |r| queued_reply("enqueue", one(r)?))
 }
 
 /// A queued waiter's check (one round trip): takes a lock handed over
 /// without a wake-up or freed by an expiry, else renews the waiter's entry.
 /// With `give_up` the waiter leaves the queue unless the lock was already
 /// handed to it.
-pub fn check(
-    con: &mut dyn ConnectionLike,
-    keys: &LockKeys,
-    waiter: &Waiter<'_>,
-    give_up: bool,
-) -> RedisResult<Queued> {
-    let cmd = check_cmd(keys, waiter, give_up);
-    let reply: Vec<Value> = match cmd.query(con) {
-        Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
-            scripts::CHECK.load(con)?;
-            cmd.query(con)?
-        }
-        other => other?,
-    };
-    queued_reply("check", &reply)
+pub fn check(keys: &LockKeys, waiter: &Waiter<'_>, give_up: bool) -> Call<Queued> {
+    Call::new(vec![check_cmd(keys, waiter, give_up)], |r| {
+        queued_reply("check", one(r)?)
+    })
 }
 
-/// The EVALSHA of [`check`]; a NOSCRIPT reply is answered by loading it.
 fn check_cmd(keys: &LockKeys, waiter: &Waiter<'_>, give_up: bool) -> redis::Cmd {
-    let mut cmd = redis::cmd("EVALSHA");
-    cmd.arg(scripts::CHECK.get_hash())
-        .arg(3)
-        .arg(&keys.lock)
-        .arg(&keys.queue)
-        .arg(&keys.fence)
-        .arg(waiter.token)
-        .arg(waiter.ttl_ms)
-        .arg(waiter.alive_ms)
-        .arg(flag(give_up))
-        .arg(flag(waiter.fencing));
-    cmd
+    scripts::CHECK.evalsha(
+        &[&keys.lock, &keys.queue, &keys.fence],
+        &[
+            waiter.token,
+            waiter.ttl_ms.to_string().as_bytes(),
+            waiter.alive_ms.to_string().as_bytes(),
+            flag(give_up),
+            flag(waiter.fencing),
+        ],
+    )
 }
 
 /// Blocks up to `timeout` for the wake-up of `waiter` (`BLPOP` on its own
@@ -198,79 +203,152 @@ fn check_cmd(keys: &LockKeys, waiter: &Waiter<'_>, give_up: bool) -> redis::Cmd 
 /// claims the full lease of a lock handed to us (the hand-over set only the
 /// waiter's alive window), or, after a timeout, finds a lost wake-up or an
 /// expired holder and renews the waiter's place.
-pub fn wait_and_check(
-    con: &mut dyn ConnectionLike,
-    keys: &LockKeys,
-    waiter: &Waiter<'_>,
-    timeout: Duration,
-) -> RedisResult<Queued> {
-    let mut pipe = redis::pipe();
-    pipe.cmd("BLPOP")
-        .arg(keys.wake(waiter.token))
-        .arg(format!("{:.3}", timeout.as_secs_f64().max(0.001)));
-    pipe.add_command(check_cmd(keys, waiter, false));
-    let replies = con.req_packed_commands(&pipe.get_packed_pipeline(), 0, 2)?;
-    let [popped, checked] =
-        <[Value; 2]>::try_from(replies).map_err(|_| unexpected("wait: two replies"))?;
-    // The wake-up element is the fencing token ("-" without one).
-    let popped: Option<(Vec<u8>, String)> = redis::from_redis_value(popped.extract_error()?)?;
-    let pushed = popped.and_then(|(_, fence)| fence.parse().ok());
-    let queued = match checked {
-        Value::ServerError(e) if e.kind() == Some(redis::ServerErrorKind::NoScript) => {
-            scripts::CHECK.load(con)?;
-            check(con, keys, waiter, false)?
-        }
-        other => queued_reply(
-            "check",
-            &redis::from_redis_value::<Vec<Value>>(other.extract_error()?)?,
-        )?,
-    };
-    Ok(match queued {
-        // The BLPOP took the fencing token out of the wake list.
-        Queued::Acquired { fence: None } if pushed.is_some() => Queued::Acquired { fence: pushed },
-        other => other,
+pub fn wait_and_check(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Duration) -> Call<Queued> {
+    let mut call = Call::new(
+        vec![
+            blpop(keys, waiter.token, timeout),
+            check_cmd(keys, waiter, false),
+        ],
+        |r| {
+            let [popped, checked] = two(r)?;
+            // The wake-up element is the fencing token ("-" without one).
+            let popped: Option<(Vec<u8>, String)> = value(popped)?;
+            let pushed = popped.and_then(|(_, fence)| fence.parse().ok());
+            Ok(match queued_reply("check", checked)? {
+                // The BLPOP took the fencing token out of the wake list.
+                Queued::Acquired { fence: None } if pushed.is_some() => {
+                    Queued::Acquired { fence: pushed }
+                }
+                other => other,
+            })
+        },
+    );
+    call.block = Some(timeout);
+    call
+}
+
+/// A Redlock waiter joins the wake-up queue of one server (or renews its
+/// place there). Returns the lock's remaining lease on that server (-2:
+/// free).
+pub fn join_wake_queue(keys: &LockKeys, waiter: &Waiter<'_>) -> Call<i64> {
+    Call::new(vec![notify_queue_cmd(keys, waiter, false)], |r| {
+        value(one(r)?)
     })
 }
 
+/// A Redlock waiter leaves the wake-up queue of one server.
+pub fn leave_wake_queue(keys: &LockKeys, waiter: &Waiter<'_>) -> Call<()> {
+    Call::new(vec![notify_queue_cmd(keys, waiter, true)], |r| {
+        value::<i64>(one(r)?).map(drop)
+    })
+}
+
+/// A Redlock waiter blocks up to `timeout` for a wake-up on one server,
+/// then renews its place in that server's queue, in one round trip. True
+/// when it was woken (a release on that server).
+pub fn wait_for_wake(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Duration) -> Call<bool> {
+    let mut call = Call::new(
+        vec![
+            blpop(keys, waiter.token, timeout),
+            notify_queue_cmd(keys, waiter, false),
+        ],
+        |r| {
+            let [popped, joined] = two(r)?;
+            value::<i64>(joined)?;
+            Ok(value::<Option<(Vec<u8>, String)>>(popped)?.is_some())
+        },
+    );
+    call.block = Some(timeout);
+    call
+}
+
+fn notify_queue_cmd(keys: &LockKeys, waiter: &Waiter<'_>, leave: bool) -> redis::Cmd {
+    scripts::NOTIFY_QUEUE.evalsha(
+        &[&keys.lock, &keys.queue],
+        &[
+            waiter.token,
+            waiter.ttl_ms.to_string().as_bytes(),
+            waiter.alive_ms.to_string().as_bytes(),
+            flag(leave),
+        ],
+    )
+}
+
+fn blpop(keys: &LockKeys, token: &[u8], timeout: Duration) -> redis::Cmd {
+    let mut cmd = redis::cmd("BLPOP");
+    cmd.arg(keys.wake(token))
+        .arg(format!("{:.3}", timeout.as_secs_f64().max(0.001)));
+    cmd
+}
+
 /// The current owner token of the lock, if any.
-pub fn owner(con: &mut dyn ConnectionLike, key: &[u8]) -> RedisResult<Option<Vec<u8>>> {
-    redis::cmd("GET").arg(key).query(con)
+pub fn owner(key: &[u8]) -> Call<Option<Vec<u8>>> {
+    let mut cmd = redis::cmd("GET");
+    cmd.arg(key);
+    Call::new(vec![cmd], |r| value(one(r)?))
 }
 
 /// Sets the lease to `ttl_ms` if the lock still holds `token`.
-pub fn refresh(
-    con: &mut dyn ConnectionLike,
-    key: &[u8],
-    token: &[u8],
-    ttl_ms: u64,
-) -> RedisResult<bool> {
-    let extended: i64 = scripts::REFRESH
-        .key(key)
-        .arg(token)
-        .arg(ttl_ms)
-        .invoke(con)?;
-    Ok(extended == 1)
+pub fn refresh(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
+    let cmd = scripts::REFRESH.evalsha(&[key], &[token, ttl_ms.to_string().as_bytes()]);
+    Call::new(vec![cmd], is_one)
+}
+
+/// [`refresh`] of many holds in one round trip: `(key, token, ttl ms)`
+/// each; one result per hold, in order.
+pub fn refresh_many(items: &[(&[u8], &[u8], u64)]) -> Call<Vec<bool>> {
+    let cmds = items
+        .iter()
+        .map(|(key, token, ttl_ms)| {
+            scripts::REFRESH.evalsha(&[key], &[token, ttl_ms.to_string().as_bytes()])
+        })
+        .collect();
+    Call::new(cmds, |replies| {
+        replies
+            .into_iter()
+            .map(|r| Ok(value::<i64>(r)? == 1))
+            .collect()
+    })
 }
 
 /// Remaining lease in ms if the lock still holds `token`: `Some(-1)` when
 /// the key has no expiry, `None` when it is not ours.
-pub fn owned_pttl(
-    con: &mut dyn ConnectionLike,
-    key: &[u8],
-    token: &[u8],
-) -> RedisResult<Option<i64>> {
-    let pttl: i64 = scripts::OWNED_PTTL.key(key).arg(token).invoke(con)?;
-    Ok((pttl != -3 && pttl != -2).then_some(pttl))
+pub fn owned_pttl(key: &[u8], token: &[u8]) -> Call<Option<i64>> {
+    let cmd = scripts::OWNED_PTTL.evalsha(&[key], &[token]);
+    Call::new(vec![cmd], |r| {
+        let pttl: i64 = value(one(r)?)?;
+        Ok((pttl != -3 && pttl != -2).then_some(pttl))
+    })
 }
 
 /// Deletes the lock whoever holds it. True when a key was deleted.
-pub fn force_release(con: &mut dyn ConnectionLike, key: &[u8]) -> RedisResult<bool> {
-    let deleted: i64 = redis::cmd("DEL").arg(key).query(con)?;
-    Ok(deleted == 1)
+pub fn force_release(key: &[u8]) -> Call<bool> {
+    let mut cmd = redis::cmd("DEL");
+    cmd.arg(key);
+    Call::new(vec![cmd], is_one)
 }
 
-fn flag(on: bool) -> &'static str {
-    if on { "1" } else { "0" }
+fn flag(on: bool) -> &'static [u8] {
+    if on { b"1" } else { b"0" }
+}
+
+/// A reply as `T`; a server error reply becomes the error.
+fn value<T: redis::FromRedisValue>(v: Value) -> RedisResult<T> {
+    Ok(redis::from_redis_value(v.extract_error()?)?)
+}
+
+fn is_one(replies: Vec<Value>) -> RedisResult<bool> {
+    Ok(value::<i64>(one(replies)?)? == 1)
+}
+
+fn one(replies: Vec<Value>) -> RedisResult<Value> {
+    <[Value; 1]>::try_from(replies)
+        .map(|[v]| v)
+        .map_err(|_| unexpected("one reply"))
+}
+
+fn two(replies: Vec<Value>) -> RedisResult<[Value; 2]> {
+    <[Value; 2]>::try_from(replies).map_err(|_| unexpected("two replies"))
 }
 
 fn unexpected(what: &str) -> redis::RedisError {
@@ -281,12 +359,13 @@ fn unexpected(what: &str) -> redis::RedisError {
     ))
 }
 
-fn queued_reply(script: &str, reply: &[Value]) -> RedisResult<Queued> {
+fn queued_reply(script: &str, reply: Value) -> RedisResult<Queued> {
+    let reply: Vec<Value> = value(reply)?;
     let fence = |n: i64| (n >= 0).then_some(n);
-    match reply {
-        [Value::Int(1), Value::Int(n)] => Ok(Queued::Acquired { fence: fence(*n) }),
+    match reply[..] {
+        [Value::Int(1), Value::Int(n)] => Ok(Queued::Acquired { fence: fence(n) }),
         [Value::Int(2)] => Ok(Queued::GaveUp),
-        [Value::Int(0), Value::Int(pttl_ms)] => Ok(Queued::Waiting { pttl_ms: *pttl_ms }),
+        [Value::Int(0), Value::Int(pttl_ms)] => Ok(Queued::Waiting { pttl_ms }),
         _ => Err(redis::RedisError::from((
             redis::ErrorKind::UnexpectedReturnType,
             "unexpected script reply",

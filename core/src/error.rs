@@ -40,7 +40,7 @@ impl fmt::Display for ConnectionFailure {
 /// Everything that can go wrong in the core.
 ///
 /// Each variant maps onto exactly one PHP exception class in the binding.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum LockError {
     /// A caller-supplied value failed validation; nothing was sent to Redis.
     /// `param` names the argument (or option) at fault.

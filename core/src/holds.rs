@@ -16,10 +16,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::connection::ServerConfig;
 use crate::keys::LockKeys;
 use crate::process::PerProcess;
 use crate::renewal::Lease;
+use crate::topology::Topology;
 
 /// One held lock.
 #[derive(Debug, Clone)]
@@ -37,10 +37,8 @@ pub struct Entry {
     /// Release in Redis when the last holder object goes away or the
     /// request ends (the `auto_release` option of the first acquirer).
     pub auto_release: bool,
-    /// Where to send the release.
-    pub server: Arc<ServerConfig>,
-    /// Lease length in ms, used by refresh.
-    pub ttl_ms: u64,
+    /// Where the lock lives (where to send the release).
+    pub topology: Arc<Topology>,
     /// The fencing token of this hold (option `fencing`).
     pub fence: Option<i64>,
     /// The renewal thread's view of the lease (option `auto_renew`).
@@ -64,7 +62,7 @@ fn take(entries: &mut Vec<Entry>, pos: usize) -> Entry {
 }
 
 /// The holds of this process; a forked child starts with none.
-pub(crate) static TABLE: PerProcess<Mutex<Vec<Entry>>> = PerProcess::new(|| Mutex::new(Vec::new()));
+static TABLE: PerProcess<Mutex<Vec<Entry>>> = PerProcess::new(|| Mutex::new(Vec::new()));
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Runs `f` on this process's entries.
@@ -174,9 +172,4 @@ pub fn drain() -> Vec<Entry> {
     let entries = with_entries(std::mem::take);
     entries.iter().for_each(Entry::stop_renewal);
     entries
-}
-
-/// Number of holds of this process.
-pub fn len() -> usize {
-    with_entries(|entries| entries.len())
 }

@@ -4,39 +4,45 @@
 //! values into calls on [`Lock`] and [`LockError`]s into PHP exceptions.
 //!
 //! - [`token`]: owner tokens from the OS CSPRNG
-//! - [`scripts`] / [`commands`]: the lock protocol (`SET NX PX`, Lua
-//!   compare-and-delete, compare-and-pexpire)
+//! - `scripts` / [`commands`] / [`call`]: the lock protocol on one server
+//!   (`SET NX PX`, the Lua scripts), as calls a topology can send anywhere
+//! - [`topology`]: where a lock's keys live (single server, Redlock), the
+//!   only module that knows how many servers there are; `exchange` sends a
+//!   call to several servers at once
 //! - [`url`], [`connection`], [`wire`], [`pool`]: servers, signal-safe
 //!   connections, and the per-process pool
 //! - [`signals`]: how blocking waits hear PHP's signals
 //! - [`keys`]: the key names of a lock (the lock, its waiter queue, ...)
 //! - [`holds`]: the process-wide table of held locks (reentrancy, request
 //!   end, fork)
-//! - [`lock`]: one lock object: acquire (with the waiter queue), release,
-//!   refresh, restore
+//! - `lock`: one lock object ([`Lock`]): acquire (with the waiter queue),
+//!   release, refresh, restore
 //! - [`renewal`]: the lease renewal thread (`auto_renew`)
-//! - [`process`]: per-process state that a `fork()` replaces
+//! - `process`: per-process state that a `fork()` replaces
 //! - [`options`], [`duration`], [`settings`], [`numeric`]: validation of
 //!   what callers pass in, with PHP's rules where they matter
 
 #![warn(missing_docs)]
 
+pub mod call;
 pub mod commands;
 pub mod connection;
 pub mod duration;
 pub mod error;
+mod exchange;
 pub mod holds;
 pub mod keys;
-pub mod lock;
+mod lock;
 pub mod numeric;
 pub mod options;
 pub mod pool;
-pub mod process;
+mod process;
 pub mod renewal;
-pub mod scripts;
+mod scripts;
 pub mod settings;
 pub mod signals;
 pub mod token;
+pub mod topology;
 pub mod url;
 pub mod wire;
 

@@ -1,18 +1,29 @@
 //! Process-wide state that a `fork()` must not share.
 //!
-//! [`PerProcess`] holds one value per process: a `pthread_atfork` child
-//! handler forgets the parent's value, so the child's first use builds a
-//! fresh one. The parent's copy is abandoned in the child, never touched:
-//! a mutex in it may be held by a thread (the renewal thread) that does not
-//! exist in the child, and its sockets belong to the parent. The handler
-//! only clears pointers, which is safe in a freshly forked child.
+//! [`PerProcess`] holds one value per process. A `pthread_atfork` child
+//! handler bumps the process generation; a value built in an earlier
+//! generation is then ignored and the child's first use builds a fresh one.
+//! The parent's copy is abandoned in the child, never touched: a mutex in it
+//! may be held by a thread (the renewal thread) that does not exist in the
+//! child, and its sockets belong to the parent. So every per-process cache
+//! (pooled connections, holds, renewal jobs, topology caches) is fork-safe by
+//! construction, without a list of them here.
 
 use std::sync::Once;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+
+/// Bumped in every forked child.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// A value of one process generation.
+struct Slot<T> {
+    generation: u64,
+    value: T,
+}
 
 /// A value created on first use, replaced by a fresh one in a forked child.
 pub struct PerProcess<T> {
-    current: AtomicPtr<T>,
+    current: AtomicPtr<Slot<T>>,
     init: fn() -> T,
 }
 
@@ -28,33 +39,33 @@ impl<T> PerProcess<T> {
     /// This process's value.
     pub fn get(&self) -> &T {
         register_fork_handler();
-        let current = self.current.load(Ordering::Acquire);
-        if !current.is_null() {
-            // SAFETY: set below from Box::into_raw and never freed (values of
-            // earlier processes are leaked, not dropped).
-            return unsafe { &*current };
-        }
-        let fresh = Box::into_raw(Box::new((self.init)()));
-        match self.current.compare_exchange(
-            std::ptr::null_mut(),
-            fresh,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            // SAFETY: as above.
-            Ok(_) => unsafe { &*fresh },
-            Err(existing) => {
-                // SAFETY: `fresh` was never shared.
-                drop(unsafe { Box::from_raw(fresh) });
-                // SAFETY: as above.
-                unsafe { &*existing }
+        let generation = GENERATION.load(Ordering::Acquire);
+        let mut current = self.current.load(Ordering::Acquire);
+        loop {
+            // SAFETY: slots come from Box::into_raw below and are never freed
+            // (slots of earlier processes are leaked, not dropped).
+            if let Some(slot) = unsafe { current.as_ref() }
+                && slot.generation == generation
+            {
+                return &slot.value;
+            }
+            let fresh = Box::into_raw(Box::new(Slot {
+                generation,
+                value: (self.init)(),
+            }));
+            match self
+                .current
+                .compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
+            {
+                // SAFETY: as above; the slot replaced is leaked.
+                Ok(_) => return unsafe { &(*fresh).value },
+                Err(now) => {
+                    // SAFETY: `fresh` was never shared.
+                    drop(unsafe { Box::from_raw(fresh) });
+                    current = now;
+                }
             }
         }
-    }
-
-    /// Forgets this process's value (the fork child handler).
-    fn forget(&self) {
-        self.current.store(std::ptr::null_mut(), Ordering::Release);
     }
 }
 
@@ -69,8 +80,8 @@ fn register_fork_handler() {
     });
 }
 
+/// The fork child handler: only an atomic increment, safe in a freshly
+/// forked child.
 extern "C" fn child() {
-    crate::pool::POOL.forget();
-    crate::holds::TABLE.forget();
-    crate::renewal::SHARED.forget();
+    GENERATION.fetch_add(1, Ordering::AcqRel);
 }

@@ -13,14 +13,15 @@
 //! renewed.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::connection::ServerConfig;
-use crate::pool::{self, Role};
+use crate::commands;
+use crate::pool::Role;
 use crate::process::PerProcess;
 use crate::scripts;
+use crate::topology::Topology;
 
 /// What the renewal thread knows of one hold, shared with its lock object.
 #[derive(Debug)]
@@ -85,7 +86,7 @@ impl Lease {
 #[derive(Debug)]
 pub struct Job {
     /// Where the lock lives.
-    pub server: Arc<ServerConfig>,
+    pub topology: Arc<Topology>,
     /// The lock key.
     pub key: Vec<u8>,
     /// Our owner token.
@@ -124,13 +125,13 @@ struct Renewer {
 }
 
 /// The renewal state of one process.
-pub(crate) struct Shared {
+struct Shared {
     state: Mutex<Renewer>,
     wake: Condvar,
 }
 
 /// This process's renewal state; a forked child gets a fresh one.
-pub(crate) static SHARED: PerProcess<Shared> = PerProcess::new(|| Shared {
+static SHARED: PerProcess<Shared> = PerProcess::new(|| Shared {
     state: Mutex::new(Renewer::default()),
     wake: Condvar::new(),
 });
@@ -166,7 +167,7 @@ pub fn now_ms() -> u64 {
 pub fn renew(job: Job) -> Arc<Lease> {
     // Initialised here, on PHP's thread, so a fork can never catch the
     // renewal thread half-way through initialising them.
-    LazyLock::force(&scripts::REFRESH);
+    scripts::prepare();
     let now_ms = now_ms();
     let lease = Arc::new(Lease {
         lost: AtomicBool::new(false),
@@ -287,7 +288,7 @@ fn expire_or_drop(entries: &mut Vec<Entry>, now: Instant) {
 
 /// A due renewal, detached from the state so no lock is held during I/O.
 struct Due {
-    server: Arc<ServerConfig>,
+    topology: Arc<Topology>,
     key: Vec<u8>,
     token: Vec<u8>,
     ttl_ms: u64,
@@ -308,7 +309,7 @@ fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
             }
             e.next_due = now + interval(ttl_ms);
             Some(Due {
-                server: e.job.server.clone(),
+                topology: e.job.topology.clone(),
                 key: e.job.key.clone(),
                 token: e.job.token.clone(),
                 ttl_ms,
@@ -318,52 +319,44 @@ fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
         .collect()
 }
 
-/// Renews `due`, one pipelined round trip per server.
+/// Renews `due`: the holds of one topology in one pipelined round trip
+/// per server.
 fn renew_batch(mut due: Vec<Due>) {
-    due.sort_by_key(|d| Arc::as_ptr(&d.server) as usize);
-    for batch in due.chunk_by(|a, b| Arc::ptr_eq(&a.server, &b.server)) {
-        renew_on_server(batch);
+    due.sort_by_key(|d| Arc::as_ptr(&d.topology) as usize);
+    for batch in due.chunk_by(|a, b| Arc::ptr_eq(&a.topology, &b.topology)) {
+        renew_on(batch);
     }
 }
 
-fn renew_on_server(batch: &[Due]) {
+fn renew_on(batch: &[Due]) {
+    let topology = &batch[0].topology;
     let sent_at = now_ms();
-    let mut pipe = redis::pipe();
-    for d in batch {
-        pipe.cmd("EVALSHA")
-            .arg(scripts::REFRESH.get_hash())
-            .arg(1)
-            .arg(&d.key)
-            .arg(&d.token)
-            .arg(d.ttl_ms);
-    }
-    let results = pool::with_role(&batch[0].server, Role::Renewal, |con, _| {
-        match pipe.query::<Vec<i64>>(con) {
-            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
-                scripts::REFRESH.load(con)?;
-                pipe.query::<Vec<i64>>(con)
-            }
-            other => other,
-        }
+    let sent = Instant::now();
+    let keys: Vec<&[u8]> = batch.iter().map(|d| &d.key[..]).collect();
+    let results = topology.run_batch(Role::Renewal, &keys, &|indices, _| {
+        let items: Vec<(&[u8], &[u8], u64)> = indices
+            .iter()
+            .map(|&i| (&batch[i].key[..], &batch[i].token[..], batch[i].ttl_ms))
+            .collect();
+        commands::refresh_many(&items)
     });
-    match results {
-        Ok(extended) => {
-            for (d, ok) in batch.iter().zip(extended) {
-                if ok == 1 {
-                    d.lease.renewed(sent_at, d.ttl_ms);
-                } else {
-                    d.lease.mark_lost();
-                }
-            }
-        }
-        Err(_) => {
+    for (d, votes) in batch.iter().zip(results) {
+        if votes.answered() < votes.quorum() {
             // Redis unreachable: try again at the next interval; once the
             // lease has run out without a renewal it is lost.
-            for d in batch {
-                if d.lease.valid_for().is_zero() {
-                    d.lease.mark_lost();
-                }
+            if d.lease.valid_for().is_zero() {
+                d.lease.mark_lost();
             }
+            continue;
+        }
+        let valid = topology.validity(d.ttl_ms, sent.elapsed());
+        match valid {
+            Some(valid) if votes.agree(|ok| *ok) => {
+                let lost_to_drift = d.ttl_ms.saturating_sub(valid.as_millis() as u64);
+                d.lease
+                    .renewed(sent_at, d.ttl_ms.saturating_sub(lost_to_drift));
+            }
+            _ => d.lease.mark_lost(),
         }
     }
 }

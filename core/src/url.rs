@@ -86,6 +86,15 @@ impl ServerUrl {
         }
     }
 
+    /// The keyspace this URL names, without credentials: two URLs with the
+    /// same keyspace reach the same keys.
+    pub fn keyspace(&self) -> String {
+        match &self.endpoint {
+            Endpoint::Tcp { host, port, .. } => format!("{host}:{port}/{}", self.db),
+            Endpoint::Unix { path } => format!("unix:{}/{}", path.display(), self.db),
+        }
+    }
+
     /// The URL with the password replaced by `***`.
     pub fn redacted(&self) -> String {
         let auth = match (&self.username, &self.password) {

@@ -172,22 +172,32 @@ impl Conn {
         self.stopped
     }
 
-    fn send(&mut self, bytes: &[u8]) -> RedisResult<()> {
+    /// Writes a request (one or more packed commands) without reading the
+    /// replies: several servers can then work on their requests at once
+    /// ([`Conn::receive`] reads the replies).
+    pub fn send(&mut self, bytes: &[u8]) -> RedisResult<()> {
         // write_all resumes writes interrupted by signals.
         self.stream.write_all(bytes).map_err(|e| self.broken(e))
     }
 
-    /// Reads `count` replies of one request, all within the request's
-    /// deadline.
-    fn receive(&mut self, count: usize) -> RedisResult<Vec<Value>> {
-        let mode = std::mem::replace(&mut self.mode, Mode::Command);
-        let (total, interruptible) = match mode {
-            Mode::Command => (self.read_timeout, false),
-            Mode::Wait(total) => (total, true),
+    /// When the replies of a request sent now are due: after the read
+    /// timeout, or for a blocking wait ([`Conn::begin_wait`]) after its
+    /// total.
+    pub fn reply_deadline(&self) -> Instant {
+        let total = match self.mode {
+            Mode::Command => self.read_timeout,
+            Mode::Wait(total) => total,
         };
+        Instant::now() + total
+    }
+
+    /// Reads `count` replies of the request sent last, all before `until`.
+    pub fn receive(&mut self, count: usize, until: Instant) -> RedisResult<Vec<Value>> {
+        let mode = std::mem::replace(&mut self.mode, Mode::Command);
+        let interruptible = matches!(mode, Mode::Wait(_));
         let mut reader = Deadline {
             stream: &mut self.stream,
-            until: Instant::now() + total,
+            until,
             socket_timeout: &mut self.socket_timeout,
             slice: if interruptible {
                 WAIT_SLICE
@@ -197,7 +207,9 @@ impl Conn {
             interruptible,
             stopped: &mut self.stopped,
         };
-        reader.prepare().map_err(RedisError::from)?;
+        if let Err(e) = reader.prepare() {
+            return Err(self.broken(e));
+        }
         let mut replies = Vec::with_capacity(count);
         for _ in 0..count {
             match self.parser.parse_value(&mut reader) {
@@ -282,8 +294,9 @@ impl Read for Deadline<'_> {
 
 impl ConnectionLike for Conn {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
+        let until = self.reply_deadline();
         self.send(cmd)?;
-        Ok(self.receive(1)?.pop().unwrap_or(Value::Nil))
+        Ok(self.receive(1, until)?.pop().unwrap_or(Value::Nil))
     }
 
     fn req_packed_commands(
@@ -292,8 +305,9 @@ impl ConnectionLike for Conn {
         offset: usize,
         count: usize,
     ) -> RedisResult<Vec<Value>> {
+        let until = self.reply_deadline();
         self.send(cmd)?;
-        let mut replies = self.receive(offset + count)?;
+        let mut replies = self.receive(offset + count, until)?;
         Ok(replies.split_off(offset))
     }
 

@@ -131,14 +131,24 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
     let mut con = server.client();
     let lock_keys = keys::LockKeys::new(key.clone());
     assert!(matches!(
-        commands::enqueue(&mut con, &lock_keys, &w).unwrap(),
+        commands::enqueue(&lock_keys, &w).query(&mut con).unwrap(),
         commands::Queued::Waiting { .. }
     ));
-    assert!(commands::release(&mut con, &lock_keys, b"holder").unwrap());
-    let checked = commands::check(&mut con, &lock_keys, &w, false).unwrap();
+    assert!(
+        commands::release(&lock_keys, b"holder", commands::Successor::HandOver)
+            .query(&mut con)
+            .unwrap()
+    );
+    let checked = commands::check(&lock_keys, &w, false)
+        .query(&mut con)
+        .unwrap();
     assert_eq!(checked, commands::Queued::Acquired { fence: Some(1) });
     // And through a Lock: the fence of a normal acquire continues from there.
-    assert!(commands::release(&mut con, &lock_keys, b"w1").unwrap());
+    assert!(
+        commands::release(&lock_keys, b"w1", commands::Successor::HandOver)
+            .query(&mut con)
+            .unwrap()
+    );
     assert!(waiter.acquire(Duration::ZERO, &never).unwrap());
     assert_eq!(waiter.fencing_token(), Some(2));
     assert!(waiter.release().unwrap());

@@ -28,10 +28,11 @@ fn hold(server: &RedisServer, key: &[u8], token: &str, ttl_ms: u64) {
 /// Releases `key` held by `token` with the real release script.
 fn release(server: &RedisServer, key: &[u8], token: &str) -> bool {
     commands::release(
-        &mut server.client(),
         &keys::LockKeys::new(key.to_vec()),
         token.as_bytes(),
+        commands::Successor::HandOver,
     )
+    .query(&mut server.client())
     .unwrap()
 }
 
@@ -155,12 +156,9 @@ fn a_crashed_waiter_is_skipped() {
         alive_ms: 100,
         fencing: false,
     };
-    let queued = commands::enqueue(
-        &mut server.client(),
-        &keys::LockKeys::new(key.clone()),
-        &dead,
-    )
-    .unwrap();
+    let queued = commands::enqueue(&keys::LockKeys::new(key.clone()), &dead)
+        .query(&mut server.client())
+        .unwrap();
     assert!(
         matches!(queued, commands::Queued::Waiting { .. }),
         "{queued:?}"

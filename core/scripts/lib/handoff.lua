@@ -89,10 +89,35 @@ local function hand_over(lock, queue, fence)
   end
 end
 
+-- Wakes the longest-waiting live waiter without giving it the lock
+-- (Redlock: a lock is won on a quorum of servers, so a waiter is only told
+-- to try again). It stays queued until it wins or gives up. Dead waiters
+-- are dropped on the way.
+local function wake_head(lock, queue)
+  while true do
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head then
+      return
+    end
+    local _, alive_ms = parse_waiter(redis.call('GET', lock .. '~a~' .. head))
+    if alive_ms then
+      local wake = lock .. '~w~' .. head
+      redis.call('RPUSH', wake, '-')
+      redis.call('PEXPIRE', wake, alive_ms + 1000)
+      return
+    end
+    redis.call('ZREM', queue, head)
+  end
+end
+
 -- Frees a lock its owner gives up: hands it to the next live waiter, or
--- deletes it when nobody waits.
-local function free_lock(lock, queue, fence)
-  if not hand_over(lock, queue, fence) then
+-- deletes it when nobody waits. With notify (Redlock) it is deleted and
+-- the next live waiter is woken to try again.
+local function free_lock(lock, queue, fence, notify)
+  if notify then
+    redis.call('DEL', lock)
+    wake_head(lock, queue)
+  elseif not hand_over(lock, queue, fence) then
     redis.call('DEL', lock)
   end
 end

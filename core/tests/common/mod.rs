@@ -179,6 +179,11 @@ impl RedisServer {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
+    /// True until the server is killed.
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
     /// The server's pid.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().expect("server is running").id()

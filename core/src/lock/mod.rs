@@ -1,20 +1,28 @@
 //! One lock as a PHP `RedisLock` object sees it: a key, a lease length, a
-//! server and options, plus this object's share of a process-wide hold.
+//! topology and options, plus this object's share of a process-wide hold.
+//!
+//! Everything here is written against [`Topology`]: a call runs on every
+//! server that holds the key and its [`Votes`] decide. A blocked acquire
+//! waits as the topology says ([`Waiting`]): [`handover`] on one master,
+//! [`quorum`] over Redlock.
+
+mod handover;
+mod quorum;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::commands::{self, Fence, Queued, Waiter};
-use crate::connection::{self, ServerConfig};
+use crate::call::{Attempt, Call};
+use crate::commands::{self, Fence, Successor};
 use crate::duration;
 use crate::error::{LockError, Result};
 use crate::holds::{self, Entry, Left};
 use crate::keys::LockKeys;
 use crate::options::{LockOptions, OnLost};
-use crate::pool;
+use crate::pool::Role;
 use crate::renewal::{self, Job};
 use crate::token;
-use crate::url::ServerUrl;
+use crate::topology::{Topology, Votes, Waiting};
 
 /// Longest key accepted, in bytes (prefix excluded).
 pub const MAX_KEY_LEN: usize = 64 * 1024;
@@ -45,17 +53,6 @@ fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Duration) -> D
         .max(Duration::from_millis(1))
 }
 
-/// One step of a blocking acquire on the command connection.
-#[derive(Debug, Clone, Copy)]
-enum Step {
-    /// Take the lock if free, else join the queue.
-    Join,
-    /// Look for a lost wake-up or an expired holder; stay queued.
-    Check,
-    /// Leave the queue (unless the lock was handed over meanwhile).
-    GiveUp,
-}
-
 /// What an object contributes to a hold in the process-wide table.
 #[derive(Debug, Clone, Copy)]
 struct Share {
@@ -71,8 +68,7 @@ pub struct Lock {
     key: Vec<u8>,
     keys: Arc<LockKeys>,
     ttl_ms: u64,
-    server: Arc<ServerConfig>,
-    scope: Arc<str>,
+    topology: Arc<Topology>,
     options: LockOptions,
     share: Option<Share>,
     /// Tokens of acquires whose outcome is unknown (the connection timed
@@ -115,32 +111,17 @@ impl Lock {
         }
         let ttl_ms = duration::ttl_ms("ttl", ttl)?;
         options.validate()?;
-        let url = match servers {
-            [] => return Err(LockError::invalid("servers", "must not be empty")),
-            [one] => ServerUrl::parse("servers", one)?,
-            many => {
-                // Validate every URL first so a typo is reported as such.
-                for url in many {
-                    ServerUrl::parse("servers", url)?;
-                }
-                return Err(LockError::Unsupported(format!(
-                    "several servers (Redlock) are not supported by this version ({}); \
-                     pass a single server URL",
-                    env!("CARGO_PKG_VERSION")
-                )));
-            }
-        };
-        reject_unsupported(&options)?;
-        let server = connection::intern(ServerConfig::new(url, &options));
-        let scope: Arc<str> = format!("{:?}/{}", server.url.endpoint, server.url.db).into();
+        if servers.is_empty() {
+            return Err(LockError::invalid("servers", "must not be empty"));
+        }
+        let topology = Topology::build(servers, &options)?;
         let mut redis_key = options.prefix.clone();
         redis_key.extend_from_slice(&key);
         Ok(Self {
             key,
             keys: Arc::new(LockKeys::new(redis_key)),
             ttl_ms,
-            server,
-            scope,
+            topology,
             options,
             share: None,
             orphans: Vec::new(),
@@ -150,11 +131,6 @@ impl Lock {
     /// The user's key, without prefix.
     pub fn key(&self) -> &[u8] {
         &self.key
-    }
-
-    /// The key as stored in Redis: prefix + key.
-    pub fn redis_key(&self) -> &[u8] {
-        &self.keys.lock
     }
 
     /// The options the lock was built with.
@@ -167,36 +143,33 @@ impl Lock {
     /// When this process already holds the key (through this or another
     /// object) the hold is counted after one round trip that confirms the
     /// lease is still ours and makes it last at least this lock's ttl.
-    /// Otherwise, with no wait: one `SET NX PX`. With a wait: see
-    /// [`Lock::wait_in_queue`]. `stop` is polled after every wake-up
-    /// timeout; when it returns true the wait ends early with `false` (the
-    /// binding uses it for PHP's execution time limit).
+    /// Otherwise, with no wait: one `SET NX PX` on every server of the key
+    /// at once. With a wait: as the topology says ([`Waiting`]). `stop` is
+    /// polled after every wake-up timeout; when it returns true the wait
+    /// ends early with `false` (the binding uses it for PHP's execution
+    /// time limit).
     pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
         if self.reenter()? {
             return Ok(true);
         }
         self.clean_orphans()?;
         let token = token::new_token()?.into_bytes();
-        let fencing = self.options.fencing;
         let attempt = if wait.is_zero() {
-            if !fencing {
-                // A fenced acquire is a script already: it checks itself.
-                self.check_scripts()?;
-            }
-            pool::with_connection(&self.server, |con, attempt| {
-                commands::try_acquire(con, &self.keys, &token, self.ttl_ms, fencing, attempt)
-            })
+            self.try_once(&token)
         } else {
-            self.wait_in_queue(&token, wait, stop)
+            match self.topology.waiting() {
+                Waiting::HandOver => self.wait_in_queue(&token, wait, stop),
+                Waiting::Quorum => self.wait_for_quorum(&token, wait, stop),
+            }
         };
         let won = match attempt {
             Ok(won) => won,
             Err(err) => {
                 if matches!(err, LockError::Interrupted) {
                     // The wait already cleaned up after itself.
-                } else if err.is_timeout() || err.is_retryable() {
+                } else if err.is_connection_error() {
                     // The command may have run: the token may hold the lock
-                    // or sit in the queue.
+                    // or sit in the queue somewhere.
                     self.orphans.push(token);
                 }
                 return Err(err);
@@ -211,106 +184,83 @@ impl Lock {
         }
     }
 
-    /// A blocking acquire: take the lock if free, else queue up and sleep
-    /// until the releaser hands the lock over and wakes us (BLPOP on our own
-    /// wake-up list). A wake-up is never waited for longer than the holder's
-    /// remaining lease or `retry_delay`; then one check finds a lost
-    /// wake-up, or hands an expired lock to the head of the queue.
-    ///
-    /// When PHP ends the wait ([`LockError::Interrupted`]: a signal handler
-    /// threw or called `exit()`), the waiter leaves the queue and frees the
-    /// lock if it was handed over meanwhile, before the error is returned.
-    fn wait_in_queue(
-        &self,
-        token: &[u8],
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<Option<Fence>> {
-        let waiter = Waiter {
-            token,
-            ttl_ms: self.ttl_ms,
-            alive_ms: alive_window(self.options.retry_delay),
-            fencing: self.options.fencing,
-        };
-        let waited = self.wait_for_turn(&waiter, wait, stop);
-        if matches!(waited, Err(LockError::Interrupted)) {
-            // Best effort: should it fail, the queue entry and any lock
-            // handed to us expire within the alive window.
-            let _ = pool::with_connection(&self.server, |con, _| {
-                commands::abandon(con, &self.keys, token)
-            });
+    /// One try on every server of the key at once: held when a quorum
+    /// accepted it and the lease left is positive. A failed try is undone
+    /// on every server that may have accepted it.
+    fn try_once(&mut self, token: &[u8]) -> Result<Option<Fence>> {
+        let fencing = self.options.fencing;
+        if !fencing {
+            // A fenced acquire is a script already: it checks itself.
+            self.check_scripts()?;
         }
-        waited
+        let keys = &*self.keys;
+        let ttl_ms = self.ttl_ms;
+        let sent = Instant::now();
+        let votes = self.run(Role::Command, &|attempt| {
+            commands::try_acquire(keys, token, ttl_ms, fencing, attempt)
+        });
+        if votes.is_single() {
+            return Ok(votes.replies()?.pop().flatten().flatten());
+        }
+        if votes.agree(Option::is_some) && self.topology.validity(ttl_ms, sent.elapsed()).is_some()
+        {
+            return Ok(Some(None));
+        }
+        self.undo(token);
+        let _ = decided(votes)?;
+        Ok(None)
     }
 
-    fn wait_for_turn(
-        &self,
-        waiter: &Waiter<'_>,
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<Option<Fence>> {
-        let deadline = Instant::now() + wait;
-        let fallback = self.options.retry_delay;
-        let key = &*self.keys;
-        let step = |step: Step| {
-            pool::with_connection(&self.server, |con, _| match step {
-                Step::Join => commands::enqueue(con, key, waiter),
-                Step::Check => commands::check(con, key, waiter, false),
-                Step::GiveUp => commands::check(con, key, waiter, true),
-            })
-        };
-        let done = |queued: Queued| match queued {
-            Queued::Acquired { fence } => Some(fence),
-            _ => None,
-        };
-        let mut holder_pttl = match step(Step::Join)? {
-            Queued::Waiting { pttl_ms } => pttl_ms,
-            other => return Ok(done(other)),
-        };
-        loop {
-            let now = Instant::now();
-            if now >= deadline || stop() {
-                // Leave the queue, unless the lock was handed to us meanwhile.
-                return Ok(done(step(Step::GiveUp)?));
-            }
-            let block = block_time(deadline - now, holder_pttl, fallback);
-            let waited = pool::with_blocking_connection(&self.server, block, |con, _| {
-                commands::wait_and_check(con, key, waiter, block)
-            });
-            let queued = match waited {
-                Ok(queued) => queued,
-                // A late reply may still have woken us: look again.
-                Err(e) if e.is_timeout() => step(Step::Check)?,
-                Err(e) => return Err(e),
-            };
-            match queued {
-                Queued::Waiting { pttl_ms } => holder_pttl = pttl_ms,
-                other => return Ok(done(other)),
-            }
+    /// Takes back a failed or ended attempt of `token` on every server at
+    /// once (leaves queues, releases what it took). A server that does not
+    /// answer keeps the token as an orphan, cleaned before the next acquire.
+    fn undo(&mut self, token: &[u8]) {
+        let votes = self.abandon_on_all(token);
+        if votes.answered() < self.topology.servers_per_key() {
+            self.orphans.push(token.to_vec());
         }
+    }
+
+    fn abandon_on_all(&self, token: &[u8]) -> Votes<bool> {
+        let keys = &*self.keys;
+        let successor = self.successor();
+        self.run(Role::Command, &|_| {
+            commands::abandon(keys, token, successor)
+        })
+    }
+
+    /// How a release here treats the next waiter.
+    fn successor(&self) -> Successor {
+        successor_on(&self.topology)
+    }
+
+    /// Runs a call on every server of this lock's key.
+    fn run<T>(&self, role: Role, build: &dyn Fn(Attempt) -> Call<T>) -> Votes<T> {
+        self.topology.run(role, &self.keys.lock, build)
     }
 
     /// Before the first plain `SET NX PX` on a server in this process: makes
     /// sure the server runs scripts (release needs them). Every other path
     /// starts with a script, which fails before anything is taken.
     fn check_scripts(&self) -> Result<()> {
-        if self.server.scripts.get() {
+        let key = &self.keys.lock;
+        if self.topology.scripts_checked(key) {
             return Ok(());
         }
-        pool::with_connection(&self.server, |con, _| {
-            commands::check_scripts(con, &self.keys.lock)
-        })?;
-        self.server.scripts.set();
-        Ok(())
+        let votes = self.run(Role::Command, &|_| commands::check_scripts(key));
+        if let Some(refused) = votes.refused() {
+            return Err(refused);
+        }
+        self.topology.mark_scripts_checked(key, &votes.oks());
+        decided(votes).map(drop)
     }
 
     /// Releases whatever the tokens of earlier, interrupted acquires may
     /// hold (one round trip each; normally there are none).
     fn clean_orphans(&mut self) -> Result<()> {
         while let Some(token) = self.orphans.last() {
-            pool::with_connection(&self.server, |con, _| {
-                commands::abandon(con, &self.keys, token)
-            })?;
+            let votes = self.abandon_on_all(token);
+            decided(votes)?;
             self.orphans.pop();
         }
         Ok(())
@@ -321,16 +271,16 @@ impl Lock {
     fn reenter(&mut self) -> Result<bool> {
         let entry = match self.live_entry() {
             Some(entry) => Some(entry),
-            None => holds::find(&self.scope, &self.keys.lock),
+            None => holds::find(self.topology.scope(), &self.keys.lock),
         };
         let Some(entry) = entry else {
             return Ok(false);
         };
         let ttl_ms = self.ttl_ms;
-        let ours = pool::with_connection(&entry.server, |con, _| {
-            commands::reenter(con, &entry.keys.lock, &entry.token, ttl_ms)
-        })?;
-        if !ours {
+        let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
+            commands::reenter(&entry.keys.lock, &entry.token, ttl_ms)
+        });
+        if !decided(votes)?.agree(|ours| *ours) {
             holds::remove(entry.id);
             self.share = None;
             return Ok(false);
@@ -354,7 +304,7 @@ impl Lock {
     fn adopt(&mut self, token: Vec<u8>, fence: Fence, renew_now: bool) {
         let lease = self.options.auto_renew.then(|| {
             renewal::renew(Job {
-                server: self.server.clone(),
+                topology: self.topology.clone(),
                 key: self.keys.lock.clone(),
                 token: token.clone(),
                 ttl_ms: self.ttl_ms,
@@ -365,13 +315,12 @@ impl Lock {
         });
         let id = holds::insert(Entry {
             id: 0,
-            scope: self.scope.clone(),
+            scope: self.topology.scope().clone(),
             keys: self.keys.clone(),
             token,
             count: 1,
             auto_release: self.options.auto_release,
-            server: self.server.clone(),
-            ttl_ms: self.ttl_ms,
+            topology: self.topology.clone(),
             fence,
             lease,
         });
@@ -382,7 +331,7 @@ impl Lock {
     /// request) from its token. Sends nothing to Redis.
     pub fn restore(&mut self, token: Vec<u8>) -> Result<()> {
         token::validate_token(&token)?;
-        if let Some(entry) = holds::find(&self.scope, &self.keys.lock) {
+        if let Some(entry) = holds::find(self.topology.scope(), &self.keys.lock) {
             if entry.token != token {
                 return Err(LockError::Unsupported(format!(
                     "this process already holds lock \"{}\" under another token; \
@@ -454,7 +403,8 @@ impl Lock {
     }
 
     /// Whether the lease is still ours: with `auto_renew` from the renewal
-    /// thread's knowledge (no round trip), else asks Redis (one `GET`).
+    /// thread's knowledge (no round trip), else asks Redis (one `GET` on
+    /// every server of the key).
     pub fn is_acquired(&mut self) -> Result<bool> {
         let Some(entry) = self.live_entry() else {
             return Ok(false);
@@ -462,10 +412,10 @@ impl Lock {
         if let Some(lease) = &entry.lease {
             return Ok(!lease.valid_for().is_zero());
         }
-        let owner = pool::with_connection(&entry.server, |con, _| {
-            commands::owner(con, &entry.keys.lock)
-        })?;
-        Ok(owner.as_deref() == Some(&entry.token[..]))
+        let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
+            commands::owner(&entry.keys.lock)
+        });
+        Ok(decided(votes)?.agree(|owner| owner.as_deref() == Some(&entry.token[..])))
     }
 
     /// Sets our lease to `ttl` seconds (default: the lock's ttl) if it is
@@ -479,9 +429,12 @@ impl Lock {
             return Ok(false);
         };
         let sent_at = renewal::now_ms();
-        let extended = pool::with_connection(&entry.server, |con, _| {
-            commands::refresh(con, &entry.keys.lock, &entry.token, ttl_ms)
-        })?;
+        let sent = Instant::now();
+        let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
+            commands::refresh(&entry.keys.lock, &entry.token, ttl_ms)
+        });
+        let extended = decided(votes)?.agree(|ok| *ok)
+            && entry.topology.validity(ttl_ms, sent.elapsed()).is_some();
         if let Some(lease) = &entry.lease {
             // An auto-renewed hold keeps the lease length asked for here.
             if extended {
@@ -498,29 +451,33 @@ impl Lock {
         self.live_entry().map(|e| e.id)
     }
 
-    /// True when the renewal thread found this object's hold lost (only
-    /// known with `auto_renew`).
-    pub fn lease_lost(&mut self) -> bool {
-        self.live_entry()
-            .and_then(|e| e.lease)
-            .is_some_and(|lease| lease.is_lost())
-    }
-
     /// Seconds left on our lease; `None` when it is not ours;
-    /// infinity when someone removed the key's expiry.
+    /// infinity when someone removed the key's expiry. Over several
+    /// servers: the lease that a quorum of them still gives us.
     pub fn remaining_ttl(&mut self) -> Result<Option<f64>> {
         let Some(entry) = self.live_entry() else {
             return Ok(None);
         };
-        let pttl = pool::with_connection(&entry.server, |con, _| {
-            commands::owned_pttl(con, &entry.keys.lock, &entry.token)
-        })?;
-        Ok(pttl.map(|ms| {
-            if ms < 0 {
-                f64::INFINITY
-            } else {
-                ms as f64 / 1000.0
-            }
+        let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
+            commands::owned_pttl(&entry.keys.lock, &entry.token)
+        });
+        let quorum = votes.quorum();
+        let mut leases: Vec<i64> = decided(votes)?
+            .replies()?
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|ms| if ms < 0 { i64::MAX } else { ms })
+            .collect();
+        if leases.len() < quorum {
+            return Ok(None);
+        }
+        leases.sort_unstable_by(|a, b| b.cmp(a));
+        let ms = leases[quorum - 1];
+        Ok(Some(if ms == i64::MAX {
+            f64::INFINITY
+        } else {
+            ms as f64 / 1000.0
         }))
     }
 
@@ -535,13 +492,14 @@ impl Lock {
         self.live_entry().and_then(|e| e.fence)
     }
 
-    /// Deletes the lock whoever holds it (one `DEL`). Any hold of this
-    /// process on the key is forgotten. True when a key was deleted.
+    /// Deletes the lock whoever holds it (one `DEL` on every server). Any
+    /// hold of this process on the key is forgotten. True when a key was
+    /// deleted.
     pub fn force_release(&mut self) -> Result<bool> {
-        let deleted = pool::with_connection(&self.server, |con, _| {
-            commands::force_release(con, &self.keys.lock)
-        })?;
-        holds::forget(&self.scope, &self.keys.lock);
+        let key = &self.keys.lock;
+        let votes = self.run(Role::Command, &|_| commands::force_release(key));
+        let deleted = decided(votes)?.count(|deleted| *deleted) > 0;
+        holds::forget(self.topology.scope(), &self.keys.lock);
         self.share = None;
         Ok(deleted)
     }
@@ -553,7 +511,7 @@ impl Lock {
             key: self.key.clone(),
             redis_key: self.keys.lock.clone(),
             ttl: self.ttl_ms as f64 / 1000.0,
-            servers: vec![self.server.name()],
+            servers: self.topology.names(),
             acquired: entry.is_some(),
             token: entry.map(|e| e.token),
             hold_count: self.share.map_or(0, |s| s.own),
@@ -567,11 +525,30 @@ impl Drop for Lock {
     }
 }
 
-/// Compare-and-delete of one entry in Redis.
+/// The votes, when enough servers replied to decide; else why not.
+fn decided<T>(votes: Votes<T>) -> Result<Votes<T>> {
+    if votes.answered() >= votes.quorum() {
+        Ok(votes)
+    } else {
+        Err(votes.failure())
+    }
+}
+
+/// How a release on `topology` treats the next waiter.
+fn successor_on(topology: &Topology) -> Successor {
+    match topology.waiting() {
+        Waiting::HandOver => Successor::HandOver,
+        Waiting::Quorum => Successor::Wake,
+    }
+}
+
+/// Compare-and-delete of one entry on every server of its key.
 fn release_entry(entry: &Entry) -> Result<bool> {
-    pool::with_connection(&entry.server, |con, _| {
-        commands::release(con, &entry.keys, &entry.token)
-    })
+    let successor = successor_on(&entry.topology);
+    let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
+        commands::release(&entry.keys, &entry.token, successor)
+    });
+    Ok(decided(votes)?.agree(|released| *released))
 }
 
 /// Releases every hold still open in this process whose `auto_release` is
@@ -583,21 +560,4 @@ pub fn release_all() -> usize {
         .filter(|entry| entry.auto_release)
         .filter(|entry| matches!(release_entry(entry), Ok(true)))
         .count()
-}
-
-fn reject_unsupported(options: &LockOptions) -> Result<()> {
-    let unsupported = if options.cluster {
-        Some("cluster")
-    } else if options.sentinel.is_some() {
-        Some("sentinel")
-    } else {
-        None
-    };
-    match unsupported {
-        Some(name) => Err(LockError::Unsupported(format!(
-            "option \"{name}\" is not supported by this version ({}) yet",
-            env!("CARGO_PKG_VERSION")
-        ))),
-        None => Ok(()),
-    }
 }

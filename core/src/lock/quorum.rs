@@ -1,0 +1,147 @@
+//! A blocked acquire over Redlock, where a quorum of independent servers
+//! decides. No server can hand the lock over, so a waiter:
+//!
+//! 1. tries every server at once (`SET NX PX`, and the lease left);
+//! 2. when it does not win, undoes what it took and joins the wake-up queue
+//!    of one server (the first that answers, in the order given);
+//! 3. sleeps there (`BLPOP`) until a release on that server wakes the first
+//!    live waiter, the holder's lease runs out, or `retry_delay` passes;
+//!    then tries again.
+//!
+//! Fairness: waiters are woken one per release, in the order they queued
+//! on their server, but a woken waiter competes with newcomers (barging is
+//! possible), so there is no FIFO guarantee over Redlock. When waiters
+//! split the votes (each took some servers, none a quorum), each undoes its
+//! part and retries after a random pause of 1 ms to
+//! [`SPLIT_BACKOFF_MAX`] (or `retry_delay` when smaller): one of them soon
+//! wins all servers, so split votes never livelock.
+
+use std::time::{Duration, Instant};
+
+use super::{Lock, alive_window, block_time};
+use crate::commands::{self, Fence, Waiter};
+use crate::error::{LockError, Result};
+use crate::pool::Role;
+use crate::topology::Votes;
+
+/// Longest random pause after a split vote.
+const SPLIT_BACKOFF_MAX: Duration = Duration::from_millis(50);
+
+impl Lock {
+    /// The blocking acquire of Redlock (see the module documentation).
+    pub(super) fn wait_for_quorum(
+        &mut self,
+        token: &[u8],
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Fence>> {
+        self.check_scripts()?;
+        let waiter = Waiter {
+            token,
+            ttl_ms: self.ttl_ms,
+            alive_ms: alive_window(self.options.retry_delay),
+            fencing: false,
+        };
+        let deadline = Instant::now() + wait;
+        let mut listening: Option<usize> = None;
+        let outcome = loop {
+            let sent = Instant::now();
+            let votes = self.try_with_lease(token);
+            if votes.agree(|(won, _)| *won)
+                && self
+                    .topology
+                    .validity(self.ttl_ms, sent.elapsed())
+                    .is_some()
+            {
+                break Ok(Some(None));
+            }
+            let took_some = votes.count(|(won, _)| *won) > 0;
+            if took_some || votes.answered() < self.topology.servers_per_key() {
+                self.undo(token);
+            }
+            if votes.answered() < votes.quorum() {
+                break Err(votes.failure());
+            }
+            let now = Instant::now();
+            if now >= deadline || stop() {
+                break Ok(None);
+            }
+            let block = if took_some {
+                split_backoff(self.options.retry_delay).min(deadline - now)
+            } else {
+                block_time(
+                    deadline - now,
+                    holder_lease(&votes),
+                    self.options.retry_delay,
+                )
+            };
+            if listening.is_none() {
+                listening = self.join_wake_queue(&waiter);
+            }
+            match listening {
+                Some(node) => {
+                    let keys = &*self.keys;
+                    let woken = self
+                        .topology
+                        .run_on(node, Role::Blocking, &keys.lock, &|_| {
+                            commands::wait_for_wake(keys, &waiter, block)
+                        });
+                    match woken {
+                        Ok(_) => {}
+                        Err(LockError::Interrupted) => break Err(LockError::Interrupted),
+                        Err(e) if e.is_timeout() => {}
+                        // That server failed: listen on another one next time.
+                        Err(_) => listening = None,
+                    }
+                }
+                // No server took our queue entry (a quorum still answered
+                // the try): sleep out the pause, then try again.
+                None => std::thread::sleep(block.min(Duration::from_millis(100))),
+            }
+        };
+        if let Some(node) = listening {
+            let keys = &*self.keys;
+            let _ = self.topology.run_on(node, Role::Command, &keys.lock, &|_| {
+                commands::leave_wake_queue(keys, &waiter)
+            });
+        }
+        outcome
+    }
+
+    /// One try on every server, with each server's remaining lease.
+    fn try_with_lease(&self, token: &[u8]) -> Votes<(bool, i64)> {
+        let keys = &*self.keys;
+        let ttl_ms = self.ttl_ms;
+        self.run(Role::Command, &|attempt| {
+            commands::try_acquire_pttl(keys, token, ttl_ms, attempt)
+        })
+    }
+
+    /// Joins the wake-up queue of the first server that answers.
+    fn join_wake_queue(&self, waiter: &Waiter<'_>) -> Option<usize> {
+        let keys = &*self.keys;
+        (0..self.topology.servers_per_key()).find(|&node| {
+            self.topology
+                .run_on(node, Role::Command, &keys.lock, &|_| {
+                    commands::join_wake_queue(keys, waiter)
+                })
+                .is_ok()
+        })
+    }
+}
+
+/// When the holder's lease ends on enough servers for a quorum to be free:
+/// the smallest remaining lease among the servers that refused us.
+fn holder_lease(votes: &Votes<(bool, i64)>) -> i64 {
+    votes
+        .min_of(|(won, pttl)| (!won && *pttl >= 0).then_some(*pttl))
+        .unwrap_or(-1)
+}
+
+/// A random pause of 1 ms to `SPLIT_BACKOFF_MAX` (at most `retry_delay`).
+fn split_backoff(retry_delay: Duration) -> Duration {
+    let max = SPLIT_BACKOFF_MAX.min(retry_delay).as_micros().max(1_000) as u64;
+    let mut bytes = [0u8; 8];
+    let random = getrandom::fill(&mut bytes).map_or(max / 2, |()| u64::from_le_bytes(bytes));
+    Duration::from_micros(1_000 + random % max)
+}

@@ -1,0 +1,79 @@
+//! Redlock: N independent Redis masters (no replication between them). A
+//! lock is held when a majority accepted it and the lease left after the
+//! round trip and the allowed clock drift is positive. Every call goes to
+//! all masters at once ([`crate::exchange`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::connection::ServerConfig;
+use crate::error::{LockError, Result};
+use crate::options::LockOptions;
+
+/// Several independent masters.
+#[derive(Debug)]
+pub struct Redlock {
+    servers: Vec<Arc<ServerConfig>>,
+    drift_factor: f64,
+}
+
+impl PartialEq for Redlock {
+    fn eq(&self, other: &Self) -> bool {
+        self.servers.len() == other.servers.len()
+            && self
+                .servers
+                .iter()
+                .zip(&other.servers)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+            && self.drift_factor == other.drift_factor
+    }
+}
+
+impl Redlock {
+    /// Redlock over `servers` (at least two, each named once).
+    pub fn new(servers: Vec<Arc<ServerConfig>>, options: &LockOptions) -> Result<Self> {
+        for (i, server) in servers.iter().enumerate() {
+            if servers[..i]
+                .iter()
+                .any(|s| s.url.keyspace() == server.url.keyspace())
+            {
+                return Err(LockError::invalid(
+                    "servers",
+                    format!(
+                        "names {} twice; Redlock needs independent servers",
+                        server.name()
+                    ),
+                ));
+            }
+        }
+        if options.fencing {
+            return Err(LockError::Unsupported(
+                "option \"fencing\" is not available over several servers (Redlock): \
+                 each server counts on its own, so no token would be strictly greater \
+                 than every earlier one; use one server, Sentinel or Cluster for fencing"
+                    .into(),
+            ));
+        }
+        Ok(Self {
+            servers,
+            drift_factor: options.drift_factor,
+        })
+    }
+
+    /// The masters, in the order given.
+    pub fn servers(&self) -> &[Arc<ServerConfig>] {
+        &self.servers
+    }
+
+    /// The clock drift allowed for a lease of `ttl_ms`.
+    pub fn drift(&self, ttl_ms: u64) -> Duration {
+        Duration::from_secs_f64(ttl_ms as f64 * self.drift_factor / 1000.0)
+            + Duration::from_millis(2)
+    }
+
+    /// The keyspace the lock lives in: all masters together.
+    pub fn scope(&self) -> String {
+        let spaces: Vec<String> = self.servers.iter().map(|s| s.url.keyspace()).collect();
+        format!("redlock({})", spaces.join(","))
+    }
+}

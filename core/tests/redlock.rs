@@ -1,0 +1,276 @@
+//! Redlock over five local masters: quorum, faults (stopped, frozen and
+//! restarted servers), waiting, renewal and refusals.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{RedisServer, never, unique_key};
+use redislock_core::{Lock, LockError, LockOptions, OptionValue, commands, keys};
+
+fn masters(n: usize) -> Vec<RedisServer> {
+    (0..n).map(|_| RedisServer::start()).collect()
+}
+
+fn urls(servers: &[RedisServer]) -> Vec<String> {
+    servers.iter().map(RedisServer::url).collect()
+}
+
+fn options(pairs: &[(&str, f64)]) -> LockOptions {
+    let mut options = LockOptions::default();
+    for (name, value) in pairs {
+        options.set(name, OptionValue::Number(*value)).unwrap();
+    }
+    options
+}
+
+fn redlock(servers: &[RedisServer], key: &[u8], ttl: f64, options: LockOptions) -> Lock {
+    Lock::new(key.to_vec(), ttl, &urls(servers), options).unwrap()
+}
+
+/// How many of the running servers hold `key`.
+fn holders(servers: &[RedisServer], key: &[u8]) -> usize {
+    let key = String::from_utf8_lossy(key).into_owned();
+    servers
+        .iter()
+        .filter(|s| s.cmd::<i64>(&["EXISTS", &key]) == 1)
+        .count()
+}
+
+#[test]
+fn a_lock_is_taken_and_released_on_every_master() {
+    let servers = masters(5);
+    let key = unique_key("redlock");
+    let mut a = redlock(&servers, &key, 10.0, LockOptions::default());
+    let mut b = Lock::new(key.clone(), 10.0, &urls(&servers), LockOptions::default()).unwrap();
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert_eq!(holders(&servers, &key), 5);
+    let token = String::from_utf8(a.token().unwrap()).unwrap();
+    let value: String = servers[3].cmd(&["GET", std::str::from_utf8(&key).unwrap()]);
+    assert_eq!(value, token, "the value is the owner token on every master");
+    assert!(a.is_acquired().unwrap());
+    let left = a.remaining_ttl().unwrap().unwrap();
+    assert!(left > 9.0 && left <= 10.0, "{left}");
+    assert!(a.refresh(Some(20.0)).unwrap());
+    assert!(a.remaining_ttl().unwrap().unwrap() > 19.0);
+    // Another object of this process re-enters (reentrancy is per process).
+    assert!(b.acquire(Duration::ZERO, &never).unwrap());
+    assert!(b.release().unwrap());
+    assert_eq!(holders(&servers, &key), 5, "still held by a");
+    assert!(a.release().unwrap());
+    assert_eq!(holders(&servers, &key), 0);
+}
+
+#[test]
+fn two_masters_stopped_still_acquire() {
+    let mut servers = masters(5);
+    let key = unique_key("redlock-2-down");
+    servers[1].kill();
+    servers[3].kill();
+    let mut a = redlock(&servers, &key, 10.0, LockOptions::default());
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    let running: Vec<RedisServer> = servers.into_iter().filter(|s| s.is_running()).collect();
+    assert_eq!(holders(&running, &key), 3);
+    assert!(a.is_acquired().unwrap());
+    assert!(a.refresh(None).unwrap());
+    assert!(a.release().unwrap());
+    assert_eq!(holders(&running, &key), 0);
+}
+
+#[test]
+fn three_masters_stopped_fail_with_the_quorum_named_within_the_connect_timeout() {
+    let mut servers = masters(5);
+    let key = unique_key("redlock-3-down");
+    for i in [0, 2, 4] {
+        servers[i].kill();
+    }
+    let mut a = redlock(&servers, &key, 10.0, options(&[("connect_timeout", 1.0)]));
+    let started = Instant::now();
+    let err = a.acquire(Duration::ZERO, &never).unwrap_err();
+    let took = started.elapsed();
+    println!("quorum lost reported after {took:?}: {err}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    let message = err.to_string();
+    assert!(message.contains("quorum of 3 of 5"), "{message}");
+    assert!(message.contains("3 of 5 failed"), "{message}");
+    assert!(matches!(err, LockError::Connection { .. }), "{err:?}");
+    let running: Vec<&RedisServer> = servers.iter().filter(|s| s.is_running()).collect();
+    for s in running {
+        let n: i64 = s.cmd(&["EXISTS", std::str::from_utf8(&key).unwrap()]);
+        assert_eq!(n, 0, "the minority that accepted was undone");
+    }
+}
+
+#[test]
+fn a_frozen_master_costs_at_most_the_read_timeout() {
+    let servers = masters(5);
+    let key = unique_key("redlock-frozen");
+    let mut a = redlock(&servers, &key, 10.0, options(&[("read_timeout", 0.3)]));
+    // Warm the pool, then freeze one master.
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.release().unwrap());
+    servers[2].pause();
+    let started = Instant::now();
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    let took = started.elapsed();
+    println!("acquire with a frozen master took {took:?} (read timeout 0.3 s)");
+    assert!(took < Duration::from_millis(800), "{took:?}");
+    let started = Instant::now();
+    assert!(a.release().unwrap());
+    assert!(started.elapsed() < Duration::from_millis(800));
+    servers[2].resume();
+}
+
+#[test]
+fn a_restarted_master_is_used_again() {
+    let mut servers = masters(3);
+    let key = unique_key("redlock-restart");
+    let mut a = redlock(&servers, &key, 10.0, LockOptions::default());
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.release().unwrap());
+    servers[0].restart();
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert_eq!(holders(&servers, &key), 3, "the restarted master took part");
+    assert!(a.release().unwrap());
+}
+
+/// Another process's hold of `key` on the given masters.
+fn hold_elsewhere(servers: &[&RedisServer], key: &[u8], token: &str, ttl_ms: u64) {
+    let key = std::str::from_utf8(key).unwrap();
+    for s in servers {
+        let ok: Option<String> = s.cmd(&["SET", key, token, "NX", "PX", &ttl_ms.to_string()]);
+        assert!(ok.is_some());
+    }
+}
+
+/// That process's release on every master (what its `release()` sends).
+fn release_elsewhere(servers: &[RedisServer], key: &[u8], token: &str) -> usize {
+    let keys = keys::LockKeys::new(key.to_vec());
+    servers
+        .iter()
+        .filter(|s| {
+            commands::release(&keys, token.as_bytes(), commands::Successor::Wake)
+                .query(&mut s.client())
+                .unwrap()
+        })
+        .count()
+}
+
+#[test]
+fn a_held_lock_is_refused_and_a_waiter_is_woken_by_the_release() {
+    let servers = masters(5);
+    let key = unique_key("redlock-wait");
+    hold_elsewhere(&servers.iter().collect::<Vec<_>>(), &key, "holder", 30_000);
+    // A retry_delay far above the measured hand-over: only the release's
+    // wake-up can explain it.
+    let opts = options(&[("retry_delay", 5.0)]);
+    let mut a = redlock(&servers, &key, 10.0, opts.clone());
+    assert!(!a.acquire(Duration::ZERO, &never).unwrap());
+    assert_eq!(holders(&servers, &key), 5, "a refused try takes nothing");
+    let (u, k) = (urls(&servers), key.clone());
+    let waiter = std::thread::spawn(move || {
+        let mut l = Lock::new(k, 10.0, &u, opts).unwrap();
+        let got = l.acquire(Duration::from_secs(8), &never).unwrap();
+        (got, Instant::now(), l)
+    });
+    let queue = format!("{}~q", std::str::from_utf8(&key).unwrap());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while servers[0].cmd::<i64>(&["ZCARD", &queue]) == 0 {
+        assert!(Instant::now() < deadline, "the waiter never queued");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let released_at = Instant::now();
+    assert_eq!(release_elsewhere(&servers, &key, "holder"), 5);
+    let (got, acquired_at, mut l) = waiter.join().unwrap();
+    assert!(got);
+    let woken_after = acquired_at - released_at;
+    println!("Redlock waiter acquired {woken_after:?} after the release (retry_delay 5 s)");
+    assert!(woken_after < Duration::from_millis(300), "{woken_after:?}");
+    assert_eq!(holders(&servers, &key), 5);
+    assert_eq!(
+        servers[0].cmd::<i64>(&["ZCARD", &queue]),
+        0,
+        "it left the queue"
+    );
+    assert!(l.release().unwrap());
+}
+
+#[test]
+fn a_wait_runs_out_when_a_quorum_stays_held() {
+    let servers = masters(3);
+    let key = unique_key("redlock-wait-out");
+    hold_elsewhere(&[&servers[0], &servers[1]], &key, "holder", 30_000);
+    let mut a = redlock(&servers, &key, 10.0, options(&[("retry_delay", 0.1)]));
+    let started = Instant::now();
+    assert!(!a.acquire(Duration::from_millis(600), &never).unwrap());
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(600) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    let key_s = std::str::from_utf8(&key).unwrap();
+    assert_eq!(
+        servers[2].cmd::<i64>(&["EXISTS", key_s]),
+        0,
+        "the minority taken was undone"
+    );
+    for s in &servers {
+        assert_eq!(
+            s.cmd::<i64>(&["EXISTS", &format!("{key_s}~q")]),
+            0,
+            "no queue left"
+        );
+    }
+}
+
+#[test]
+fn an_expired_holder_is_replaced_without_a_release() {
+    let servers = masters(3);
+    let key = unique_key("redlock-expiry");
+    hold_elsewhere(&servers.iter().collect::<Vec<_>>(), &key, "holder", 300);
+    let mut a = redlock(&servers, &key, 10.0, options(&[("retry_delay", 5.0)]));
+    let started = Instant::now();
+    assert!(a.acquire(Duration::from_secs(5), &never).unwrap());
+    let took = started.elapsed();
+    println!("acquired {took:?} after the start, the holder's lease was 300 ms");
+    assert!(took < Duration::from_millis(1000), "{took:?}");
+    assert!(a.release().unwrap());
+}
+
+#[test]
+fn fencing_is_refused_over_several_masters() {
+    let servers = masters(3);
+    let mut options = LockOptions::default();
+    options.set("fencing", OptionValue::Bool(true)).unwrap();
+    let err = Lock::new(b"k".to_vec(), 10.0, &urls(&servers), options).unwrap_err();
+    assert!(matches!(err, LockError::Unsupported(_)), "{err:?}");
+    assert!(err.to_string().contains("strictly greater"), "{err}");
+}
+
+#[test]
+fn the_same_master_twice_is_refused() {
+    let server = RedisServer::start();
+    let err = Lock::new(
+        b"k".to_vec(),
+        10.0,
+        &[server.url(), format!("{}/0", server.url())],
+        LockOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("twice"), "{err}");
+}
+
+#[test]
+fn auto_renew_keeps_the_lease_on_every_master() {
+    let servers = masters(3);
+    let key = unique_key("redlock-renew");
+    let mut options = options(&[]);
+    options.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    let mut a = redlock(&servers, &key, 0.6, options);
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(a.is_acquired().unwrap());
+    assert_eq!(holders(&servers, &key), 3, "renewed on every master");
+    assert!(a.release().unwrap());
+}
