@@ -40,7 +40,10 @@ show(['tls_cert' => '/tmp/c.pem']);
 show(['tls_key' => '/tmp/k.pem']);
 echo "-- not supported by this version\n";
 show(['cluster' => true]);
+echo "-- Sentinel\n";
 show(['sentinel' => 'mymaster']);
+show(['sentinel' => 'mymaster', 'sentinel_user' => 'watcher', 'sentinel_password' => 'pw']);
+show(['sentinel_password' => 'pw']);
 echo "-- Redlock\n";
 show([], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2']);
 show(['fencing' => true], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2']);
@@ -60,8 +63,8 @@ try {
 ?>
 --EXPECT--
 -- unknown / integer keys
-ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "ttl" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost)
-ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "Prefix" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost)
+ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "ttl" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, sentinel_user, sentinel_password, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost)
+ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "Prefix" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, sentinel_user, sentinel_password, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost)
 ValueError: RedisLock::__construct(): Argument #4 ($options) must have option names as keys, found integer key 0
 ValueError: RedisLock::__construct(): Argument #4 ($options) must have option names as keys, found integer key 7
 -- wrong types
@@ -85,7 +88,10 @@ ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert a
 ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert and tls_key together
 -- not supported by this version
 RedisLock\LockException: option "cluster" is not supported by this version (0.1.0) yet
-RedisLock\LockException: option "sentinel" is not supported by this version (0.1.0) yet
+-- Sentinel
+accepted
+accepted
+ValueError: RedisLock::__construct(): Argument #4 ($options) sets sentinel_user or sentinel_password without sentinel
 -- Redlock
 accepted
 RedisLock\LockException: option "fencing" is not available over several servers (Redlock): each server counts on its own, so no token would be strictly greater than every earlier one; use one server, Sentinel or Cluster for fencing

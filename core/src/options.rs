@@ -50,6 +50,8 @@ pub const OPTIONS: &[(&str, OptionKind)] = &[
     ("read_timeout", OptionKind::Seconds),
     ("cluster", OptionKind::Bool),
     ("sentinel", OptionKind::NullableText),
+    ("sentinel_user", OptionKind::NullableText),
+    ("sentinel_password", OptionKind::NullableText),
     ("drift_factor", OptionKind::Fraction),
     ("tls_verify", OptionKind::Bool),
     ("tls_ca", OptionKind::NullableText),
@@ -74,6 +76,16 @@ pub enum OptionValue {
     Number(f64),
     /// A byte string.
     Text(Vec<u8>),
+}
+
+/// A password: compared and used, never shown (`Debug` prints `***`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
 }
 
 /// TLS settings for `rediss://` servers.
@@ -144,6 +156,10 @@ pub struct LockOptions {
     pub cluster: bool,
     /// Treat the servers as Sentinels for this master name.
     pub sentinel: Option<String>,
+    /// ACL user for the Sentinels (not the master).
+    pub sentinel_user: Option<String>,
+    /// Password for the Sentinels (not the master); never shown.
+    pub sentinel_password: Option<Secret>,
     /// Redlock clock drift factor.
     pub drift_factor: f64,
     /// TLS settings.
@@ -165,6 +181,8 @@ impl Default for LockOptions {
             read_timeout: DEFAULT_READ_TIMEOUT,
             cluster: false,
             sentinel: None,
+            sentinel_user: None,
+            sentinel_password: None,
             drift_factor: DEFAULT_DRIFT_FACTOR,
             tls: TlsOptions::default(),
             on_lost: OnLost::Ignore,
@@ -214,6 +232,14 @@ impl LockOptions {
             ("cluster", OptionValue::Bool(b)) => self.cluster = b,
             ("sentinel", OptionValue::Null) => self.sentinel = None,
             ("sentinel", OptionValue::Text(t)) => self.sentinel = Some(non_empty_utf8(&param, t)?),
+            ("sentinel_user", OptionValue::Null) => self.sentinel_user = None,
+            ("sentinel_user", OptionValue::Text(t)) => {
+                self.sentinel_user = Some(non_empty_utf8(&param, t)?)
+            }
+            ("sentinel_password", OptionValue::Null) => self.sentinel_password = None,
+            ("sentinel_password", OptionValue::Text(t)) => {
+                self.sentinel_password = Some(Secret(non_empty_utf8(&param, t)?))
+            }
             ("drift_factor", OptionValue::Number(f)) => {
                 if !(0.0..0.5).contains(&f) {
                     return Err(LockError::invalid(
@@ -256,6 +282,14 @@ impl LockOptions {
             return Err(LockError::invalid(
                 "options",
                 "on_lost => \"interrupt\" needs auto_renew => true",
+            ));
+        }
+        if self.sentinel.is_none()
+            && (self.sentinel_user.is_some() || self.sentinel_password.is_some())
+        {
+            return Err(LockError::invalid(
+                "options",
+                "sets sentinel_user or sentinel_password without sentinel",
             ));
         }
         if self.cluster && self.sentinel.is_some() {

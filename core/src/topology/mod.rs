@@ -10,8 +10,10 @@
 //!
 //! - [`single`]: one server
 //! - [`redlock`]: several independent masters, every call to all at once
+//! - [`sentinel`]: the master that Sentinels name, followed across failovers
 
 pub mod redlock;
+pub mod sentinel;
 pub mod single;
 mod votes;
 
@@ -42,6 +44,10 @@ pub enum Waiting {
 /// Builds the call for a batch of keys (their indices), one result each.
 pub type BatchCall<'a, T> = dyn Fn(&[usize], Attempt) -> Call<Vec<T>> + 'a;
 
+/// Runs a call on the given servers; `Some(attempt)` overrides the
+/// attempt of every call (a replay after a failover).
+type OnServers<'a, T> = dyn Fn(&[Arc<ServerConfig>], Option<Attempt>) -> Vec<Result<T>> + 'a;
+
 /// The servers of a lock and how they are used.
 #[derive(Debug)]
 pub struct Topology {
@@ -53,6 +59,7 @@ pub struct Topology {
 enum Kind {
     Single(single::Single),
     Redlock(redlock::Redlock),
+    Sentinel(Box<sentinel::Sentinel>),
 }
 
 impl Topology {
@@ -67,12 +74,17 @@ impl Topology {
             return Err(LockError::invalid("servers", "must not be empty"));
         }
         reject_unsupported(options)?;
-        let servers: Vec<Arc<ServerConfig>> = parsed
+        if let Some(name) = &options.sentinel {
+            return Ok(intern(Kind::Sentinel(Box::new(sentinel::Sentinel::new(
+                name, parsed, options,
+            )))));
+        }
+        let mut servers: Vec<Arc<ServerConfig>> = parsed
             .into_iter()
             .map(|url| connection::intern(ServerConfig::new(url, options)))
             .collect();
         let kind = if servers.len() == 1 {
-            Kind::Single(single::Single::new(servers.swap_remove_first()))
+            Kind::Single(single::Single::new(servers.swap_remove(0)))
         } else {
             Kind::Redlock(redlock::Redlock::new(servers, options)?)
         };
@@ -87,13 +99,16 @@ impl Topology {
 
     /// The servers, passwords masked, for messages and `var_dump`.
     pub fn names(&self) -> Vec<String> {
-        self.servers().iter().map(|s| s.name()).collect()
+        match &self.kind {
+            Kind::Sentinel(s) => s.names(),
+            _ => self.fixed().iter().map(|s| s.name()).collect(),
+        }
     }
 
     /// How a blocked acquire waits here.
     pub fn waiting(&self) -> Waiting {
         match &self.kind {
-            Kind::Single(_) => Waiting::HandOver,
+            Kind::Single(_) | Kind::Sentinel(_) => Waiting::HandOver,
             Kind::Redlock(_) => Waiting::Quorum,
         }
     }
@@ -103,7 +118,7 @@ impl Topology {
     /// servers (`ttl * drift_factor + 2 ms`); `None` when nothing is left.
     pub fn validity(&self, ttl_ms: u64, elapsed: Duration) -> Option<Duration> {
         let drift = match &self.kind {
-            Kind::Single(_) => Duration::ZERO,
+            Kind::Single(_) | Kind::Sentinel(_) => Duration::ZERO,
             Kind::Redlock(r) => r.drift(ttl_ms),
         };
         Duration::from_millis(ttl_ms)
@@ -114,9 +129,12 @@ impl Topology {
     /// Runs a call on every server that holds `key`, all at once.
     pub fn run<T>(&self, role: Role, key: &[u8], build: &dyn Fn(Attempt) -> Call<T>) -> Votes<T> {
         let _ = key;
-        let servers = self.servers();
-        let results = exchange::run_all(servers, role, &|_, attempt| build(attempt));
-        Votes::new(results, self.quorum(), self.names())
+        let results = self.on_servers(&|servers, replay| {
+            exchange::run_all(servers, role, &|_, attempt| {
+                build(replay.unwrap_or(attempt))
+            })
+        });
+        self.votes(results)
     }
 
     /// Runs a call on the `node`-th server that holds `key` (a blocking
@@ -129,16 +147,25 @@ impl Topology {
         build: &dyn Fn(Attempt) -> Call<T>,
     ) -> Result<T> {
         let _ = key;
-        let server = self
-            .servers()
-            .get(node)
-            .ok_or_else(|| LockError::Unsupported(format!("no server number {node}")))?;
-        exchange::run_one(server, role, build)
+        let mut results = self.on_servers(&|servers, replay| match servers.get(node) {
+            Some(server) => vec![exchange::run_one(server, role, &|attempt| {
+                build(replay.unwrap_or(attempt))
+            })],
+            None => vec![Err(LockError::Unsupported(format!(
+                "no server number {node}"
+            )))],
+        });
+        results
+            .pop()
+            .unwrap_or_else(|| Err(LockError::Unsupported("no reply".into())))
     }
 
     /// How many servers hold each key.
     pub fn servers_per_key(&self) -> usize {
-        self.servers().len()
+        match &self.kind {
+            Kind::Redlock(r) => r.servers().len(),
+            Kind::Single(_) | Kind::Sentinel(_) => 1,
+        }
     }
 
     /// Runs one call per server for many keys at once (the renewal
@@ -151,8 +178,11 @@ impl Topology {
         build: &BatchCall<'_, T>,
     ) -> Vec<Votes<T>> {
         let indices: Vec<usize> = (0..keys.len()).collect();
-        let servers = self.servers();
-        let per_server = exchange::run_all(servers, role, &|_, attempt| build(&indices, attempt));
+        let per_server = self.on_servers(&|servers, replay| {
+            exchange::run_all(servers, role, &|_, attempt| {
+                build(&indices, replay.unwrap_or(attempt))
+            })
+        });
         let mut per_key: Vec<Vec<Result<T>>> = (0..keys.len()).map(|_| Vec::new()).collect();
         for result in per_server {
             match result {
@@ -171,45 +201,79 @@ impl Topology {
         }
         per_key
             .into_iter()
-            .map(|results| Votes::new(results, self.quorum(), self.names()))
+            .map(|results| self.votes(results))
             .collect()
     }
 
     /// Whether every server of `key` is known to run our scripts.
     pub fn scripts_checked(&self, key: &[u8]) -> bool {
         let _ = key;
-        self.servers().iter().all(|s| s.scripts.get())
+        match self.current() {
+            Ok(servers) => servers.iter().all(|s| s.scripts.get()),
+            Err(_) => false,
+        }
     }
 
     /// Records that the servers of `key` whose `ok` is true ran a script.
     pub fn mark_scripts_checked(&self, key: &[u8], ok: &[bool]) {
         let _ = key;
-        for (server, ok) in self.servers().iter().zip(ok) {
-            if *ok {
-                server.scripts.set();
+        if let Ok(servers) = self.current() {
+            for (server, ok) in servers.iter().zip(ok) {
+                if *ok {
+                    server.scripts.set();
+                }
             }
         }
     }
 
-    fn quorum(&self) -> usize {
-        self.servers().len() / 2 + 1
+    fn votes<T>(&self, results: Vec<Result<T>>) -> Votes<T> {
+        let quorum = results.len() / 2 + 1;
+        Votes::new(results, quorum, self.names())
     }
 
-    fn servers(&self) -> &[Arc<ServerConfig>] {
+    /// The servers of a fixed topology (Single, Redlock).
+    fn fixed(&self) -> Vec<Arc<ServerConfig>> {
         match &self.kind {
-            Kind::Single(s) => std::slice::from_ref(s.server()),
-            Kind::Redlock(r) => r.servers(),
+            Kind::Single(s) => vec![s.server().clone()],
+            Kind::Redlock(r) => r.servers().to_vec(),
+            Kind::Sentinel(_) => Vec::new(),
         }
     }
-}
 
-trait SwapRemoveFirst<T> {
-    fn swap_remove_first(self) -> T;
-}
+    /// The servers that hold keys now (Sentinel: the current master).
+    fn current(&self) -> Result<Vec<Arc<ServerConfig>>> {
+        match &self.kind {
+            Kind::Sentinel(s) => Ok(vec![s.master()?]),
+            _ => Ok(self.fixed()),
+        }
+    }
 
-impl<T> SwapRemoveFirst<T> for Vec<T> {
-    fn swap_remove_first(mut self) -> T {
-        self.swap_remove(0)
+    /// Runs `go` on the current servers. On Sentinel, a reply that says the
+    /// master moved (READONLY, or the master gone) makes it ask the
+    /// Sentinels again and, when they name another master, run once more
+    /// there as a replay (the first try may have run and replicated).
+    fn on_servers<T>(&self, go: &OnServers<'_, T>) -> Vec<Result<T>> {
+        let servers = match self.current() {
+            Ok(servers) => servers,
+            Err(e) => return vec![Err(e)],
+        };
+        let results = go(&servers, None);
+        let Kind::Sentinel(sentinel) = &self.kind else {
+            return results;
+        };
+        let moved = results
+            .iter()
+            .any(|r| r.as_ref().is_err_and(sentinel::master_moved));
+        if !moved {
+            return results;
+        }
+        sentinel.forget(&servers[0]);
+        match sentinel.master() {
+            Ok(master) if !Arc::ptr_eq(&master, &servers[0]) => {
+                go(&[master], Some(Attempt::Replay))
+            }
+            _ => results,
+        }
     }
 }
 
@@ -225,6 +289,7 @@ fn intern(kind: Kind) -> Arc<Topology> {
     let scope: Arc<str> = match &kind {
         Kind::Single(s) => s.server().url.keyspace().into(),
         Kind::Redlock(r) => r.scope().into(),
+        Kind::Sentinel(s) => s.scope().into(),
     };
     let topology = Arc::new(Topology { kind, scope });
     registry.push(topology.clone());
@@ -234,8 +299,6 @@ fn intern(kind: Kind) -> Arc<Topology> {
 fn reject_unsupported(options: &LockOptions) -> Result<()> {
     let unsupported = if options.cluster {
         Some("cluster")
-    } else if options.sentinel.is_some() {
-        Some("sentinel")
     } else {
         None
     };

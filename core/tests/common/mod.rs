@@ -39,6 +39,8 @@ pub struct RedisServer {
     pub dir: PathBuf,
     extra: Vec<String>,
     tls: bool,
+    /// Sentinel mode: the config file it runs from.
+    sentinel_conf: Option<PathBuf>,
 }
 
 impl RedisServer {
@@ -63,6 +65,33 @@ impl RedisServer {
         server
     }
 
+    /// Starts a Sentinel (`redis-server --sentinel`) watching the master at
+    /// `master_port` as `name`; failover needs `quorum` Sentinels to agree.
+    /// `conf` adds lines to its config file (e.g. `sentinel auth-pass`).
+    pub fn start_sentinel(
+        master_port: u16,
+        name: &str,
+        quorum: u32,
+        conf: &str,
+        extra: &[&str],
+    ) -> Self {
+        let mut server = Self::new(extra, false);
+        let file = server.dir.join("sentinel.conf");
+        std::fs::write(
+            &file,
+            format!(
+                "sentinel monitor {name} 127.0.0.1 {master_port} {quorum}\n\
+                 sentinel down-after-milliseconds {name} 1000\n\
+                 sentinel failover-timeout {name} 10000\n\
+                 sentinel parallel-syncs {name} 1\n{conf}\n"
+            ),
+        )
+        .unwrap();
+        server.sentinel_conf = Some(file);
+        server.launch(PORT_TRIES, true);
+        server
+    }
+
     fn new(extra: &[&str], tls: bool) -> Self {
         static N: AtomicU32 = AtomicU32::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
@@ -74,6 +103,7 @@ impl RedisServer {
             dir,
             extra: extra.iter().map(|s| s.to_string()).collect(),
             tls,
+            sentinel_conf: None,
         }
     }
 
@@ -123,10 +153,14 @@ impl RedisServer {
         } else {
             vec!["--port".to_owned(), port]
         };
-        let mut child = Command::new("redis-server")
+        let mut command = Command::new("redis-server");
+        match &self.sentinel_conf {
+            Some(conf) => command.arg(conf).arg("--sentinel"),
+            None => command.args(["--save", "", "--appendonly", "no"]),
+        };
+        let mut child = command
             .args(&listen)
             .args(["--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
             .args(["--dir", self.dir.to_str().unwrap()])
             .args(&self.extra)
             .stdout(Stdio::null())

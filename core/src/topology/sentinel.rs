@@ -1,0 +1,221 @@
+//! Sentinel: the URLs name Sentinels, which know the current master of a
+//! named group. The master is asked for by name
+//! (`SENTINEL get-master-addr-by-name`), checked with `ROLE`, and cached per
+//! process for at most [`RECHECK`]: after `SENTINEL FAILOVER` the old master
+//! stays a writable master for seconds, so waiting for its `READONLY` would
+//! let two processes hold one lock on two masters. A `READONLY` reply or a
+//! lost master drops the cache at once.
+//!
+//! Credentials: the URLs' user, password and database are the master's;
+//! options `sentinel_user` / `sentinel_password` are the Sentinels'. TLS
+//! (`rediss://`) is used for both.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use redis::Value;
+
+use crate::call::Call;
+use crate::connection::{self, ServerConfig};
+use crate::error::{ConnectionFailure, LockError, Result};
+use crate::exchange;
+use crate::options::LockOptions;
+use crate::pool::Role;
+use crate::process::PerProcess;
+use crate::url::{Endpoint, ServerUrl};
+
+/// Longest a known master is used without asking the Sentinels again.
+pub const RECHECK: Duration = Duration::from_secs(1);
+
+/// The master this process last found, and when.
+type Known = Option<(Arc<ServerConfig>, Instant)>;
+
+/// A master group watched by Sentinels.
+pub struct Sentinel {
+    name: String,
+    sentinels: Vec<Arc<ServerConfig>>,
+    /// The master's settings (credentials, db, TLS, timeouts); its address
+    /// is the Sentinels' answer.
+    template: ServerConfig,
+    known: PerProcess<Mutex<Known>>,
+}
+
+impl std::fmt::Debug for Sentinel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sentinel")
+            .field("name", &self.name)
+            .field("sentinels", &self.sentinels.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Sentinel {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.template == other.template
+            && self.sentinels.len() == other.sentinels.len()
+            && self
+                .sentinels
+                .iter()
+                .zip(&other.sentinels)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+}
+
+impl Sentinel {
+    /// The group `name` behind the Sentinels at `urls`.
+    pub fn new(name: &str, urls: Vec<ServerUrl>, options: &LockOptions) -> Self {
+        let template = ServerConfig::new(urls[0].clone(), options);
+        let sentinels = urls
+            .into_iter()
+            .map(|url| {
+                let url = ServerUrl {
+                    username: options.sentinel_user.clone(),
+                    password: options.sentinel_password.as_ref().map(|p| p.0.clone()),
+                    db: 0,
+                    ..url
+                };
+                connection::intern(ServerConfig::new(url, options))
+            })
+            .collect();
+        Self {
+            name: name.to_owned(),
+            sentinels,
+            template,
+            known: PerProcess::new(|| Mutex::new(None)),
+        }
+    }
+
+    /// The keyspace: the master group, by name and Sentinels.
+    pub fn scope(&self) -> String {
+        let spaces: Vec<String> = self.sentinels.iter().map(|s| s.url.keyspace()).collect();
+        format!(
+            "sentinel({}@{})/{}",
+            self.name,
+            spaces.join(","),
+            self.template.url.db
+        )
+    }
+
+    /// The Sentinels, for messages.
+    pub fn names(&self) -> Vec<String> {
+        vec![format!(
+            "master \"{}\" via Sentinel {}",
+            self.name,
+            self.sentinels
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )]
+    }
+
+    fn known(&self) -> MutexGuard<'_, Known> {
+        self.known
+            .get()
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The current master: the one found less than [`RECHECK`] ago, else
+    /// the Sentinels' answer (checked with `ROLE` when it changed).
+    pub fn master(&self) -> Result<Arc<ServerConfig>> {
+        if let Some((master, at)) = &*self.known()
+            && at.elapsed() < RECHECK
+        {
+            return Ok(master.clone());
+        }
+        let previous = self.known().as_ref().map(|(m, _)| m.clone());
+        let master = self.ask_sentinels()?;
+        if previous.is_none_or(|p| !Arc::ptr_eq(&p, &master)) {
+            self.check_role(&master)?;
+        }
+        *self.known() = Some((master.clone(), Instant::now()));
+        Ok(master)
+    }
+
+    /// Forgets `master` (it answered READONLY or could not be reached), so
+    /// the next call asks the Sentinels.
+    pub fn forget(&self, master: &Arc<ServerConfig>) {
+        let mut known = self.known();
+        if known.as_ref().is_some_and(|(m, _)| Arc::ptr_eq(m, master)) {
+            *known = None;
+        }
+    }
+
+    /// Asks each Sentinel in turn for the master's address.
+    fn ask_sentinels(&self) -> Result<Arc<ServerConfig>> {
+        let mut failures = Vec::new();
+        for sentinel in &self.sentinels {
+            let name = self.name.clone();
+            let asked = exchange::run_one(sentinel, Role::Command, &|_| {
+                let mut cmd = redis::cmd("SENTINEL");
+                cmd.arg("get-master-addr-by-name").arg(&name);
+                Call::new(vec![cmd], parse_address)
+            });
+            match asked {
+                Ok(Some((host, port))) => return Ok(self.master_at(host, port)),
+                Ok(None) => failures.push(format!(
+                    "{}: does not know master \"{}\"",
+                    sentinel.name(),
+                    self.name
+                )),
+                Err(e) => failures.push(e.to_string()),
+            }
+        }
+        Err(LockError::Connection {
+            server: format!("Sentinel master \"{}\"", self.name),
+            kind: ConnectionFailure::Unreachable,
+            detail: format!("no Sentinel named the master ({})", failures.join("; ")),
+        })
+    }
+
+    fn master_at(&self, host: String, port: u16) -> Arc<ServerConfig> {
+        let tls = matches!(self.template.url.endpoint, Endpoint::Tcp { tls: true, .. });
+        let mut config = self.template.clone();
+        config.url.endpoint = Endpoint::Tcp { host, port, tls };
+        connection::intern(config)
+    }
+
+    /// `ROLE` on the master: a Sentinel may still name a demoted master.
+    fn check_role(&self, master: &Arc<ServerConfig>) -> Result<()> {
+        let role = exchange::run_one(master, Role::Command, &|_| {
+            Call::new(vec![redis::cmd("ROLE")], parse_role)
+        })?;
+        if role == "master" {
+            return Ok(());
+        }
+        Err(LockError::Connection {
+            server: master.name(),
+            kind: ConnectionFailure::Other,
+            detail: format!(
+                "the Sentinels name it master of \"{}\" but its ROLE is {role}; \
+                 a failover is probably under way, try again",
+                self.name
+            ),
+        })
+    }
+}
+
+fn parse_address(replies: Vec<Value>) -> redis::RedisResult<Option<(String, u16)>> {
+    let reply = replies.into_iter().next().unwrap_or(Value::Nil);
+    let address: Option<(String, String)> = redis::from_redis_value(reply.extract_error()?)?;
+    Ok(address.and_then(|(host, port)| Some((host, port.parse().ok()?))))
+}
+
+fn parse_role(replies: Vec<Value>) -> redis::RedisResult<String> {
+    let reply = replies.into_iter().next().unwrap_or(Value::Nil);
+    let role: Vec<Value> = redis::from_redis_value(reply.extract_error()?)?;
+    let first = role.into_iter().next().unwrap_or(Value::Nil);
+    Ok(redis::from_redis_value(first)?)
+}
+
+/// True when `err` says the master moved: it is read-only now (demoted) or
+/// gone.
+pub fn master_moved(err: &LockError) -> bool {
+    match err {
+        LockError::Server { detail, .. } => detail.contains("READONLY"),
+        LockError::Connection { .. } => true,
+        _ => false,
+    }
+}

@@ -1,0 +1,254 @@
+//! Sentinel: a master, a replica and three Sentinels started here; locks
+//! through the Sentinels, credentials for both, and a `SENTINEL FAILOVER`
+//! followed by locks built before and after it.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{RedisServer, never, unique_key};
+use redislock_core::{Lock, LockError, LockOptions, OptionValue};
+
+const NAME: &str = "locks";
+
+struct Group {
+    password: Option<String>,
+    master: RedisServer,
+    replica: RedisServer,
+    sentinels: Vec<RedisServer>,
+}
+
+impl Group {
+    /// `auth`: (master password, Sentinel password).
+    fn start(auth: Option<(&str, &str)>) -> Self {
+        let master_extra: Vec<&str> = match auth {
+            Some((mp, _)) => vec!["--requirepass", mp, "--masterauth", mp],
+            None => vec![],
+        };
+        let mut master_extra = master_extra;
+        master_extra.extend(["--repl-diskless-sync-delay", "0"]);
+        let master = RedisServer::start_with(&master_extra);
+        let port = master.port.to_string();
+        let mut replica_extra = vec!["--replicaof", "127.0.0.1", &port];
+        replica_extra.extend(&master_extra);
+        let replica = RedisServer::start_with(&replica_extra);
+        let conf = match auth {
+            Some((mp, sp)) => {
+                format!("sentinel auth-pass {NAME} {mp}\nsentinel sentinel-pass {sp}")
+            }
+            None => String::new(),
+        };
+        let sentinel_extra: Vec<&str> = match auth {
+            Some((_, sp)) => vec!["--requirepass", sp],
+            None => vec![],
+        };
+        let sentinels = (0..3)
+            .map(|_| RedisServer::start_sentinel(master.port, NAME, 2, &conf, &sentinel_extra))
+            .collect();
+        let group = Self {
+            password: auth.map(|a| a.0.to_owned()),
+            master,
+            replica,
+            sentinels,
+        };
+        group.wait_until("the replica is in sync", || group.replica_in_sync());
+        group.wait_until("every Sentinel knows the replica", || {
+            group.sentinels_know_replica(auth.map(|a| a.1))
+        });
+        group
+    }
+
+    fn urls(&self, master_password: Option<&str>) -> Vec<String> {
+        let auth = master_password.map_or(String::new(), |p| format!(":{p}@"));
+        self.sentinels
+            .iter()
+            .map(|s| format!("redis://{auth}127.0.0.1:{}", s.port))
+            .collect()
+    }
+
+    fn replica_in_sync(&self) -> bool {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query(&mut self.client(&self.replica))
+            .unwrap_or_default();
+        info.contains("master_link_status:up")
+    }
+
+    fn client(&self, server: &RedisServer) -> redis::Connection {
+        let mut c = redis::Client::open(server.url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        if let Some(pw) = self.master_password() {
+            let _: () = redis::cmd("AUTH").arg(pw).query(&mut c).unwrap();
+        }
+        c
+    }
+
+    fn master_password(&self) -> Option<&str> {
+        self.password.as_deref()
+    }
+
+    fn sentinel(&self, i: usize, password: Option<&str>) -> redis::Connection {
+        let mut c = redis::Client::open(self.sentinels[i].url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        if let Some(pw) = password {
+            let _: () = redis::cmd("AUTH").arg(pw).query(&mut c).unwrap();
+        }
+        c
+    }
+
+    fn sentinels_know_replica(&self, password: Option<&str>) -> bool {
+        (0..self.sentinels.len()).all(|i| {
+            let replicas: Vec<redis::Value> = redis::cmd("SENTINEL")
+                .arg("replicas")
+                .arg(NAME)
+                .query(&mut self.sentinel(i, password))
+                .unwrap_or_default();
+            !replicas.is_empty()
+        })
+    }
+
+    fn master_port(&self, password: Option<&str>) -> u16 {
+        let (_, port): (String, String) = redis::cmd("SENTINEL")
+            .arg("get-master-addr-by-name")
+            .arg(NAME)
+            .query(&mut self.sentinel(0, password))
+            .unwrap();
+        port.parse().unwrap()
+    }
+
+    fn wait_until(&self, what: &str, mut cond: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !cond() {
+            assert!(Instant::now() < deadline, "timed out waiting until {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn sentinel_options(extra: &[(&str, &str)]) -> LockOptions {
+    let mut options = LockOptions::default();
+    options
+        .set("sentinel", OptionValue::Text(NAME.into()))
+        .unwrap();
+    for (name, value) in extra {
+        options
+            .set(name, OptionValue::Text(value.as_bytes().to_vec()))
+            .unwrap();
+    }
+    options
+}
+
+fn exists(group: &Group, server: &RedisServer, key: &[u8]) -> bool {
+    let n: i64 = redis::cmd("EXISTS")
+        .arg(key)
+        .query(&mut group.client(server))
+        .unwrap();
+    n == 1
+}
+
+#[test]
+fn locks_go_to_the_master_the_sentinels_name_and_follow_a_failover() {
+    let group = Group::start(None);
+    let key = unique_key("sentinel");
+    let mut before =
+        Lock::new(key.clone(), 10.0, &group.urls(None), sentinel_options(&[])).unwrap();
+    assert!(before.acquire(Duration::ZERO, &never).unwrap());
+    assert!(
+        exists(&group, &group.master, &key),
+        "the key is on the master"
+    );
+    assert!(before.is_acquired().unwrap());
+    assert!(before.release().unwrap());
+
+    let started = Instant::now();
+    let _: () = redis::cmd("SENTINEL")
+        .arg("FAILOVER")
+        .arg(NAME)
+        .query(&mut group.sentinel(0, None))
+        .unwrap();
+    group.wait_until("the Sentinels name the replica", || {
+        group.master_port(None) == group.replica.port
+    });
+    let announced = started.elapsed();
+    // Within about a second of the announcement, the lock built before the
+    // failover takes the key on the new master.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match before.acquire(Duration::ZERO, &never) {
+            Ok(true) if exists(&group, &group.replica, &key) => break,
+            Ok(true) => {
+                assert!(before.release().unwrap());
+            }
+            Ok(false) | Err(_) => {}
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the old lock never reached the new master"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let followed = started.elapsed();
+    println!(
+        "failover announced after {announced:?}; the lock built before it used the new master after {followed:?}"
+    );
+    assert!(
+        followed - announced < Duration::from_millis(1500),
+        "{:?}",
+        followed - announced
+    );
+    assert!(before.release().unwrap());
+    let mut after = Lock::new(key.clone(), 10.0, &group.urls(None), sentinel_options(&[])).unwrap();
+    assert!(after.acquire(Duration::ZERO, &never).unwrap());
+    assert!(exists(&group, &group.replica, &key));
+    assert!(after.release().unwrap());
+}
+
+#[test]
+fn master_and_sentinel_credentials_are_separate() {
+    let group = Group::start(Some(("masterpw", "sentinelpw")));
+    let key = unique_key("sentinel-auth");
+    let urls = group.urls(Some("masterpw"));
+    let mut ok = Lock::new(
+        key.clone(),
+        10.0,
+        &urls,
+        sentinel_options(&[("sentinel_password", "sentinelpw")]),
+    )
+    .unwrap();
+    assert!(ok.acquire(Duration::ZERO, &never).unwrap());
+    assert!(exists(&group, &group.master, &key));
+    assert!(ok.release().unwrap());
+    // Without the Sentinels' password nobody names the master.
+    let mut no_sentinel_pw = Lock::new(key.clone(), 10.0, &urls, sentinel_options(&[])).unwrap();
+    let err = no_sentinel_pw.acquire(Duration::ZERO, &never).unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, LockError::Connection { .. }), "{err:?}");
+    assert!(
+        message.contains("no Sentinel named the master"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("masterpw") && !message.contains("sentinelpw"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_unknown_master_name_is_a_connection_error() {
+    let master = RedisServer::start();
+    let sentinel = RedisServer::start_sentinel(master.port, NAME, 1, "", &[]);
+    let mut options = LockOptions::default();
+    options
+        .set("sentinel", OptionValue::Text(b"nosuch".to_vec()))
+        .unwrap();
+    let mut l = Lock::new(b"k".to_vec(), 10.0, &[sentinel.url()], options).unwrap();
+    let err = l.acquire(Duration::ZERO, &never).unwrap_err();
+    assert!(
+        err.to_string().contains("does not know master \"nosuch\""),
+        "{err}"
+    );
+}
