@@ -67,10 +67,10 @@ pub fn to_float(zv: &Zval, strict: bool) -> Result<f64, String> {
         if let Some(b) = zv.bool() {
             return Ok(if b { 1.0 } else { 0.0 });
         }
-        if let Some(s) = zv.zend_str() {
-            if let Some(d) = parse_numeric(s.as_bytes()) {
-                return Ok(d);
-            }
+        if let Some(s) = zv.zend_str()
+            && let Some(d) = parse_numeric(s.as_bytes())
+        {
+            return Ok(d);
         }
     }
     Err(given(zv))

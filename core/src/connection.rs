@@ -225,6 +225,12 @@ impl ServerConfig {
         loop {
             match attempt {
                 Ok(stream) => return Ok(stream),
+                // A read that the socket timeout ended can surface as a
+                // failure rather than WouldBlock: past the deadline, it is
+                // the timeout.
+                Err(native_tls::HandshakeError::Failure(_)) if Instant::now() >= deadline => {
+                    return Err(timed_out());
+                }
                 Err(native_tls::HandshakeError::Failure(e)) => {
                     return Err(tls_error(e.to_string()));
                 }
