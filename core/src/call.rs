@@ -42,6 +42,19 @@ impl<T> Call<T> {
         }
     }
 
+    /// A call whose first command blocks on the server for up to `block`.
+    pub fn blocking(
+        block: Duration,
+        cmds: Vec<redis::Cmd>,
+        parse: fn(Vec<Value>) -> RedisResult<T>,
+    ) -> Self {
+        Self {
+            cmds,
+            block: Some(block),
+            parse,
+        }
+    }
+
     /// The commands packed into one request.
     pub fn packed(&self) -> Vec<u8> {
         let mut out = Vec::new();

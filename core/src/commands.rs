@@ -50,17 +50,28 @@ pub fn try_acquire(
         );
         return Call::new(vec![cmd], |r| Ok(value::<Option<i64>>(one(r)?)?.map(Some)));
     }
-    if replay {
-        let cmd = scripts::ACQUIRE_REPLAY.evalsha(&[&keys.lock], &[token, ttl.as_bytes()]);
-        return Call::new(vec![cmd], |r| {
-            Ok((value::<i64>(one(r)?)? == 1).then_some(None))
-        });
+    let cmd = plain_acquire(keys, token, &ttl, attempt);
+    Call::new(vec![cmd], |r| Ok(won(one(r)?)?.then_some(None)))
+}
+
+/// `SET key token NX PX ttl`, or on a replay the script that also accepts
+/// a first try that went through.
+fn plain_acquire(keys: &LockKeys, token: &[u8], ttl: &str, attempt: Attempt) -> redis::Cmd {
+    if attempt == Attempt::Replay {
+        return scripts::ACQUIRE_REPLAY.evalsha(&[&keys.lock], &[token, ttl.as_bytes()]);
     }
     let mut cmd = redis::cmd("SET");
     cmd.arg(&keys.lock).arg(token).arg("NX").arg("PX").arg(ttl);
-    Call::new(vec![cmd], |r| {
-        Ok(value::<Option<String>>(one(r)?)?.map(|_| None))
-    })
+    cmd
+}
+
+/// Whether a [`plain_acquire`] took the lock: `OK`/nil from `SET`, 1/0 from
+/// the replay script.
+fn won(reply: Value) -> RedisResult<bool> {
+    match reply {
+        Value::Int(n) => Ok(n == 1),
+        other => Ok(value::<Option<String>>(other)?.is_some()),
+    }
 }
 
 /// A plain [`try_acquire`] that also reports the lock's remaining lease
@@ -71,23 +82,12 @@ pub fn try_acquire_pttl(
     ttl_ms: u64,
     attempt: Attempt,
 ) -> Call<(bool, i64)> {
-    let ttl = ttl_ms.to_string();
-    let acquire = if attempt == Attempt::Replay {
-        scripts::ACQUIRE_REPLAY.evalsha(&[&keys.lock], &[token, ttl.as_bytes()])
-    } else {
-        let mut cmd = redis::cmd("SET");
-        cmd.arg(&keys.lock).arg(token).arg("NX").arg("PX").arg(ttl);
-        cmd
-    };
+    let acquire = plain_acquire(keys, token, &ttl_ms.to_string(), attempt);
     let mut pttl = redis::cmd("PTTL");
     pttl.arg(&keys.lock);
     Call::new(vec![acquire, pttl], |r| {
-        let [won, pttl] = two(r)?;
-        let won = match won {
-            Value::Int(n) => n == 1,
-            other => value::<Option<String>>(other)?.is_some(),
-        };
-        Ok((won, value(pttl)?))
+        let [acquired, pttl] = two(r)?;
+        Ok((won(acquired)?, value(pttl)?))
     })
 }
 
@@ -204,7 +204,8 @@ fn check_cmd(keys: &LockKeys, waiter: &Waiter<'_>, give_up: bool) -> redis::Cmd 
 /// waiter's alive window), or, after a timeout, finds a lost wake-up or an
 /// expired holder and renews the waiter's place.
 pub fn wait_and_check(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Duration) -> Call<Queued> {
-    let mut call = Call::new(
+    Call::blocking(
+        timeout,
         vec![
             blpop(keys, waiter.token, timeout),
             check_cmd(keys, waiter, false),
@@ -222,9 +223,7 @@ pub fn wait_and_check(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Duration) -
                 other => other,
             })
         },
-    );
-    call.block = Some(timeout);
-    call
+    )
 }
 
 /// A Redlock waiter joins the wake-up queue of one server (or renews its
@@ -247,7 +246,8 @@ pub fn leave_wake_queue(keys: &LockKeys, waiter: &Waiter<'_>) -> Call<()> {
 /// then renews its place in that server's queue, in one round trip. True
 /// when it was woken (a release on that server).
 pub fn wait_for_wake(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Duration) -> Call<bool> {
-    let mut call = Call::new(
+    Call::blocking(
+        timeout,
         vec![
             blpop(keys, waiter.token, timeout),
             notify_queue_cmd(keys, waiter, false),
@@ -257,9 +257,7 @@ pub fn wait_for_wake(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Duration) ->
             value::<i64>(joined)?;
             Ok(value::<Option<(Vec<u8>, String)>>(popped)?.is_some())
         },
-    );
-    call.block = Some(timeout);
-    call
+    )
 }
 
 fn notify_queue_cmd(keys: &LockKeys, waiter: &Waiter<'_>, leave: bool) -> redis::Cmd {

@@ -49,11 +49,7 @@ pub fn run_all<T>(
     for ((slot, call), server) in slots.iter_mut().zip(&calls).zip(servers) {
         let sent = match slot {
             Ok(s) => {
-                if let Some(block) = call.block {
-                    s.con
-                        .begin_wait(block + server.read_timeout + REDIS_TIMER_SLACK);
-                }
-                let due = s.con.reply_deadline();
+                let due = prepare(&mut s.con, call, server);
                 until = Some(until.map_or(due, |u| u.max(due)));
                 s.con
                     .send(&call.packed())
@@ -112,17 +108,23 @@ fn replay<T>(
     let con = server.open()?;
     let call = build(Attempt::Replay);
     let mut s = Slot { con, reused: false };
-    if let Some(block) = call.block {
-        s.con
-            .begin_wait(block + server.read_timeout + REDIS_TIMER_SLACK);
-    }
-    let until = s.con.reply_deadline();
+    let until = prepare(&mut s.con, &call, server);
     let outcome = s
         .con
         .send(&call.packed())
         .and_then(|()| s.con.receive(call.cmds.len(), until))
         .and_then(|replies| call.finish(&mut s.con, replies));
     settle(server, role, s, outcome).map_err(|(_, e)| e)
+}
+
+/// Readies `con` for `call` (a blocking call's reply is awaited for its
+/// block plus the read timeout plus Redis's timer slack; PHP may end it
+/// early) and returns when its replies are due.
+fn prepare<T>(con: &mut Conn, call: &Call<T>, server: &ServerConfig) -> Instant {
+    if let Some(block) = call.block {
+        con.begin_wait(block + server.read_timeout + REDIS_TIMER_SLACK);
+    }
+    con.reply_deadline()
 }
 
 /// Classifies the outcome and puts the connection back unless it broke.
