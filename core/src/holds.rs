@@ -26,8 +26,6 @@ use crate::topology::Topology;
 pub struct Entry {
     /// Unique for the life of the process tree (ids are never reused).
     pub id: u64,
-    /// Identifies the keyspace (servers + database) the key lives in.
-    pub scope: Arc<str>,
     /// The key names of the lock (the lock key includes the prefix).
     pub keys: Arc<LockKeys>,
     /// The owner token written into the key.
@@ -37,7 +35,8 @@ pub struct Entry {
     /// Release in Redis when the last holder object goes away or the
     /// request ends (the `auto_release` option of the first acquirer).
     pub auto_release: bool,
-    /// Where the lock lives (where to send the release).
+    /// Where the lock lives: its keyspace (reentrancy scope) and where to
+    /// send the release.
     pub topology: Arc<Topology>,
     /// The fencing token of this hold (option `fencing`).
     pub fence: Option<i64>,
@@ -115,7 +114,7 @@ pub fn find(scope: &str, redis_key: &[u8]) -> Option<Entry> {
     with_entries(|entries| {
         entries
             .iter()
-            .find(|e| &*e.scope == scope && e.keys.lock == redis_key)
+            .find(|e| &**e.topology.scope() == scope && e.keys.lock == redis_key)
             .cloned()
     })
 }
@@ -154,7 +153,7 @@ pub fn forget(scope: &str, redis_key: &[u8]) -> Option<Entry> {
     with_entries(|entries| {
         let pos = entries
             .iter()
-            .position(|e| &*e.scope == scope && e.keys.lock == redis_key)?;
+            .position(|e| &**e.topology.scope() == scope && e.keys.lock == redis_key)?;
         Some(take(entries, pos))
     })
 }

@@ -340,6 +340,7 @@ fn renew_on(batch: &[Due]) {
             .collect();
         commands::refresh_many(&items)
     });
+    let elapsed = sent.elapsed();
     for (d, votes) in batch.iter().zip(results) {
         if votes.answered() < votes.quorum() {
             // Redis unreachable: try again at the next interval; once the
@@ -349,14 +350,13 @@ fn renew_on(batch: &[Due]) {
             }
             continue;
         }
-        let valid = topology.validity(d.ttl_ms, sent.elapsed());
-        match valid {
-            Some(valid) if votes.agree(|ok| *ok) => {
-                let lost_to_drift = d.ttl_ms.saturating_sub(valid.as_millis() as u64);
-                d.lease
-                    .renewed(sent_at, d.ttl_ms.saturating_sub(lost_to_drift));
-            }
-            _ => d.lease.mark_lost(),
+        if votes.agree(|ok| *ok) && topology.validity(d.ttl_ms, elapsed).is_some() {
+            // Counted from the send, as every lease: the drift is what
+            // the servers' clocks may take off it.
+            let drift = topology.drift(d.ttl_ms).as_millis() as u64;
+            d.lease.renewed(sent_at, d.ttl_ms.saturating_sub(drift));
+        } else {
+            d.lease.mark_lost();
         }
     }
 }

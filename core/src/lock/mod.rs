@@ -207,7 +207,7 @@ impl Lock {
             return Ok(Some(None));
         }
         self.undo(token);
-        let _ = decided(votes)?;
+        votes.decided()?;
         Ok(None)
     }
 
@@ -252,7 +252,7 @@ impl Lock {
             return Err(refused);
         }
         self.topology.mark_scripts_checked(key, &votes.oks());
-        decided(votes).map(drop)
+        votes.decided().map(drop)
     }
 
     /// Releases whatever the tokens of earlier, interrupted acquires may
@@ -260,7 +260,7 @@ impl Lock {
     fn clean_orphans(&mut self) -> Result<()> {
         while let Some(token) = self.orphans.last() {
             let votes = self.abandon_on_all(token);
-            decided(votes)?;
+            votes.decided()?;
             self.orphans.pop();
         }
         Ok(())
@@ -280,7 +280,7 @@ impl Lock {
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             commands::reenter(&entry.keys.lock, &entry.token, ttl_ms)
         });
-        if !decided(votes)?.agree(|ours| *ours) {
+        if !votes.decided()?.agree(|ours| *ours) {
             holds::remove(entry.id);
             self.share = None;
             return Ok(false);
@@ -315,7 +315,6 @@ impl Lock {
         });
         let id = holds::insert(Entry {
             id: 0,
-            scope: self.topology.scope().clone(),
             keys: self.keys.clone(),
             token,
             count: 1,
@@ -415,7 +414,9 @@ impl Lock {
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             commands::owner(&entry.keys.lock)
         });
-        Ok(decided(votes)?.agree(|owner| owner.as_deref() == Some(&entry.token[..])))
+        Ok(votes
+            .decided()?
+            .agree(|owner| owner.as_deref() == Some(&entry.token[..])))
     }
 
     /// Sets our lease to `ttl` seconds (default: the lock's ttl) if it is
@@ -433,7 +434,7 @@ impl Lock {
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             commands::refresh(&entry.keys.lock, &entry.token, ttl_ms)
         });
-        let extended = decided(votes)?.agree(|ok| *ok)
+        let extended = votes.decided()?.agree(|ok| *ok)
             && entry.topology.validity(ttl_ms, sent.elapsed()).is_some();
         if let Some(lease) = &entry.lease {
             // An auto-renewed hold keeps the lease length asked for here.
@@ -462,7 +463,7 @@ impl Lock {
             commands::owned_pttl(&entry.keys.lock, &entry.token)
         });
         let quorum = votes.quorum();
-        let mut leases: Vec<i64> = decided(votes)?
+        let mut leases: Vec<i64> = votes
             .replies()?
             .into_iter()
             .flatten()
@@ -498,7 +499,7 @@ impl Lock {
     pub fn force_release(&mut self) -> Result<bool> {
         let key = &self.keys.lock;
         let votes = self.run(Role::Command, &|_| commands::force_release(key));
-        let deleted = decided(votes)?.count(|deleted| *deleted) > 0;
+        let deleted = votes.decided()?.count(|deleted| *deleted) > 0;
         holds::forget(self.topology.scope(), &self.keys.lock);
         self.share = None;
         Ok(deleted)
@@ -525,15 +526,6 @@ impl Drop for Lock {
     }
 }
 
-/// The votes, when enough servers replied to decide; else why not.
-fn decided<T>(votes: Votes<T>) -> Result<Votes<T>> {
-    if votes.answered() >= votes.quorum() {
-        Ok(votes)
-    } else {
-        Err(votes.failure())
-    }
-}
-
 /// How a release on `topology` treats the next waiter.
 fn successor_on(topology: &Topology) -> Successor {
     match topology.waiting() {
@@ -548,7 +540,7 @@ fn release_entry(entry: &Entry) -> Result<bool> {
     let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
         commands::release(&entry.keys, &entry.token, successor)
     });
-    Ok(decided(votes)?.agree(|released| *released))
+    Ok(votes.decided()?.agree(|released| *released))
 }
 
 /// Releases every hold still open in this process whose `auto_release` is

@@ -53,6 +53,9 @@ type OnServers<'a, T> = dyn Fn(&[Arc<ServerConfig>], Option<Attempt>) -> Vec<Res
 pub struct Topology {
     kind: Kind,
     scope: Arc<str>,
+    /// The servers as shown in messages (passwords masked), built once:
+    /// every call's [`Votes`] carries them for its error message.
+    names: Arc<[String]>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -99,10 +102,7 @@ impl Topology {
 
     /// The servers, passwords masked, for messages and `var_dump`.
     pub fn names(&self) -> Vec<String> {
-        match &self.kind {
-            Kind::Sentinel(s) => s.names(),
-            _ => self.fixed().iter().map(|s| s.name()).collect(),
-        }
+        self.names.to_vec()
     }
 
     /// How a blocked acquire waits here.
@@ -113,16 +113,21 @@ impl Topology {
         }
     }
 
-    /// How long a lease of `ttl_ms` taken `elapsed` after the request was
-    /// sent can be counted on: Redlock subtracts the clock drift between
-    /// servers (`ttl * drift_factor + 2 ms`); `None` when nothing is left.
-    pub fn validity(&self, ttl_ms: u64, elapsed: Duration) -> Option<Duration> {
-        let drift = match &self.kind {
+    /// The clock drift between servers allowed for a lease of `ttl_ms`:
+    /// `ttl * drift_factor + 2 ms` over Redlock, none on one master.
+    pub fn drift(&self, ttl_ms: u64) -> Duration {
+        match &self.kind {
             Kind::Single(_) | Kind::Sentinel(_) => Duration::ZERO,
             Kind::Redlock(r) => r.drift(ttl_ms),
-        };
+        }
+    }
+
+    /// How long a lease of `ttl_ms` taken `elapsed` after the request was
+    /// sent can be counted on (the [`Topology::drift`] subtracted); `None`
+    /// when nothing is left.
+    pub fn validity(&self, ttl_ms: u64, elapsed: Duration) -> Option<Duration> {
         Duration::from_millis(ttl_ms)
-            .checked_sub(elapsed + drift)
+            .checked_sub(elapsed + self.drift(ttl_ms))
             .filter(|left| !left.is_zero())
     }
 
@@ -228,7 +233,7 @@ impl Topology {
 
     fn votes<T>(&self, results: Vec<Result<T>>) -> Votes<T> {
         let quorum = results.len() / 2 + 1;
-        Votes::new(results, quorum, self.names())
+        Votes::new(results, quorum, self.names.clone())
     }
 
     /// The servers of a fixed topology (Single, Redlock).
@@ -291,7 +296,12 @@ fn intern(kind: Kind) -> Arc<Topology> {
         Kind::Redlock(r) => r.scope().into(),
         Kind::Sentinel(s) => s.scope().into(),
     };
-    let topology = Arc::new(Topology { kind, scope });
+    let names: Arc<[String]> = match &kind {
+        Kind::Single(s) => vec![s.server().name()].into(),
+        Kind::Redlock(r) => r.servers().iter().map(|s| s.name()).collect(),
+        Kind::Sentinel(s) => s.names().into(),
+    };
+    let topology = Arc::new(Topology { kind, scope, names });
     registry.push(topology.clone());
     topology
 }

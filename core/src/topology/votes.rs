@@ -1,6 +1,8 @@
 //! The replies of one call from every server that holds a lock's keys, and
 //! the quorum they are counted against.
 
+use std::sync::Arc;
+
 use crate::error::{ConnectionFailure, LockError, Result};
 
 /// One result per server, and how many agreeing servers make a decision
@@ -9,13 +11,13 @@ use crate::error::{ConnectionFailure, LockError, Result};
 pub struct Votes<T> {
     results: Vec<Result<T>>,
     quorum: usize,
-    servers: Vec<String>,
+    servers: Arc<[String]>,
 }
 
 impl<T> Votes<T> {
     /// Results of `servers` (names for messages, passwords masked), in
     /// order, counted against `quorum`.
-    pub fn new(results: Vec<Result<T>>, quorum: usize, servers: Vec<String>) -> Self {
+    pub fn new(results: Vec<Result<T>>, quorum: usize, servers: Arc<[String]>) -> Self {
         Self {
             results,
             quorum,
@@ -54,10 +56,18 @@ impl<T> Votes<T> {
     /// The replies, when enough servers replied for a decision; otherwise
     /// why not ([`Votes::failure`]). Servers that failed give `None`.
     pub fn replies(self) -> Result<Vec<Option<T>>> {
+        let votes = self.decided()?;
+        Ok(votes.results.into_iter().map(Result::ok).collect())
+    }
+
+    /// The votes, when enough servers replied for a decision; otherwise
+    /// why not ([`Votes::failure`]).
+    pub fn decided(self) -> Result<Self> {
         if self.answered() >= self.quorum {
-            return Ok(self.results.into_iter().map(Result::ok).collect());
+            Ok(self)
+        } else {
+            Err(self.failure())
         }
-        Err(self.failure())
     }
 
     /// Why no decision could be made: the one server's error; with several
@@ -74,7 +84,8 @@ impl<T> Votes<T> {
         let total = self.results.len();
         let mut errors: Vec<(String, LockError)> = self
             .servers
-            .into_iter()
+            .iter()
+            .cloned()
             .zip(self.results)
             .filter_map(|(name, r)| r.err().map(|e| (name, e)))
             .collect();
