@@ -1,5 +1,5 @@
 --TEST--
-options validation: unknown and integer keys, wrong value types, out-of-range values, tls_cert without tls_key, unsupported options
+options validation: unknown and integer keys, wrong value types, out-of-range values, tls_cert without tls_key, Cluster and Sentinel settings
 --EXTENSIONS--
 redislock
 --FILE--
@@ -38,8 +38,11 @@ show(['sentinel' => '']);
 echo "-- combinations\n";
 show(['tls_cert' => '/tmp/c.pem']);
 show(['tls_key' => '/tmp/k.pem']);
-echo "-- not supported by this version\n";
+echo "-- Cluster\n";
 show(['cluster' => true]);
+show(['cluster' => true], ['redis://127.0.0.1:1/3']);
+show(['cluster' => true], ['unix:///tmp/redis.sock']);
+show(['cluster' => true, 'sentinel' => 'mymaster']);
 echo "-- Sentinel\n";
 show(['sentinel' => 'mymaster']);
 show(['sentinel' => 'mymaster', 'sentinel_user' => 'watcher', 'sentinel_password' => 'pw']);
@@ -54,11 +57,14 @@ show(['prefix' => 'p:', 'auto_release' => false, 'auto_renew' => false, 'max_hol
       'fencing' => false, 'retry_delay' => 0.01, 'connect_timeout' => 1, 'read_timeout' => 0.5,
       'cluster' => false, 'sentinel' => null, 'drift_factor' => 0.0, 'tls_verify' => false,
       'tls_ca' => null, 'tls_cert' => '/tmp/c.pem', 'tls_key' => '/tmp/k.pem']);
-// The unsupported-option exception is a LockException and nothing more specific.
-try {
-    new RedisLock('k', 5, $url, ['cluster' => true]);
-} catch (RedisLock\LockException $e) {
-    var_dump(get_class($e) === RedisLock\LockException::class);
+// A key that cannot carry a hash tag is refused on Cluster only.
+foreach ([[], ['cluster' => true]] as $options) {
+    try {
+        new RedisLock('}k', 5, $url, $options);
+        echo "accepted\n";
+    } catch (ValueError $e) {
+        echo get_class($e), ': ', $e->getMessage(), "\n";
+    }
 }
 ?>
 --EXPECT--
@@ -86,8 +92,11 @@ ValueError: RedisLock::__construct(): Argument #4 ($options) option "sentinel" m
 -- combinations
 ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert and tls_key together
 ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert and tls_key together
--- not supported by this version
-RedisLock\LockException: option "cluster" is not supported by this version (0.1.0) yet
+-- Cluster
+accepted
+ValueError: RedisLock::__construct(): Argument #3 ($servers) selects database 3 in "redis://127.0.0.1:1/3", but a Redis Cluster has only database 0
+ValueError: RedisLock::__construct(): Argument #3 ($servers) names a unix socket, but Redis Cluster nodes are reached over TCP
+ValueError: RedisLock::__construct(): Argument #4 ($options) cannot set both cluster and sentinel
 -- Sentinel
 accepted
 accepted
@@ -99,4 +108,5 @@ ValueError: RedisLock::__construct(): Argument #3 ($servers) names redis://127.0
 accepted
 -- valid
 accepted
-bool(true)
+accepted
+ValueError: RedisLock::__construct(): Argument #1 ($key) cannot be given a Redis Cluster hash tag (it starts with "}"); put the part to hash in {braces} yourself

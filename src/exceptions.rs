@@ -132,7 +132,10 @@ pub fn from_core(sig: &Signature, err: LockError) -> PhpException {
         LockError::InvalidArgument { param, reason } => {
             value_error(format!("{}: {} {reason}", sig.method, sig.describe(&param)))
         }
-        LockError::Connection { .. } => exception(Class::Connection, err.to_string()),
+        // A cluster node that redirects is a server this lock could not use.
+        LockError::Connection { .. } | LockError::Cluster { .. } => {
+            exception(Class::Connection, err.to_string())
+        }
         LockError::Timeout { .. } => exception(Class::Timeout, err.to_string()),
         LockError::LockLost { .. } => exception(Class::LockLost, err.to_string()),
         LockError::Server { .. } | LockError::Unsupported(_) => {

@@ -94,8 +94,12 @@ pub fn try_acquire_pttl(
 /// Asks the server to run one of our scripts (read-only, on the lock's
 /// key), to learn before a plain `SET NX PX` whether locks could be
 /// released here. Fails with the server's refusal when scripts are refused.
-pub fn check_scripts(key: &[u8]) -> Call<()> {
-    let cmd = scripts::OWNED_PTTL.evalsha(&[key], &[b"-"]);
+///
+/// The queue key is declared too, though unused: a Redis Cluster node
+/// taken for a plain server then refuses the call (CROSSSLOT) before the
+/// acquire, instead of the release refusing it after.
+pub fn check_scripts(keys: &LockKeys) -> Call<()> {
+    let cmd = scripts::OWNED_PTTL.evalsha(&[&keys.lock, &keys.queue], &[b"-"]);
     Call::new(vec![cmd], |r| value::<i64>(one(r)?).map(drop))
 }
 

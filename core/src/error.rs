@@ -37,6 +37,29 @@ impl fmt::Display for ConnectionFailure {
     }
 }
 
+/// A Redis Cluster reply saying that a command did not run on the node it
+/// was sent to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Redirect {
+    /// `MOVED`: the slot is served by `node` (`host:port`) now.
+    Moved {
+        /// The hash slot.
+        slot: u16,
+        /// Where it lives, as the node wrote it.
+        node: String,
+    },
+    /// `ASK`: the slot is being migrated; ask `node` for this key, once.
+    Ask {
+        /// The hash slot.
+        slot: u16,
+        /// The importing node.
+        node: String,
+    },
+    /// `TRYAGAIN`, `CLUSTERDOWN` or `MASTERDOWN`: the cluster is
+    /// reconfiguring; the same node may answer in a moment.
+    Busy,
+}
+
 /// Everything that can go wrong in the core.
 ///
 /// Each variant maps onto exactly one PHP exception class in the binding.
@@ -86,6 +109,18 @@ pub enum LockError {
         /// The error Redis returned.
         detail: String,
     },
+    /// A Redis Cluster node did not run the command ([`Redirect`]). The
+    /// cluster topology follows it; elsewhere it means the server is a
+    /// cluster node used as something else.
+    #[error("Redis {server}: {detail}")]
+    Cluster {
+        /// The node that answered, with any password redacted.
+        server: String,
+        /// Where the command should go.
+        redirect: Redirect,
+        /// What the node said.
+        detail: String,
+    },
     /// The request is valid but not something this build can do.
     #[error("{0}")]
     Unsupported(String),
@@ -116,6 +151,24 @@ impl LockError {
                     "the server refuses {command} ({detail}); redislock needs EVAL/EVALSHA \
                      (Lua scripts) to release and hand over locks safely, so no lock was taken"
                 ),
+            };
+        }
+        if let Some(redirect) = redirect_of(err) {
+            let hint = if matches!(redirect, Redirect::Busy) {
+                ""
+            } else {
+                CLUSTER_HINT
+            };
+            return Self::Cluster {
+                server: server.to_owned(),
+                redirect,
+                detail: format!("{detail}{hint}"),
+            };
+        }
+        if err.kind() == ErrorKind::Server(redis::ServerErrorKind::CrossSlot) {
+            return Self::Server {
+                server: server.to_owned(),
+                detail: format!("{detail}{CLUSTER_HINT}"),
             };
         }
         let kind = if err.is_io_error() && looks_like_tls(&detail) {
@@ -180,6 +233,34 @@ impl LockError {
                 ..
             }
         )
+    }
+}
+
+/// Added to a cluster node's redirect or cross-slot error on a topology
+/// that is not Cluster.
+const CLUSTER_HINT: &str =
+    " (a Redis Cluster node: set option \"cluster\" => true to follow the cluster's slots)";
+
+/// The redirect a cluster error reply carries.
+fn redirect_of(err: &redis::RedisError) -> Option<Redirect> {
+    use redis::{ErrorKind, ServerErrorKind};
+    let ErrorKind::Server(kind) = err.kind() else {
+        return None;
+    };
+    match kind {
+        ServerErrorKind::Moved | ServerErrorKind::Ask => {
+            let (node, slot) = err.redirect_node()?;
+            let node = node.to_owned();
+            Some(if kind == ServerErrorKind::Ask {
+                Redirect::Ask { slot, node }
+            } else {
+                Redirect::Moved { slot, node }
+            })
+        }
+        ServerErrorKind::TryAgain | ServerErrorKind::ClusterDown | ServerErrorKind::MasterDown => {
+            Some(Redirect::Busy)
+        }
+        _ => None,
     }
 }
 

@@ -69,7 +69,7 @@ pub fn run_all<T>(
             Ok(mut s) => {
                 let outcome = s
                     .con
-                    .receive(call.cmds.len(), until)
+                    .receive(call.reply_count(), until)
                     .and_then(|replies| call.finish(&mut s.con, replies));
                 settle(server, role, s, outcome)
             }
@@ -112,7 +112,7 @@ fn replay<T>(
     let outcome = s
         .con
         .send(&call.packed())
-        .and_then(|()| s.con.receive(call.cmds.len(), until))
+        .and_then(|()| s.con.receive(call.reply_count(), until))
         .and_then(|replies| call.finish(&mut s.con, replies));
     settle(server, role, s, outcome).map_err(|(_, e)| e)
 }

@@ -30,6 +30,23 @@ pub fn hash_tag(key: &[u8]) -> &[u8] {
     key
 }
 
+/// The Redis Cluster hash slot of `key`: CRC16 (XMODEM) of its
+/// [`hash_tag`], modulo 16384.
+pub fn hash_slot(key: &[u8]) -> u16 {
+    let crc = hash_tag(key).iter().fold(0u16, |mut crc, &byte| {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+        crc
+    });
+    crc % 16384
+}
+
 /// `K~suffix` for the lock key `K`.
 pub fn helper_key(lock_key: &[u8], suffix: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(lock_key.len() + suffix.len() + 1);
@@ -110,6 +127,17 @@ mod tests {
         );
         assert_eq!(hash_tag(b"a{b"), b"a{b");
         assert_eq!(hash_tag(b"{a}{b}"), b"a", "only the first tag counts");
+    }
+
+    #[test]
+    fn hash_slots_match_redis_cluster() {
+        // Values from CLUSTER KEYSLOT on Redis 7.0.
+        assert_eq!(hash_slot(b"foo"), 12182);
+        assert_eq!(hash_slot(b"bar"), 5061);
+        // CRC16/XMODEM check value of "123456789" is 0x31C3.
+        assert_eq!(hash_slot(b"123456789"), 0x31C3);
+        assert_eq!(hash_slot(b"{user1000}.following"), hash_slot(b"user1000"));
+        assert_eq!(hash_slot(b""), 0);
     }
 
     #[test]

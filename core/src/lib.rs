@@ -46,7 +46,7 @@ pub mod topology;
 pub mod url;
 pub mod wire;
 
-pub use error::{ConnectionFailure, LockError, Result};
+pub use error::{ConnectionFailure, LockError, Redirect, Result};
 pub use lock::{Lock, LockInfo, release_all};
 pub use options::{LockOptions, OptionKind, OptionValue};
 

@@ -115,8 +115,7 @@ impl Lock {
             return Err(LockError::invalid("servers", "must not be empty"));
         }
         let topology = Topology::build(servers, &options)?;
-        let mut redis_key = options.prefix.clone();
-        redis_key.extend_from_slice(&key);
+        let redis_key = topology.lock_key(&options.prefix, &key)?;
         Ok(Self {
             key,
             keys: Arc::new(LockKeys::new(redis_key)),
@@ -247,7 +246,8 @@ impl Lock {
         if self.topology.scripts_checked(key) {
             return Ok(());
         }
-        let votes = self.run(Role::Command, &|_| commands::check_scripts(key));
+        let keys = &*self.keys;
+        let votes = self.run(Role::Command, &|_| commands::check_scripts(keys));
         if let Some(refused) = votes.refused() {
             return Err(refused);
         }

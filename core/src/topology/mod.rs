@@ -11,7 +11,9 @@
 //! - [`single`]: one server
 //! - [`redlock`]: several independent masters, every call to all at once
 //! - [`sentinel`]: the master that Sentinels name, followed across failovers
+//! - [`cluster`]: Redis Cluster, each key on the master of its hash slot
 
+pub mod cluster;
 pub mod redlock;
 pub mod sentinel;
 pub mod single;
@@ -63,6 +65,7 @@ enum Kind {
     Single(single::Single),
     Redlock(redlock::Redlock),
     Sentinel(Box<sentinel::Sentinel>),
+    Cluster(Box<cluster::Cluster>),
 }
 
 impl Topology {
@@ -76,7 +79,11 @@ impl Topology {
         if parsed.is_empty() {
             return Err(LockError::invalid("servers", "must not be empty"));
         }
-        reject_unsupported(options)?;
+        if options.cluster {
+            return Ok(intern(Kind::Cluster(Box::new(cluster::Cluster::new(
+                parsed, options,
+            )?))));
+        }
         if let Some(name) = &options.sentinel {
             return Ok(intern(Kind::Sentinel(Box::new(sentinel::Sentinel::new(
                 name, parsed, options,
@@ -94,6 +101,16 @@ impl Topology {
         Ok(intern(kind))
     }
 
+    /// The name in Redis of the lock on `key` with `prefix`: `prefix` +
+    /// `key`, on Redis Cluster wrapped in a hash tag when it has none
+    /// ([`cluster::Cluster::lock_key`]).
+    pub fn lock_key(&self, prefix: &[u8], key: &[u8]) -> Result<Vec<u8>> {
+        match &self.kind {
+            Kind::Cluster(_) => cluster::Cluster::lock_key(prefix, key),
+            _ => Ok([prefix, key].concat()),
+        }
+    }
+
     /// Identifies the keyspace: two locks on the same key and scope are the
     /// same lock (reentrancy).
     pub fn scope(&self) -> &Arc<str> {
@@ -108,7 +125,7 @@ impl Topology {
     /// How a blocked acquire waits here.
     pub fn waiting(&self) -> Waiting {
         match &self.kind {
-            Kind::Single(_) | Kind::Sentinel(_) => Waiting::HandOver,
+            Kind::Single(_) | Kind::Sentinel(_) | Kind::Cluster(_) => Waiting::HandOver,
             Kind::Redlock(_) => Waiting::Quorum,
         }
     }
@@ -117,8 +134,8 @@ impl Topology {
     /// `ttl * drift_factor + 2 ms` over Redlock, none on one master.
     pub fn drift(&self, ttl_ms: u64) -> Duration {
         match &self.kind {
-            Kind::Single(_) | Kind::Sentinel(_) => Duration::ZERO,
             Kind::Redlock(r) => r.drift(ttl_ms),
+            Kind::Single(_) | Kind::Sentinel(_) | Kind::Cluster(_) => Duration::ZERO,
         }
     }
 
@@ -133,7 +150,9 @@ impl Topology {
 
     /// Runs a call on every server that holds `key`, all at once.
     pub fn run<T>(&self, role: Role, key: &[u8], build: &dyn Fn(Attempt) -> Call<T>) -> Votes<T> {
-        let _ = key;
+        if let Kind::Cluster(cluster) = &self.kind {
+            return self.votes(vec![cluster.run(role, key, build)]);
+        }
         let results = self.on_servers(&|servers, replay| {
             exchange::run_all(servers, role, &|_, attempt| {
                 build(replay.unwrap_or(attempt))
@@ -151,7 +170,12 @@ impl Topology {
         key: &[u8],
         build: &dyn Fn(Attempt) -> Call<T>,
     ) -> Result<T> {
-        let _ = key;
+        if let Kind::Cluster(cluster) = &self.kind {
+            return match node {
+                0 => cluster.run(role, key, build),
+                _ => Err(LockError::Unsupported(format!("no server number {node}"))),
+            };
+        }
         let mut results = self.on_servers(&|servers, replay| match servers.get(node) {
             Some(server) => vec![exchange::run_one(server, role, &|attempt| {
                 build(replay.unwrap_or(attempt))
@@ -169,7 +193,7 @@ impl Topology {
     pub fn servers_per_key(&self) -> usize {
         match &self.kind {
             Kind::Redlock(r) => r.servers().len(),
-            Kind::Single(_) | Kind::Sentinel(_) => 1,
+            Kind::Single(_) | Kind::Sentinel(_) | Kind::Cluster(_) => 1,
         }
     }
 
@@ -182,6 +206,13 @@ impl Topology {
         keys: &[&[u8]],
         build: &BatchCall<'_, T>,
     ) -> Vec<Votes<T>> {
+        if let Kind::Cluster(cluster) = &self.kind {
+            return cluster
+                .run_batch(role, keys, build)
+                .into_iter()
+                .map(|result| self.votes(vec![result]))
+                .collect();
+        }
         let indices: Vec<usize> = (0..keys.len()).collect();
         let per_server = self.on_servers(&|servers, replay| {
             exchange::run_all(servers, role, &|_, attempt| {
@@ -212,8 +243,7 @@ impl Topology {
 
     /// Whether every server of `key` is known to run our scripts.
     pub fn scripts_checked(&self, key: &[u8]) -> bool {
-        let _ = key;
-        match self.current() {
+        match self.current(key) {
             Ok(servers) => servers.iter().all(|s| s.scripts.get()),
             Err(_) => false,
         }
@@ -221,8 +251,7 @@ impl Topology {
 
     /// Records that the servers of `key` whose `ok` is true ran a script.
     pub fn mark_scripts_checked(&self, key: &[u8], ok: &[bool]) {
-        let _ = key;
-        if let Ok(servers) = self.current() {
+        if let Ok(servers) = self.current(key) {
             for (server, ok) in servers.iter().zip(ok) {
                 if *ok {
                     server.scripts.set();
@@ -236,20 +265,14 @@ impl Topology {
         Votes::new(results, quorum, self.names.clone())
     }
 
-    /// The servers of a fixed topology (Single, Redlock).
-    fn fixed(&self) -> Vec<Arc<ServerConfig>> {
+    /// The servers that hold `key` now (Sentinel: the current master;
+    /// Cluster: the master of its slot).
+    fn current(&self, key: &[u8]) -> Result<Vec<Arc<ServerConfig>>> {
         match &self.kind {
-            Kind::Single(s) => vec![s.server().clone()],
-            Kind::Redlock(r) => r.servers().to_vec(),
-            Kind::Sentinel(_) => Vec::new(),
-        }
-    }
-
-    /// The servers that hold keys now (Sentinel: the current master).
-    fn current(&self) -> Result<Vec<Arc<ServerConfig>>> {
-        match &self.kind {
+            Kind::Single(s) => Ok(vec![s.server().clone()]),
+            Kind::Redlock(r) => Ok(r.servers().to_vec()),
             Kind::Sentinel(s) => Ok(vec![s.master()?]),
-            _ => Ok(self.fixed()),
+            Kind::Cluster(c) => Ok(vec![c.master_of(key)?]),
         }
     }
 
@@ -258,7 +281,9 @@ impl Topology {
     /// Sentinels again and, when they name another master, run once more
     /// there as a replay (the first try may have run and replicated).
     fn on_servers<T>(&self, go: &OnServers<'_, T>) -> Vec<Result<T>> {
-        let servers = match self.current() {
+        // Not Cluster (routed per key by `cluster::Cluster`): the servers
+        // here are the same for every key.
+        let servers = match self.current(&[]) {
             Ok(servers) => servers,
             Err(e) => return vec![Err(e)],
         };
@@ -295,28 +320,15 @@ fn intern(kind: Kind) -> Arc<Topology> {
         Kind::Single(s) => s.server().url.keyspace().into(),
         Kind::Redlock(r) => r.scope().into(),
         Kind::Sentinel(s) => s.scope().into(),
+        Kind::Cluster(c) => c.scope().into(),
     };
     let names: Arc<[String]> = match &kind {
         Kind::Single(s) => vec![s.server().name()].into(),
         Kind::Redlock(r) => r.servers().iter().map(|s| s.name()).collect(),
         Kind::Sentinel(s) => s.names().into(),
+        Kind::Cluster(c) => c.names().into(),
     };
     let topology = Arc::new(Topology { kind, scope, names });
     registry.push(topology.clone());
     topology
-}
-
-fn reject_unsupported(options: &LockOptions) -> Result<()> {
-    let unsupported = if options.cluster {
-        Some("cluster")
-    } else {
-        None
-    };
-    match unsupported {
-        Some(name) => Err(LockError::Unsupported(format!(
-            "option \"{name}\" is not supported by this version ({}) yet",
-            env!("CARGO_PKG_VERSION")
-        ))),
-        None => Ok(()),
-    }
 }

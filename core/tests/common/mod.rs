@@ -12,6 +12,8 @@
 
 #![allow(dead_code)]
 
+pub mod cluster;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -23,6 +25,9 @@ use redislock_core::{Lock, LockOptions};
 
 /// Ports the fixture listens on: below the ephemeral range.
 const PORTS: std::ops::Range<u16> = 20000..32000;
+/// Ports of cluster nodes: their bus port (+10000) stays below the
+/// ephemeral range too.
+const CLUSTER_PORTS: std::ops::Range<u16> = 20000..22700;
 /// Ports tried by `start*` before giving up.
 const PORT_TRIES: usize = 20;
 /// Attempts of `restart` on its own port while it is momentarily busy.
@@ -41,6 +46,8 @@ pub struct RedisServer {
     tls: bool,
     /// Sentinel mode: the config file it runs from.
     sentinel_conf: Option<PathBuf>,
+    /// Where its port is drawn from.
+    ports: std::ops::Range<u16>,
 }
 
 impl RedisServer {
@@ -92,6 +99,28 @@ impl RedisServer {
         server
     }
 
+    /// Starts a Redis Cluster node (not yet part of a cluster), with a
+    /// node timeout of `node_timeout_ms`.
+    pub fn start_cluster_node(node_timeout_ms: u32) -> Self {
+        let timeout = node_timeout_ms.to_string();
+        let mut server = Self::new(
+            &[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                &timeout,
+                "--repl-diskless-sync-delay",
+                "0",
+            ],
+            false,
+        );
+        server.ports = CLUSTER_PORTS;
+        server.launch(PORT_TRIES, true);
+        server
+    }
+
     fn new(extra: &[&str], tls: bool) -> Self {
         static N: AtomicU32 = AtomicU32::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
@@ -104,6 +133,7 @@ impl RedisServer {
             extra: extra.iter().map(|s| s.to_string()).collect(),
             tls,
             sentinel_conf: None,
+            ports: PORTS,
         }
     }
 
@@ -114,8 +144,11 @@ impl RedisServer {
         let mut failures = Vec::new();
         while failures.len() < tries {
             if new_port {
-                self.port = PORTS.start + (getrandom::u32().unwrap() % PORTS.len() as u32) as u16;
-                if TcpListener::bind(("127.0.0.1", self.port)).is_err() {
+                let ports = &self.ports;
+                self.port = ports.start + (getrandom::u32().unwrap() % ports.len() as u32) as u16;
+                let bus = (self.ports == CLUSTER_PORTS).then(|| self.port + 10000);
+                let taken = |port: u16| TcpListener::bind(("127.0.0.1", port)).is_err();
+                if taken(self.port) || bus.is_some_and(taken) {
                     failures.push(format!("port {}: in use", self.port));
                     continue;
                 }
