@@ -35,6 +35,9 @@ show(['drift_factor' => 0.7]);
 show(['drift_factor' => 0.5]);
 show(['drift_factor' => -0.01]);
 show(['sentinel' => '']);
+show(['replicas' => -1]);
+show(['replicas' => 1.5]);
+show(['replicas' => 'two']);
 echo "-- combinations\n";
 show(['tls_cert' => '/tmp/c.pem']);
 show(['tls_key' => '/tmp/k.pem']);
@@ -52,6 +55,8 @@ show([], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2']);
 show(['fencing' => true], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2']);
 show([], ['redis://127.0.0.1:1', 'redis://127.0.0.1:1/0']);
 show([], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3']);
+show(['replicas' => 1], ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3']);
+show(['replicas' => 2]);
 echo "-- valid\n";
 show(['prefix' => 'p:', 'auto_release' => false, 'auto_renew' => false, 'max_hold' => null,
       'fencing' => false, 'retry_delay' => 0.01, 'connect_timeout' => 1, 'read_timeout' => 0.5,
@@ -69,8 +74,8 @@ foreach ([[], ['cluster' => true]] as $options) {
 ?>
 --EXPECT--
 -- unknown / integer keys
-ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "ttl" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, sentinel_user, sentinel_password, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost)
-ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "Prefix" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, sentinel_user, sentinel_password, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost)
+ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "ttl" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, sentinel_user, sentinel_password, replicas, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost)
+ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "Prefix" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, sentinel_user, sentinel_password, replicas, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost)
 ValueError: RedisLock::__construct(): Argument #4 ($options) must have option names as keys, found integer key 0
 ValueError: RedisLock::__construct(): Argument #4 ($options) must have option names as keys, found integer key 7
 -- wrong types
@@ -89,6 +94,9 @@ ValueError: RedisLock::__construct(): Argument #4 ($options) option "drift_facto
 ValueError: RedisLock::__construct(): Argument #4 ($options) option "drift_factor" must be at least 0 and less than 0.5
 ValueError: RedisLock::__construct(): Argument #4 ($options) option "drift_factor" must be at least 0 and less than 0.5
 ValueError: RedisLock::__construct(): Argument #4 ($options) option "sentinel" must not be empty
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "replicas" must be a whole number from 0 to 1000
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "replicas" must be a whole number from 0 to 1000
+TypeError: RedisLock::__construct(): Argument #4 ($options) option "replicas" must be of type int, string given
 -- combinations
 ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert and tls_key together
 ValueError: RedisLock::__construct(): Argument #4 ($options) must set tls_cert and tls_key together
@@ -105,6 +113,8 @@ ValueError: RedisLock::__construct(): Argument #4 ($options) sets sentinel_user 
 accepted
 RedisLock\LockException: option "fencing" is not available over several servers (Redlock): each server counts on its own, so no token would be strictly greater than every earlier one; use one server, Sentinel or Cluster for fencing
 ValueError: RedisLock::__construct(): Argument #3 ($servers) names redis://127.0.0.1:1/0 twice; Redlock needs independent servers
+accepted
+RedisLock\LockException: option "replicas" is not available over several servers (Redlock): each master stands alone, a quorum of masters is what keeps a lock; use it with one server, Sentinel or Cluster
 accepted
 -- valid
 accepted

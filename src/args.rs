@@ -348,9 +348,10 @@ fn convert_option(name: String, value: &Zval, strict: bool) -> OptionEntry {
     }
     let converted = match kind {
         OptionKind::Bool => coerce::to_bool(value, strict).map(OptionValue::Bool),
-        OptionKind::Seconds | OptionKind::NullableSeconds | OptionKind::Fraction => {
-            coerce::to_float(value, strict).map(OptionValue::Number)
-        }
+        OptionKind::Seconds
+        | OptionKind::NullableSeconds
+        | OptionKind::Fraction
+        | OptionKind::Count => coerce::to_float(value, strict).map(OptionValue::Number),
         OptionKind::Text | OptionKind::NullableText => {
             coerce::to_bytes(value, strict).map(OptionValue::Text)
         }

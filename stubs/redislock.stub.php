@@ -22,16 +22,16 @@ namespace {
         /**
          * Describes a lock; connects to nothing until it is used.
          *
-         * @param string $key Lock name; the Redis key is `prefix . $key`.
+         * @param string $key Lock name; the Redis key is `prefix . $key` (`prefix{key}` on Cluster when it has no hash tag).
          * @param float|null $ttl Lease in seconds (ms precision); null: ini redislock.default_ttl.
          * @param string|array|null $servers A URL or a list of URLs; null: ini redislock.servers.
          * @param array{prefix?: string, auto_release?: bool, auto_renew?: bool, max_hold?: float|null,
          *     fencing?: bool, retry_delay?: float, connect_timeout?: float, read_timeout?: float,
          *     cluster?: bool, sentinel?: string|null, sentinel_user?: string|null, sentinel_password?: string|null,
-         *     drift_factor?: float, tls_verify?: bool,
+         *     replicas?: int, drift_factor?: float, tls_verify?: bool,
          *     tls_ca?: string|null, tls_cert?: string|null, tls_key?: string|null, on_lost?: "ignore"|"interrupt"} $options
          * @throws \ValueError on an empty key, a bad ttl, a malformed URL or an unknown option
-         * @throws \RedisLock\LockException when an option is not supported by this version
+         * @throws \RedisLock\LockException when an option is not available on this topology (fencing or replicas over Redlock)
          */
         public function __construct(
             string $key,

@@ -33,7 +33,25 @@ pub struct Call<T> {
     /// Redis Cluster: send `ASKING` before every command (the slot is being
     /// migrated and its keys were asked for on the importing node).
     pub asking: bool,
+    /// Option `replicas`: a `WAIT` after the commands, and when its count
+    /// must be reached ([`Call::acknowledged`]).
+    pub ack: Option<Ack<T>>,
 }
+
+/// How many replicas must acknowledge a call's writes (`WAIT`), and for
+/// which results: an acquire that did not win needs no acknowledgement.
+pub struct Ack<T> {
+    /// Replicas that must acknowledge.
+    pub replicas: u32,
+    /// `WAIT`'s own timeout.
+    pub timeout: Duration,
+    /// True for a result that counts only once acknowledged.
+    pub needed: fn(&T) -> bool,
+}
+
+/// The error code of a result that too few replicas acknowledged
+/// ([`crate::error::ConnectionFailure::NotReplicated`]).
+pub const NOT_REPLICATED: &str = "NOTREPLICATED";
 
 impl<T> Call<T> {
     /// A call of `cmds` whose replies `parse` reads.
@@ -43,6 +61,7 @@ impl<T> Call<T> {
             block: None,
             parse,
             asking: false,
+            ack: None,
         }
     }
 
@@ -57,7 +76,25 @@ impl<T> Call<T> {
             block: Some(block),
             parse,
             asking: false,
+            ack: None,
         }
+    }
+
+    /// The call followed by `WAIT replicas timeout` in the same request:
+    /// a result that `needed` accepts fails with
+    /// [`NOT_REPLICATED`] when fewer replicas acknowledged.
+    pub fn acknowledged(
+        mut self,
+        replicas: u32,
+        timeout: Duration,
+        needed: fn(&T) -> bool,
+    ) -> Self {
+        self.ack = Some(Ack {
+            replicas,
+            timeout,
+            needed,
+        });
+        self
     }
 
     /// The commands packed into one request.
@@ -66,13 +103,24 @@ impl<T> Call<T> {
         for cmd in &self.cmds {
             self.pack(cmd, &mut out);
         }
+        if let Some(wait) = self.wait_cmd() {
+            self.pack(&wait, &mut out);
+        }
         out
     }
 
-    /// How many replies the request gets (one per command, one more per
-    /// `ASKING`).
+    /// How many replies the request gets (one per command and `WAIT`, one
+    /// more per `ASKING`).
     pub fn reply_count(&self) -> usize {
-        self.cmds.len() * if self.asking { 2 } else { 1 }
+        (self.cmds.len() + usize::from(self.ack.is_some())) * if self.asking { 2 } else { 1 }
+    }
+
+    fn wait_cmd(&self) -> Option<redis::Cmd> {
+        let ack = self.ack.as_ref()?;
+        let mut cmd = redis::cmd("WAIT");
+        cmd.arg(ack.replicas)
+            .arg(ack.timeout.as_millis().max(1) as u64);
+        Some(cmd)
     }
 
     fn pack(&self, cmd: &redis::Cmd, out: &mut Vec<u8>) {
@@ -98,6 +146,10 @@ impl<T> Call<T> {
     /// call again.
     pub fn finish(&self, con: &mut dyn ConnectionLike, replies: Vec<Value>) -> RedisResult<T> {
         let mut replies = self.without_asking(replies)?;
+        let mut acks = match self.ack {
+            Some(_) => replies.pop(),
+            None => None,
+        };
         if let Some(redirect) = replies.iter().find_map(cluster_redirect) {
             return Err(redirect);
         }
@@ -108,16 +160,43 @@ impl<T> Call<T> {
                     scripts::load_all(con)?;
                     loaded = true;
                 }
-                let mut again = Vec::new();
-                self.pack(&self.cmds[i], &mut again);
-                let offset = usize::from(self.asking);
-                *reply = con
-                    .req_packed_commands(&again, offset, 1)?
-                    .pop()
-                    .unwrap_or(Value::Nil);
+                *reply = self.send_again(con, &self.cmds[i])?;
             }
         }
-        (self.parse)(replies)
+        if loaded && let Some(wait) = self.wait_cmd() {
+            // The first WAIT counted acknowledgements of nothing.
+            acks = Some(self.send_again(con, &wait)?);
+        }
+        let value = (self.parse)(replies)?;
+        match (&self.ack, acks) {
+            (Some(ack), Some(acks)) if (ack.needed)(&value) => {
+                let acked: i64 = redis::from_redis_value(acks.extract_error()?)?;
+                if acked < i64::from(ack.replicas) {
+                    return Err(redis::make_extension_error(
+                        NOT_REPLICATED.into(),
+                        Some(format!(
+                            "only {acked} of {} replicas acknowledged within {} ms",
+                            ack.replicas,
+                            ack.timeout.as_millis()
+                        )),
+                    ));
+                }
+                Ok(value)
+            }
+            _ => Ok(value),
+        }
+    }
+
+    /// Sends one command of the call again, alone (with `ASKING` if the
+    /// call has it).
+    fn send_again(&self, con: &mut dyn ConnectionLike, cmd: &redis::Cmd) -> RedisResult<Value> {
+        let mut again = Vec::new();
+        self.pack(cmd, &mut again);
+        let offset = usize::from(self.asking);
+        Ok(con
+            .req_packed_commands(&again, offset, 1)?
+            .pop()
+            .unwrap_or(Value::Nil))
     }
 
     /// The replies of the commands, without those of `ASKING` (an error
@@ -126,7 +205,7 @@ impl<T> Call<T> {
         if !self.asking {
             return Ok(replies);
         }
-        let mut out = Vec::with_capacity(self.cmds.len());
+        let mut out = Vec::with_capacity(replies.len() / 2);
         for (i, reply) in replies.into_iter().enumerate() {
             if i % 2 == 0 {
                 reply.extract_error()?;

@@ -150,6 +150,13 @@ pub enum Queued {
     GaveUp,
 }
 
+impl Queued {
+    /// True when the lock is ours.
+    pub fn is_acquired(&self) -> bool {
+        matches!(self, Self::Acquired { .. })
+    }
+}
+
 /// A queued waiter, as the scripts need to know it.
 #[derive(Debug, Clone, Copy)]
 pub struct Waiter<'a> {

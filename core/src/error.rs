@@ -20,6 +20,9 @@ pub enum ConnectionFailure {
     Dropped,
     /// The TLS handshake or the TLS settings failed.
     Tls,
+    /// Fewer replicas than option `replicas` asks for acknowledged a write
+    /// (`WAIT`); the connection itself is fine.
+    NotReplicated,
     /// Any other transport-level failure.
     Other,
 }
@@ -32,6 +35,7 @@ impl fmt::Display for ConnectionFailure {
             Self::TimedOut => "timed out",
             Self::Dropped => "connection lost",
             Self::Tls => "TLS error",
+            Self::NotReplicated => "not replicated",
             Self::Other => "connection error",
         })
     }
@@ -165,6 +169,13 @@ impl LockError {
                 detail: format!("{detail}{hint}"),
             };
         }
+        if err.code() == Some(crate::call::NOT_REPLICATED) {
+            return Self::Connection {
+                server: server.to_owned(),
+                kind: ConnectionFailure::NotReplicated,
+                detail: err.detail().unwrap_or_default().to_owned(),
+            };
+        }
         if err.kind() == ErrorKind::Server(redis::ServerErrorKind::CrossSlot) {
             return Self::Server {
                 server: server.to_owned(),
@@ -207,7 +218,18 @@ impl LockError {
     /// True when the failure is in the transport: the connection that saw it
     /// must not be used again.
     pub fn is_connection_error(&self) -> bool {
-        matches!(self, Self::Connection { .. })
+        matches!(self, Self::Connection { kind, .. } if *kind != ConnectionFailure::NotReplicated)
+    }
+
+    /// True when too few replicas acknowledged a write (option `replicas`).
+    pub fn is_not_replicated(&self) -> bool {
+        matches!(
+            self,
+            Self::Connection {
+                kind: ConnectionFailure::NotReplicated,
+                ..
+            }
+        )
     }
 
     /// True when an I/O timeout caused the failure.

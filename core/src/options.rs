@@ -23,6 +23,8 @@ pub enum OptionKind {
     NullableText,
     /// A float from 0 (inclusive) to 0.5 (exclusive).
     Fraction,
+    /// A whole number, 0 or more.
+    Count,
 }
 
 impl OptionKind {
@@ -34,9 +36,13 @@ impl OptionKind {
             Self::NullableSeconds => "?float",
             Self::Text => "string",
             Self::NullableText => "?string",
+            Self::Count => "int",
         }
     }
 }
+
+/// Most replicas option `replicas` may ask for.
+pub const MAX_REPLICAS: u32 = 1000;
 
 /// Every option name with its kind, in documentation order.
 pub const OPTIONS: &[(&str, OptionKind)] = &[
@@ -52,6 +58,7 @@ pub const OPTIONS: &[(&str, OptionKind)] = &[
     ("sentinel", OptionKind::NullableText),
     ("sentinel_user", OptionKind::NullableText),
     ("sentinel_password", OptionKind::NullableText),
+    ("replicas", OptionKind::Count),
     ("drift_factor", OptionKind::Fraction),
     ("tls_verify", OptionKind::Bool),
     ("tls_ca", OptionKind::NullableText),
@@ -160,6 +167,9 @@ pub struct LockOptions {
     pub sentinel_user: Option<String>,
     /// Password for the Sentinels (not the master); never shown.
     pub sentinel_password: Option<Secret>,
+    /// Replicas that must acknowledge an acquire, refresh or hand-over
+    /// (`WAIT`); 0 for none.
+    pub replicas: u32,
     /// Redlock clock drift factor.
     pub drift_factor: f64,
     /// TLS settings.
@@ -183,6 +193,7 @@ impl Default for LockOptions {
             sentinel: None,
             sentinel_user: None,
             sentinel_password: None,
+            replicas: 0,
             drift_factor: DEFAULT_DRIFT_FACTOR,
             tls: TlsOptions::default(),
             on_lost: OnLost::Ignore,
@@ -239,6 +250,15 @@ impl LockOptions {
             ("sentinel_password", OptionValue::Null) => self.sentinel_password = None,
             ("sentinel_password", OptionValue::Text(t)) => {
                 self.sentinel_password = Some(Secret(non_empty_utf8(&param, t)?))
+            }
+            ("replicas", OptionValue::Number(n)) => {
+                if n.fract() != 0.0 || !(0.0..=f64::from(MAX_REPLICAS)).contains(&n) {
+                    return Err(LockError::invalid(
+                        param,
+                        format!("must be a whole number from 0 to {MAX_REPLICAS}"),
+                    ));
+                }
+                self.replicas = n as u32;
             }
             ("drift_factor", OptionValue::Number(f)) => {
                 if !(0.0..0.5).contains(&f) {
@@ -333,6 +353,7 @@ mod tests {
                 OptionKind::Text if *name == "on_lost" => OptionValue::Text(b"ignore".to_vec()),
                 OptionKind::Text | OptionKind::NullableText => OptionValue::Text(b"x".to_vec()),
                 OptionKind::Fraction => OptionValue::Number(0.1),
+                OptionKind::Count => OptionValue::Number(2.0),
             };
             LockOptions::default().set(name, value).unwrap();
         }

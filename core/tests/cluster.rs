@@ -64,6 +64,33 @@ fn locks_on_many_slots_go_to_their_masters_through_one_seed() {
         assert_eq!(exists, 0);
     }
     assert_eq!(masters_used.len(), 3, "60 keys reach all three masters");
+
+    // replicas => 1: the token is on the slot's replica when acquire returns.
+    let mut opts = cluster_options();
+    opts.set("replicas", OptionValue::Number(1.0)).unwrap();
+    for i in 0..10 {
+        let key = unique_key(&format!("cluster-replicas-{i}"));
+        let mut lock = Lock::new(key, 10.0, &[cluster.seed()], opts.clone()).unwrap();
+        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+        let name = stored(&mut lock);
+        let master = cluster.master_of(cluster.slot(name.as_bytes()));
+        let replica = cluster.replicas_of(master)[0];
+        let token = String::from_utf8(lock.token().unwrap()).unwrap();
+        let mut c = replica.client();
+        let on_replica: (Option<String>,) = redis::pipe()
+            .cmd("READONLY")
+            .ignore()
+            .cmd("GET")
+            .arg(&name)
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(
+            on_replica.0.as_deref(),
+            Some(token.as_str()),
+            "{name} on the replica"
+        );
+        assert!(lock.release().unwrap());
+    }
 }
 
 #[test]

@@ -70,10 +70,13 @@ impl Lock {
         let fallback = self.options.retry_delay;
         let keys = &*self.keys;
         let step = |step: Step| {
-            self.on_master(Role::Command, &|_| match step {
-                Step::Join => commands::enqueue(keys, waiter),
-                Step::Check => commands::check(keys, waiter, false),
-                Step::GiveUp => commands::check(keys, waiter, true),
+            self.on_master(Role::Command, &|_| {
+                let call = match step {
+                    Step::Join => commands::enqueue(keys, waiter),
+                    Step::Check => commands::check(keys, waiter, false),
+                    Step::GiveUp => commands::check(keys, waiter, true),
+                };
+                self.acked(call, Queued::is_acquired)
             })
         };
         let done = |queued: Queued| match queued {
@@ -92,7 +95,10 @@ impl Lock {
             }
             let block = block_time(deadline - now, holder_pttl, fallback);
             let waited = self.on_master(Role::Blocking, &|_| {
-                commands::wait_and_check(keys, waiter, block)
+                self.acked(
+                    commands::wait_and_check(keys, waiter, block),
+                    Queued::is_acquired,
+                )
             });
             let queued = match waited {
                 Ok(queued) => queued,

@@ -166,6 +166,9 @@ impl Lock {
             Err(err) => {
                 if matches!(err, LockError::Interrupted) {
                     // The wait already cleaned up after itself.
+                } else if err.is_not_replicated() {
+                    // Taken on the master only: a failover could lose it.
+                    self.undo(&token);
                 } else if err.is_connection_error() {
                     // The command may have run: the token may hold the lock
                     // or sit in the queue somewhere.
@@ -196,7 +199,10 @@ impl Lock {
         let ttl_ms = self.ttl_ms;
         let sent = Instant::now();
         let votes = self.run(Role::Command, &|attempt| {
-            commands::try_acquire(keys, token, ttl_ms, fencing, attempt)
+            self.acked(
+                commands::try_acquire(keys, token, ttl_ms, fencing, attempt),
+                Option::is_some,
+            )
         });
         if votes.is_single() {
             return Ok(votes.replies()?.pop().flatten().flatten());
@@ -226,6 +232,19 @@ impl Lock {
         self.run(Role::Command, &|_| {
             commands::abandon(keys, token, successor)
         })
+    }
+
+    /// `call` followed by `WAIT` in the same request when option
+    /// `replicas` asks for acknowledged writes: a result that `needed`
+    /// accepts (an acquire that won, a refresh that extended) then fails as
+    /// [`crate::ConnectionFailure::NotReplicated`] unless enough replicas
+    /// acknowledged it within three quarters of the read timeout (so the
+    /// reply still arrives within it).
+    fn acked<T>(&self, call: Call<T>, needed: fn(&T) -> bool) -> Call<T> {
+        match self.options.replicas {
+            0 => call,
+            replicas => call.acknowledged(replicas, self.options.read_timeout * 3 / 4, needed),
+        }
     }
 
     /// How a release here treats the next waiter.
@@ -432,7 +451,10 @@ impl Lock {
         let sent_at = renewal::now_ms();
         let sent = Instant::now();
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
-            commands::refresh(&entry.keys.lock, &entry.token, ttl_ms)
+            self.acked(
+                commands::refresh(&entry.keys.lock, &entry.token, ttl_ms),
+                |ok| *ok,
+            )
         });
         let extended = votes.decided()?.agree(|ok| *ok)
             && entry.topology.validity(ttl_ms, sent.elapsed()).is_some();

@@ -54,6 +54,14 @@ impl Redlock {
                     .into(),
             ));
         }
+        if options.replicas > 0 {
+            return Err(LockError::Unsupported(
+                "option \"replicas\" is not available over several servers (Redlock): \
+                 each master stands alone, a quorum of masters is what keeps a lock; \
+                 use it with one server, Sentinel or Cluster"
+                    .into(),
+            ));
+        }
         Ok(Self {
             servers,
             drift_factor: options.drift_factor,

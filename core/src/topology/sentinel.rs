@@ -215,7 +215,6 @@ fn parse_role(replies: Vec<Value>) -> redis::RedisResult<String> {
 pub fn master_moved(err: &LockError) -> bool {
     match err {
         LockError::Server { detail, .. } => detail.contains("READONLY"),
-        LockError::Connection { .. } => true,
-        _ => false,
+        err => err.is_connection_error(),
     }
 }
