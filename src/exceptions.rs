@@ -133,7 +133,7 @@ pub fn from_core(sig: &Signature, err: LockError) -> PhpException {
             value_error(format!("{}: {} {reason}", sig.method, sig.describe(&param)))
         }
         // A cluster node that redirects is a server this lock could not use.
-        LockError::Connection { .. } | LockError::Cluster { .. } => {
+        LockError::Connection { .. } | LockError::Redirected { .. } => {
             exception(Class::Connection, err.to_string())
         }
         LockError::Timeout { .. } => exception(Class::Timeout, err.to_string()),

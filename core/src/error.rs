@@ -41,8 +41,8 @@ impl fmt::Display for ConnectionFailure {
     }
 }
 
-/// A Redis Cluster reply saying that a command did not run on the node it
-/// was sent to.
+/// A reply saying that a command did not run on the server it was sent to,
+/// and where it should go instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Redirect {
     /// `MOVED`: the slot is served by `node` (`host:port`) now.
@@ -62,6 +62,9 @@ pub enum Redirect {
     /// `TRYAGAIN`, `CLUSTERDOWN` or `MASTERDOWN`: the cluster is
     /// reconfiguring; the same node may answer in a moment.
     Busy,
+    /// `READONLY`: the server is a replica (a master demoted by a
+    /// failover); the master must be found again.
+    ReadOnly,
 }
 
 /// Everything that can go wrong in the core.
@@ -113,11 +116,11 @@ pub enum LockError {
         /// The error Redis returned.
         detail: String,
     },
-    /// A Redis Cluster node did not run the command ([`Redirect`]). The
-    /// cluster topology follows it; elsewhere it means the server is a
-    /// cluster node used as something else.
+    /// The server did not run the command and said where it should go
+    /// ([`Redirect`]). Cluster and Sentinel follow it; on a plain server it
+    /// means the server is a cluster node or a replica.
     #[error("Redis {server}: {detail}")]
-    Cluster {
+    Redirected {
         /// The node that answered, with any password redacted.
         server: String,
         /// Where the command should go.
@@ -158,12 +161,12 @@ impl LockError {
             };
         }
         if let Some(redirect) = redirect_of(err) {
-            let hint = if matches!(redirect, Redirect::Busy) {
-                ""
-            } else {
-                CLUSTER_HINT
+            let hint = match redirect {
+                Redirect::Busy => "",
+                Redirect::ReadOnly => REPLICA_HINT,
+                Redirect::Moved { .. } | Redirect::Ask { .. } => CLUSTER_HINT,
             };
-            return Self::Cluster {
+            return Self::Redirected {
                 server: server.to_owned(),
                 redirect,
                 detail: format!("{detail}{hint}"),
@@ -263,7 +266,11 @@ impl LockError {
 const CLUSTER_HINT: &str =
     " (a Redis Cluster node: set option \"cluster\" => true to follow the cluster's slots)";
 
-/// The redirect a cluster error reply carries.
+/// Added to a `READONLY` reply that reaches the caller.
+const REPLICA_HINT: &str = " (the server is a replica: point the lock at the master, \
+     or let Sentinel or Cluster find it)";
+
+/// The redirect an error reply carries.
 fn redirect_of(err: &redis::RedisError) -> Option<Redirect> {
     use redis::{ErrorKind, ServerErrorKind};
     let ErrorKind::Server(kind) = err.kind() else {
@@ -282,6 +289,7 @@ fn redirect_of(err: &redis::RedisError) -> Option<Redirect> {
         ServerErrorKind::TryAgain | ServerErrorKind::ClusterDown | ServerErrorKind::MasterDown => {
             Some(Redirect::Busy)
         }
+        ServerErrorKind::ReadOnly => Some(Redirect::ReadOnly),
         _ => None,
     }
 }
@@ -368,6 +376,55 @@ mod tests {
         assert!(msg.contains("refuses EVALSHA"), "{msg}");
         assert!(msg.contains("needs EVAL/EVALSHA"), "{msg}");
         assert!(!msg.contains("tok3n"), "{msg}");
+    }
+
+    #[test]
+    fn redirects_are_classified_by_kind_not_by_text() {
+        let server_error = |code: &str, detail: &str| {
+            let reply = format!("-{code} {detail}\r\n");
+            let value = redis::parse_redis_value(reply.as_bytes()).unwrap();
+            value.extract_error().unwrap_err()
+        };
+        let moved = LockError::from_redis("s", &server_error("MOVED", "3999 127.0.0.1:7002"));
+        assert!(
+            matches!(&moved, LockError::Redirected { redirect: Redirect::Moved { slot: 3999, node }, .. } if node == "127.0.0.1:7002"),
+            "{moved:?}"
+        );
+        assert!(moved.to_string().contains("\"cluster\" => true"), "{moved}");
+        let ask = LockError::from_redis("s", &server_error("ASK", "12 10.0.0.1:7000"));
+        assert!(matches!(
+            ask,
+            LockError::Redirected {
+                redirect: Redirect::Ask { slot: 12, .. },
+                ..
+            }
+        ));
+        let readonly = LockError::from_redis(
+            "s",
+            &server_error("READONLY", "You can't write against a read only replica."),
+        );
+        assert!(matches!(
+            readonly,
+            LockError::Redirected {
+                redirect: Redirect::ReadOnly,
+                ..
+            }
+        ));
+        assert!(readonly.to_string().contains("replica"), "{readonly}");
+        for code in ["TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN"] {
+            let busy = LockError::from_redis("s", &server_error(code, "wait"));
+            assert!(
+                matches!(
+                    busy,
+                    LockError::Redirected {
+                        redirect: Redirect::Busy,
+                        ..
+                    }
+                ),
+                "{code}"
+            );
+        }
+        assert!(!readonly.is_connection_error());
     }
 
     #[test]

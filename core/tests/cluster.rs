@@ -328,7 +328,7 @@ fn a_killed_master_is_replaced_by_its_replica_and_locks_work_again() {
         match lock.acquire(Duration::ZERO, &never) {
             Ok(true) => break,
             Ok(false) => panic!("nobody else holds the lock"),
-            Err(e @ (LockError::Connection { .. } | LockError::Cluster { .. })) => {
+            Err(e @ (LockError::Connection { .. } | LockError::Redirected { .. })) => {
                 errors += 1;
                 assert!(Instant::now() < deadline, "never recovered: {e}");
                 std::thread::sleep(Duration::from_millis(100));
@@ -366,7 +366,7 @@ fn a_cluster_node_used_as_a_single_server_says_to_set_cluster() {
     assert!(!errors.is_empty(), "most keys live on other nodes");
     for e in errors {
         assert!(
-            matches!(e, LockError::Cluster { .. } | LockError::Server { .. }),
+            matches!(e, LockError::Redirected { .. } | LockError::Server { .. }),
             "{e:?}"
         );
         assert!(e.to_string().contains("\"cluster\" => true"), "{e}");

@@ -7,6 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, never, unique_key};
+use redislock_core::topology::sentinel;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 const NAME: &str = "locks";
@@ -251,4 +252,133 @@ fn an_unknown_master_name_is_a_connection_error() {
         err.to_string().contains("does not know master \"nosuch\""),
         "{err}"
     );
+}
+
+/// Calls of `READONLY` errors `server` answered (`INFO errorstats`).
+fn readonly_errors(group: &Group, server: &RedisServer) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("errorstats")
+        .query(&mut group.client(server))
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("errorstat_READONLY:count="))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+#[test]
+fn a_readonly_reply_makes_it_ask_the_sentinels_at_once_and_replay() {
+    let group = Group::start(None);
+    let key = unique_key("sentinel-readonly");
+    let mut lock = Lock::new(key.clone(), 10.0, &group.urls(None), sentinel_options(&[])).unwrap();
+    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.release().unwrap());
+    // The lock now knows the master for up to a second. Swap the roles and
+    // point every Sentinel at the new master well within that second.
+    let swapped = Instant::now();
+    let replica_port = group.replica.port.to_string();
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query(&mut group.client(&group.replica))
+        .unwrap();
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(&replica_port)
+        .query(&mut group.client(&group.master))
+        .unwrap();
+    for i in 0..group.sentinels.len() {
+        let mut s = group.sentinel(i, None);
+        let _: () = redis::cmd("SENTINEL")
+            .arg("REMOVE")
+            .arg(NAME)
+            .query(&mut s)
+            .unwrap();
+        let _: () = redis::cmd("SENTINEL")
+            .arg("MONITOR")
+            .arg(NAME)
+            .arg("127.0.0.1")
+            .arg(&replica_port)
+            .arg(2)
+            .query(&mut s)
+            .unwrap();
+    }
+    let before = readonly_errors(&group, &group.master);
+    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    let took = swapped.elapsed();
+    assert!(
+        took < sentinel::RECHECK,
+        "the swap took {took:?}: the cached master expired, READONLY was not tested"
+    );
+    assert_eq!(
+        readonly_errors(&group, &group.master),
+        before + 1,
+        "the cached (demoted) master answered READONLY once"
+    );
+    assert!(
+        exists(&group, &group.replica, &key),
+        "taken on the new master"
+    );
+    println!("acquired on the new master {took:?} after the swap, through one READONLY");
+    assert!(lock.release().unwrap());
+}
+
+#[test]
+fn sentinels_and_master_over_tls() {
+    let certs = std::env::temp_dir().join(format!("redislock-test-certs-{}", std::process::id()));
+    std::fs::create_dir_all(&certs).unwrap();
+    common::make_certificates(&certs);
+    let master = RedisServer::start_tls_with(&["--repl-diskless-sync-delay", "0"], &certs);
+    let port = master.port.to_string();
+    let _replica = RedisServer::start_tls_with(
+        &[
+            "--replicaof",
+            "127.0.0.1",
+            &port,
+            "--tls-replication",
+            "yes",
+        ],
+        &certs,
+    );
+    let sentinels: Vec<RedisServer> = (0..3)
+        .map(|_| RedisServer::start_tls_sentinel(master.port, NAME, 2, &certs))
+        .collect();
+    let ca = certs.join("ca.crt").to_str().unwrap().to_owned();
+    let urls: Vec<String> = sentinels
+        .iter()
+        .map(|s| format!("rediss://127.0.0.1:{}", s.port))
+        .collect();
+    let key = unique_key("sentinel-tls");
+    let mut options = sentinel_options(&[("tls_ca", &ca)]);
+    options
+        .set("connect_timeout", OptionValue::Number(5.0))
+        .unwrap();
+    let mut lock = Lock::new(key.clone(), 10.0, &urls, options.clone()).unwrap();
+    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    // The key is on the master, reached straight over TLS.
+    let mut direct_options = LockOptions::default();
+    direct_options
+        .set("tls_ca", OptionValue::Text(ca.clone().into_bytes()))
+        .unwrap();
+    let mut direct = Lock::new(
+        key.clone(),
+        10.0,
+        &[format!("rediss://127.0.0.1:{}", master.port)],
+        direct_options,
+    )
+    .unwrap();
+    assert!(
+        !direct.acquire(Duration::ZERO, &never).unwrap(),
+        "held on the master"
+    );
+    assert!(lock.release().unwrap());
+    assert!(direct.acquire(Duration::ZERO, &never).unwrap());
+    assert!(direct.release().unwrap());
+    // Without the CA, the Sentinels' certificate is refused.
+    let mut unverified = Lock::new(key, 10.0, &urls, sentinel_options(&[])).unwrap();
+    let err = unverified.acquire(Duration::ZERO, &never).unwrap_err();
+    assert!(
+        err.to_string().contains("no Sentinel named the master"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&certs);
 }

@@ -192,7 +192,7 @@ impl Cluster {
                 Err(err) => err,
             };
             route = match &err {
-                LockError::Cluster { redirect, .. } => match redirect {
+                LockError::Redirected { redirect, .. } => match redirect {
                     Redirect::Moved { node: to, .. } => {
                         let to = self.node(to, &node);
                         // Later calls: the whole map has probably changed.
@@ -205,17 +205,22 @@ impl Cluster {
                         busy += 1;
                         Route::Master
                     }
+                    // A master demoted to replica: the command did not run;
+                    // go where the cluster says the slot is now.
+                    Redirect::ReadOnly => match self.new_master(slot, &node) {
+                        Some(master) => Route::Moved(master),
+                        None => {
+                            std::thread::sleep(BUSY_PAUSE * 2u32.pow(busy));
+                            busy += 1;
+                            Route::Master
+                        }
+                    },
                 },
                 e if e.is_connection_error() && !asking => {
                     // A failover gives the slot another master: the call may
                     // have run on the old one (and been replicated), so the
                     // new one gets it as a replay. Same master: give up.
-                    let moved = self
-                        .refresh(None, Some(&node))
-                        .ok()
-                        .and_then(|map| map.master(slot).cloned())
-                        .filter(|master| !Arc::ptr_eq(master, &node));
-                    match moved {
+                    match self.new_master(slot, &node) {
                         Some(master) => {
                             replay = true;
                             Route::Moved(master)
@@ -273,7 +278,7 @@ impl Cluster {
                         results[i] = Some(Err(LockError::Unsupported("short batch reply".into())));
                     }
                 }
-                Err(e) if matches!(e, LockError::Cluster { .. }) || e.is_connection_error() => {
+                Err(e) if matches!(e, LockError::Redirected { .. }) || e.is_connection_error() => {
                     for &i in indices {
                         let one = self.run(role, keys[i], &|attempt| build(&[i], attempt));
                         results[i] = Some(one.and_then(|mut values| {
@@ -296,6 +301,15 @@ impl Cluster {
             .collect()
     }
 
+    /// The master of `slot` in a slot map asked for from other nodes than
+    /// `old`, when it is not `old`.
+    fn new_master(&self, slot: u16, old: &Arc<ServerConfig>) -> Option<Arc<ServerConfig>> {
+        self.refresh(None, Some(old))
+            .ok()
+            .and_then(|map| map.master(slot).cloned())
+            .filter(|master| !Arc::ptr_eq(master, old))
+    }
+
     fn map(&self) -> MutexGuard<'_, Option<Arc<SlotMap>>> {
         self.map
             .get()
@@ -310,11 +324,13 @@ impl Cluster {
             Some(map) => map,
             None => self.refresh(None, None)?,
         };
-        map.master(slot).cloned().ok_or_else(|| LockError::Cluster {
-            server: self.names().join(""),
-            redirect: Redirect::Busy,
-            detail: format!("no master serves hash slot {slot} (CLUSTERDOWN)"),
-        })
+        map.master(slot)
+            .cloned()
+            .ok_or_else(|| LockError::Redirected {
+                server: self.names().join(""),
+                redirect: Redirect::Busy,
+                detail: format!("no master serves hash slot {slot} (CLUSTERDOWN)"),
+            })
     }
 
     /// Asks for a new slot map: `first` first, then the nodes of the map

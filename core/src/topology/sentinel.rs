@@ -17,7 +17,7 @@ use redis::Value;
 
 use crate::call::Call;
 use crate::connection::{self, ServerConfig};
-use crate::error::{ConnectionFailure, LockError, Result};
+use crate::error::{ConnectionFailure, LockError, Redirect, Result};
 use crate::exchange;
 use crate::options::LockOptions;
 use crate::pool::Role;
@@ -214,7 +214,10 @@ fn parse_role(replies: Vec<Value>) -> redis::RedisResult<String> {
 /// gone.
 pub fn master_moved(err: &LockError) -> bool {
     match err {
-        LockError::Server { detail, .. } => detail.contains("READONLY"),
+        LockError::Redirected {
+            redirect: Redirect::ReadOnly,
+            ..
+        } => true,
         err => err.is_connection_error(),
     }
 }

@@ -72,6 +72,32 @@ impl RedisServer {
         server
     }
 
+    /// Starts a TLS-only server with extra arguments, using the CA and
+    /// server certificate that [`make_certificates`] wrote into `certs`
+    /// (so that several servers share one CA).
+    pub fn start_tls_with(extra: &[&str], certs: &std::path::Path) -> Self {
+        let mut server = Self::new(extra, true);
+        copy_certificates(certs, &server.dir);
+        server.launch(PORT_TRIES, true);
+        server
+    }
+
+    /// Starts a TLS-only Sentinel (certificates from `certs`) watching the
+    /// TLS master at `master_port` as `name`; it talks TLS to the master,
+    /// its replicas and the other Sentinels (`tls-replication yes`).
+    pub fn start_tls_sentinel(
+        master_port: u16,
+        name: &str,
+        quorum: u32,
+        certs: &std::path::Path,
+    ) -> Self {
+        let mut server = Self::new(&["--tls-replication", "yes"], true);
+        copy_certificates(certs, &server.dir);
+        server.sentinel_conf = Some(server.sentinel_file(master_port, name, quorum, ""));
+        server.launch(PORT_TRIES, true);
+        server
+    }
+
     /// Starts a Sentinel (`redis-server --sentinel`) watching the master at
     /// `master_port` as `name`; failover needs `quorum` Sentinels to agree.
     /// `conf` adds lines to its config file (e.g. `sentinel auth-pass`).
@@ -83,7 +109,14 @@ impl RedisServer {
         extra: &[&str],
     ) -> Self {
         let mut server = Self::new(extra, false);
-        let file = server.dir.join("sentinel.conf");
+        server.sentinel_conf = Some(server.sentinel_file(master_port, name, quorum, conf));
+        server.launch(PORT_TRIES, true);
+        server
+    }
+
+    /// Writes the Sentinel config file into the server's directory.
+    fn sentinel_file(&self, master_port: u16, name: &str, quorum: u32, conf: &str) -> PathBuf {
+        let file = self.dir.join("sentinel.conf");
         std::fs::write(
             &file,
             format!(
@@ -94,9 +127,7 @@ impl RedisServer {
             ),
         )
         .unwrap();
-        server.sentinel_conf = Some(file);
-        server.launch(PORT_TRIES, true);
-        server
+        file
     }
 
     /// Starts a Redis Cluster node (not yet part of a cluster), with a
@@ -320,9 +351,16 @@ impl Drop for RedisServer {
     }
 }
 
+/// Copies the CA and server certificate files from `from` into `to`.
+fn copy_certificates(from: &std::path::Path, to: &std::path::Path) {
+    for name in ["ca.crt", "server.crt", "server.key"] {
+        std::fs::copy(from.join(name), to.join(name)).unwrap();
+    }
+}
+
 /// Writes ca.crt/ca.key and server.crt/server.key (CN and SAN 127.0.0.1,
 /// localhost) into `dir` with the openssl command.
-fn make_certificates(dir: &std::path::Path) {
+pub fn make_certificates(dir: &std::path::Path) {
     let run = |args: &[&str]| {
         let out = Command::new("openssl")
             .args(args)
