@@ -45,6 +45,7 @@ final class RedisLock extends -
   public function remainingTtl(): ?float
   static public function restore(string $key, string $token, ?float $ttl = NULL, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
 )): RedisLock
+  static public function stats(): array
   public function token(): ?string
   public function withLock(callable $callback, float $wait = 0.0): mixed
 class RedisLock\LockException extends RuntimeException

@@ -23,7 +23,10 @@ show(fn() => new RedisLock($key, "2.5", $url));
 show(fn() => new RedisLock($key, true, $url));
 show(fn() => new RedisLock(123, 5, $url));
 show(fn() => new RedisLock($key, 5, $url, ['retry_delay' => "0.5"]));
-show(fn() => new RedisLock($key, 5, $url, ['auto_release' => 1]));
+// A bool option takes 0/1 and ini words in both modes (they are settings,
+// not arguments); other types are still refused.
+show(fn() => new RedisLock($key, 5, $url, ['auto_release' => 1.5]));
+show(fn() => new RedisLock($key, 5, $url, ['auto_release' => [1]]));
 show(fn() => new RedisLock($key, 5, $url, ['prefix' => 5]));
 show(fn() => RedisLock::restore($key, 42, 5, $url));
 // int for a float is fine in strict mode too, like PHP's own functions.
@@ -50,7 +53,8 @@ TypeError: RedisLock::__construct(): Argument #2 ($ttl) must be of type ?float, 
 TypeError: RedisLock::__construct(): Argument #2 ($ttl) must be of type ?float, bool given
 TypeError: RedisLock::__construct(): Argument #1 ($key) must be of type string, int given
 TypeError: RedisLock::__construct(): Argument #4 ($options) option "retry_delay" must be of type float, string given
-TypeError: RedisLock::__construct(): Argument #4 ($options) option "auto_release" must be of type bool, int given
+ValueError: RedisLock::__construct(): Argument #4 ($options) option "auto_release" must be a bool, 0, 1, or one of "1", "0", "true", "false", "on", "off", "yes", "no", ""
+TypeError: RedisLock::__construct(): Argument #4 ($options) option "auto_release" must be of type bool, array given
 TypeError: RedisLock::__construct(): Argument #4 ($options) option "prefix" must be of type string, int given
 TypeError: RedisLock::restore(): Argument #2 ($token) must be of type string, int given
 ok 5.0

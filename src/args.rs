@@ -347,7 +347,9 @@ fn convert_option(name: String, value: &Zval, strict: bool) -> OptionEntry {
         return OptionEntry::Value(name, OptionValue::Null);
     }
     let converted = match kind {
-        OptionKind::Bool => coerce::to_bool(value, strict).map(OptionValue::Bool),
+        // A bool, 0/1 or an ini word ("off", "yes", ...); the core rejects
+        // anything else with a ValueError (never PHP's truthiness).
+        OptionKind::Bool => coerce::to_flag(value),
         OptionKind::Seconds
         | OptionKind::NullableSeconds
         | OptionKind::Fraction

@@ -12,6 +12,7 @@ use ext_php_rs::ffi::{IS_STRING, ZEND_ACC_STRICT_TYPES, ZEND_RESULT_CODE_SUCCESS
 use ext_php_rs::flags::DataType;
 use ext_php_rs::types::Zval;
 use ext_php_rs::zend::ExecutorGlobals;
+use redislock_core::OptionValue;
 use redislock_core::numeric::{float_to_string, parse_numeric};
 
 /// What PHP calls the type of `zv` in "X given" messages.
@@ -76,23 +77,21 @@ pub fn to_float(zv: &Zval, strict: bool) -> Result<f64, String> {
     Err(given(zv))
 }
 
-/// A bool parameter: bool always; int, float and string in weak mode with
-/// PHP's truthiness.
-pub fn to_bool(zv: &Zval, strict: bool) -> Result<bool, String> {
+/// A bool option's value as given: a bool, an int or float (the core
+/// accepts 0 and 1), or a string (an ini word). Other types are `Err` with
+/// the type given.
+pub fn to_flag(zv: &Zval) -> Result<OptionValue, String> {
     if let Some(b) = zv.bool() {
-        return Ok(b);
+        return Ok(OptionValue::Bool(b));
     }
-    if !strict {
-        if let Some(l) = zv.long() {
-            return Ok(l != 0);
-        }
-        if let Some(d) = zv.double() {
-            return Ok(d != 0.0);
-        }
-        if let Some(s) = zv.zend_str() {
-            let bytes = s.as_bytes();
-            return Ok(!(bytes.is_empty() || bytes == b"0"));
-        }
+    if let Some(l) = zv.long() {
+        return Ok(OptionValue::Number(l as f64));
+    }
+    if let Some(d) = zv.double() {
+        return Ok(OptionValue::Number(d));
+    }
+    if let Some(s) = zv.zend_str() {
+        return Ok(OptionValue::Text(s.as_bytes().to_vec()));
     }
     Err(given(zv))
 }

@@ -24,6 +24,12 @@ pub extern "C" fn php_info(_module: *mut ModuleEntry) {
         );
         info_table_end!();
         info_table_start!();
+        info_table_header!("Statistics (this process)", "Value");
+        for (name, value) in crate::stats::rows() {
+            info_table_row!(name, value.to_string());
+        }
+        info_table_end!();
+        info_table_start!();
         info_table_header!("Directive", "Value");
         for (name, default) in settings::ENTRIES {
             let value = ini::get(name).unwrap_or_else(|| (*default).to_owned());

@@ -8,6 +8,8 @@
 //!   express
 //! - [`compare`]: `==` between two locks is identity
 //! - [`interrupt`]: PHP's time limit, and `on_lost => "interrupt"`
+//! - [`fiber`]: holds belong to the Fiber that took them
+//! - [`stats`]: `RedisLock::stats()` and its phpinfo() table
 
 #![cfg_attr(windows, feature(abi_vectorcall))]
 
@@ -16,10 +18,12 @@ mod args;
 mod coerce;
 mod compare;
 mod exceptions;
+mod fiber;
 mod info;
 mod ini;
 mod interrupt;
 mod redis_lock;
+mod stats;
 
 use std::panic::catch_unwind;
 
@@ -34,6 +38,7 @@ pub fn startup(_ty: i32, module_number: i32) -> i32 {
     let registered = catch_unwind(|| {
         ini::register(module_number);
         interrupt::install();
+        fiber::install();
         exceptions::register()
     });
     match registered {

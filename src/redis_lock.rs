@@ -239,6 +239,19 @@ impl RedisLock {
         Ok(Self { lock })
     }
 
+    /// This process's counters since it started: acquires, acquired,
+    /// contended, timeouts, releases, lost leases, renewals, reconnects, and
+    /// the time successful acquires took (p50/p99/max, µs).
+    pub fn stats() -> PhpResult<ZBox<ZendHashTable>> {
+        let mut table = ZendHashTable::new();
+        for (name, value) in crate::stats::rows() {
+            table
+                .insert(name, value as i64)
+                .map_err(|e| exceptions::exception(Class::Lock, format!("stats failed: {e}")))?;
+        }
+        Ok(table)
+    }
+
     /// A hold has one owner: `clone` is refused (and Reflection reports the
     /// class as not cloneable).
     #[php(vis = "private")]

@@ -29,7 +29,9 @@ namespace {
          *     fencing?: bool, retry_delay?: float, connect_timeout?: float, read_timeout?: float,
          *     cluster?: bool, sentinel?: string|null, sentinel_user?: string|null, sentinel_password?: string|null,
          *     replicas?: int, drift_factor?: float, tls_verify?: bool,
-         *     tls_ca?: string|null, tls_cert?: string|null, tls_key?: string|null, on_lost?: "ignore"|"interrupt"} $options
+         *     tls_ca?: string|null, tls_cert?: string|null, tls_key?: string|null, on_lost?: "ignore"|"interrupt",
+         *     reentrant?: bool, owner?: string|null} $options
+         *     Bool options take a bool, 0, 1 or an ini word ("1", "0", "true", "false", "on", "off", "yes", "no", "").
          * @throws \ValueError on an empty key, a bad ttl, a malformed URL or an unknown option
          * @throws \RedisLock\LockException when an option is not available on this topology (fencing or replicas over Redlock)
          */
@@ -117,6 +119,17 @@ namespace {
 
         /** What var_dump() shows: key, Redis key, ttl, servers (passwords masked), hold state. */
         public function __debugInfo(): array {}
+
+        /**
+         * This process's counters since it started (a forked child starts from zero):
+         * acquires, acquired, contended (held by someone else at the first try), timeouts,
+         * releases, lost_leases, renewals, reconnects, and wait_p50_us / wait_p99_us /
+         * wait_max_us: how long successful acquires took, in µs (percentiles within 6.25 %).
+         *
+         * @return array{acquires: int, acquired: int, contended: int, timeouts: int, releases: int,
+         *     lost_leases: int, renewals: int, reconnects: int, wait_p50_us: int, wait_p99_us: int, wait_max_us: int}
+         */
+        public static function stats(): array {}
     }
 }
 

@@ -3,7 +3,7 @@
 use std::io;
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -45,6 +45,48 @@ pub struct ServerConfig {
     pub tls: TlsOptions,
     /// Whether this process has seen the server run our scripts.
     pub scripts: ScriptsChecked,
+    /// Connections to this server dropped after an error and not yet
+    /// replaced (the next ones opened are reconnects).
+    pub broken: Broken,
+}
+
+/// Counts connections dropped after an error, so that opening their
+/// replacements counts as reconnects ([`crate::stats`]). Not part of a
+/// config's identity.
+#[derive(Debug, Default)]
+pub struct Broken(AtomicU32);
+
+impl Broken {
+    /// A connection to the server broke and was dropped.
+    pub fn add(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A connection was opened: true (and one fewer owed) when it replaces
+    /// a broken one.
+    pub fn take(&self) -> bool {
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
+impl Clone for Broken {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for Broken {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Broken {}
+
+impl std::hash::Hash for Broken {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// Set once a server ran one of our scripts in this process. A plain
@@ -98,6 +140,7 @@ impl ServerConfig {
             read_timeout: options.read_timeout,
             tls,
             scripts: ScriptsChecked::default(),
+            broken: Broken::default(),
         }
     }
 
@@ -136,6 +179,9 @@ impl ServerConfig {
         self.authenticate(&mut con)?;
         con.set_timeout(self.read_timeout).map_err(io_failure)?;
         con.set_db(self.url.db);
+        if self.broken.take() {
+            crate::stats::add(crate::stats::Counter::Reconnects);
+        }
         Ok(con)
     }
 

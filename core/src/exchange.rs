@@ -145,7 +145,9 @@ fn settle<T>(
             } else {
                 LockError::from_redis(&server.name(), &e)
             };
-            if !err.is_connection_error() && !matches!(err, LockError::Interrupted) {
+            if err.is_connection_error() {
+                server.broken.add();
+            } else if !matches!(err, LockError::Interrupted) {
                 pool::put_back(server, role, s.con);
             }
             Err((s.reused, err))

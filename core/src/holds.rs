@@ -2,8 +2,9 @@
 //!
 //! It gives three guarantees that a single lock object cannot:
 //! - **reentrancy**: a second acquire of a key this process already holds
-//!   (through any lock object) joins the existing hold and is counted; Redis
-//!   is released at the last matching release;
+//!   (through any lock object, in the same [`crate::context`]: the same PHP
+//!   Fiber) joins the existing hold and is counted; Redis is released at the
+//!   last matching release;
 //! - **request end**: whatever is still held when the request ends (also after
 //!   a fatal error, which skips destructors) is released by [`drain`];
 //! - **fork**: a child process starts with an empty table, so it never
@@ -43,6 +44,9 @@ pub struct Entry {
     /// The renewal thread's view of the lease (option `auto_renew`).
     /// Renewal stops when the entry leaves the table.
     pub lease: Option<Arc<Lease>>,
+    /// The [`crate::context`] (PHP Fiber) that took the hold: only it
+    /// re-enters it.
+    pub context: u64,
 }
 
 impl Entry {
@@ -109,12 +113,15 @@ pub fn is_lost(id: u64) -> bool {
     })
 }
 
-/// A copy of the entry for `redis_key` in `scope`, if held.
-pub fn find(scope: &str, redis_key: &[u8]) -> Option<Entry> {
+/// A copy of the entry for `redis_key` in `scope` taken in `context`, if
+/// held.
+pub fn find(scope: &str, redis_key: &[u8], context: u64) -> Option<Entry> {
     with_entries(|entries| {
         entries
             .iter()
-            .find(|e| &**e.topology.scope() == scope && e.keys.lock == redis_key)
+            .find(|e| {
+                &**e.topology.scope() == scope && e.keys.lock == redis_key && e.context == context
+            })
             .cloned()
     })
 }

@@ -27,6 +27,7 @@
 pub mod call;
 pub mod commands;
 pub mod connection;
+pub mod context;
 pub mod duration;
 pub mod error;
 mod exchange;
@@ -41,6 +42,7 @@ pub mod renewal;
 mod scripts;
 pub mod settings;
 pub mod signals;
+pub mod stats;
 pub mod token;
 pub mod topology;
 pub mod url;

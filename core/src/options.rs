@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use crate::duration;
 use crate::error::{LockError, Result};
+use crate::token;
 
 /// The kind of value an option takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OptionKind {
-    /// `true` / `false`.
+    /// `true` / `false`, 0 / 1, or an ini word ("on", "no", ...).
     Bool,
     /// Seconds as a float, strictly positive.
     Seconds,
@@ -41,6 +42,33 @@ impl OptionKind {
     }
 }
 
+/// The words a bool option takes as strings (as php.ini does), compared
+/// without case: true, then false.
+const TRUE_WORDS: [&str; 4] = ["1", "true", "on", "yes"];
+const FALSE_WORDS: [&str; 5] = ["0", "false", "off", "no", ""];
+
+/// A bool option's value: a bool, 0 or 1, or an ini word. Anything else is
+/// an error, so `'false'` never turns into true.
+fn flag(param: &str, value: OptionValue) -> Result<bool> {
+    let word = match &value {
+        OptionValue::Bool(b) => return Ok(*b),
+        OptionValue::Number(n) if *n == 0.0 => return Ok(false),
+        OptionValue::Number(n) if *n == 1.0 => return Ok(true),
+        OptionValue::Text(t) => String::from_utf8_lossy(t).to_ascii_lowercase(),
+        _ => String::from("?"),
+    };
+    if TRUE_WORDS.contains(&word.as_str()) {
+        Ok(true)
+    } else if FALSE_WORDS.contains(&word.as_str()) {
+        Ok(false)
+    } else {
+        Err(LockError::invalid(
+            param,
+            "must be a bool, 0, 1, or one of \"1\", \"0\", \"true\", \"false\", \"on\", \"off\", \"yes\", \"no\", \"\"",
+        ))
+    }
+}
+
 /// Most replicas option `replicas` may ask for.
 pub const MAX_REPLICAS: u32 = 1000;
 
@@ -65,6 +93,8 @@ pub const OPTIONS: &[(&str, OptionKind)] = &[
     ("tls_cert", OptionKind::NullableText),
     ("tls_key", OptionKind::NullableText),
     ("on_lost", OptionKind::Text),
+    ("reentrant", OptionKind::Bool),
+    ("owner", OptionKind::NullableText),
 ];
 
 /// Looks up the kind of an option by name.
@@ -90,6 +120,17 @@ pub enum OptionValue {
 pub struct Secret(pub String);
 
 impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// An owner token given as option `owner`: used, never shown (`Debug`
+/// prints `***`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Owner(pub Vec<u8>);
+
+impl std::fmt::Debug for Owner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("***")
     }
@@ -176,6 +217,11 @@ pub struct LockOptions {
     pub tls: TlsOptions,
     /// Reaction to a lost auto-renewed lease.
     pub on_lost: OnLost,
+    /// Whether a second acquire of a key this process (this Fiber) holds
+    /// joins the hold; false: it competes like another process.
+    pub reentrant: bool,
+    /// The token of this object's holds; `None`: a fresh random one each.
+    pub owner: Option<Owner>,
 }
 
 impl Default for LockOptions {
@@ -197,6 +243,8 @@ impl Default for LockOptions {
             drift_factor: DEFAULT_DRIFT_FACTOR,
             tls: TlsOptions::default(),
             on_lost: OnLost::Ignore,
+            reentrant: true,
+            owner: None,
         }
     }
 }
@@ -222,10 +270,25 @@ impl LockOptions {
                 format!("must be of type {}", kind.php_type()),
             )
         };
+        let value = match (kind, value) {
+            (OptionKind::Bool, value) => OptionValue::Bool(flag(&param, value)?),
+            (_, value) => value,
+        };
         match (name, value) {
             ("prefix", OptionValue::Text(t)) => self.prefix = t,
             ("auto_release", OptionValue::Bool(b)) => self.auto_release = b,
             ("auto_renew", OptionValue::Bool(b)) => self.auto_renew = b,
+            ("reentrant", OptionValue::Bool(b)) => self.reentrant = b,
+            ("owner", OptionValue::Null) => self.owner = None,
+            ("owner", OptionValue::Text(t)) => {
+                token::validate_token(&t).map_err(|e| match e {
+                    LockError::InvalidArgument { reason, .. } => {
+                        LockError::invalid(param.clone(), reason)
+                    }
+                    other => other,
+                })?;
+                self.owner = Some(Owner(t));
+            }
             ("max_hold", OptionValue::Null) => self.max_hold = None,
             ("max_hold", OptionValue::Number(s)) => {
                 self.max_hold = Some(duration::positive(&param, s)?)
@@ -385,10 +448,35 @@ mod tests {
     #[test]
     fn wrong_kind_is_reported() {
         let err = LockOptions::default()
-            .set("auto_release", OptionValue::Number(1.0))
+            .set("read_timeout", OptionValue::Bool(true))
             .unwrap_err()
             .to_string();
-        assert_eq!(err, "option \"auto_release\" must be of type bool");
+        assert_eq!(err, "option \"read_timeout\" must be of type float");
+    }
+
+    #[test]
+    fn bool_options_take_bools_zero_one_and_ini_words_only() {
+        let mut o = LockOptions::default();
+        for (value, expected) in [
+            (OptionValue::Bool(false), false),
+            (OptionValue::Number(1.0), true),
+            (OptionValue::Number(0.0), false),
+            (OptionValue::Text(b"false".to_vec()), false),
+            (OptionValue::Text(b"Off".to_vec()), false),
+            (OptionValue::Text(b"".to_vec()), false),
+            (OptionValue::Text(b"YES".to_vec()), true),
+        ] {
+            o.set("auto_release", value).unwrap();
+            assert_eq!(o.auto_release, expected);
+        }
+        for bad in [
+            OptionValue::Number(2.0),
+            OptionValue::Text(b"yes please".to_vec()),
+            OptionValue::Null,
+        ] {
+            let err = o.set("auto_release", bad).unwrap_err().to_string();
+            assert!(err.contains("must be a bool, 0, 1, or one of"), "{err}");
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ use crate::commands;
 use crate::pool::Role;
 use crate::process::PerProcess;
 use crate::scripts;
+use crate::stats::{self, Counter};
 use crate::topology::Topology;
 
 /// What the renewal thread knows of one hold, shared with its lock object.
@@ -68,8 +69,11 @@ impl Lease {
 
     /// Marks the lease lost (a renewal or a refresh found it gone).
     pub fn mark_lost(&self) {
-        if !self.lost.swap(true, Ordering::AcqRel)
-            && self.notify
+        if self.lost.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        stats::add(Counter::LostLeases);
+        if self.notify
             && let Some(hook) = LOST_HOOK.get()
         {
             hook();
@@ -355,6 +359,7 @@ fn renew_on(batch: &[Due]) {
             // the servers' clocks may take off it.
             let drift = topology.drift(d.ttl_ms).as_millis() as u64;
             d.lease.renewed(sent_at, d.ttl_ms.saturating_sub(drift));
+            stats::add(Counter::Renewals);
         } else {
             d.lease.mark_lost();
         }

@@ -9,6 +9,7 @@ use crate::call::{Attempt, Call};
 use crate::commands::{self, Fence, Queued, Successor, Waiter};
 use crate::error::{LockError, Result};
 use crate::pool::Role;
+use crate::stats::{self, Counter};
 
 /// One step of a blocking acquire on the command connection.
 #[derive(Debug, Clone, Copy)]
@@ -87,6 +88,7 @@ impl Lock {
             Queued::Waiting { pttl_ms } => pttl_ms,
             other => return Ok(done(other)),
         };
+        stats::add(Counter::Contended);
         loop {
             let now = Instant::now();
             if now >= deadline || stop() {

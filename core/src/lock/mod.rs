@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::call::{Attempt, Call};
 use crate::commands::{self, Fence, Successor};
+use crate::context;
 use crate::duration;
 use crate::error::{LockError, Result};
 use crate::holds::{self, Entry, Left};
@@ -21,6 +22,7 @@ use crate::keys::LockKeys;
 use crate::options::{LockOptions, OnLost};
 use crate::pool::Role;
 use crate::renewal::{self, Job};
+use crate::stats::{self, Counter};
 use crate::token;
 use crate::topology::{Topology, Votes, Waiting};
 
@@ -148,11 +150,17 @@ impl Lock {
     /// ends early with `false` (the binding uses it for PHP's execution
     /// time limit).
     pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+        stats::add(Counter::Acquires);
+        let started = Instant::now();
         if self.reenter()? {
+            stats::add(Counter::Acquired);
             return Ok(true);
         }
         self.clean_orphans()?;
-        let token = token::new_token()?.into_bytes();
+        let token = match &self.options.owner {
+            Some(owner) => owner.0.clone(),
+            None => token::new_token()?.into_bytes(),
+        };
         let attempt = if wait.is_zero() {
             self.try_once(&token)
         } else {
@@ -180,9 +188,18 @@ impl Lock {
         match won {
             Some(fence) => {
                 self.adopt(token, fence, false);
+                stats::add(Counter::Acquired);
+                stats::wait(started.elapsed());
                 Ok(true)
             }
-            None => Ok(false),
+            None => {
+                if wait.is_zero() {
+                    stats::add(Counter::Contended);
+                } else {
+                    stats::add(Counter::Timeouts);
+                }
+                Ok(false)
+            }
         }
     }
 
@@ -288,9 +305,13 @@ impl Lock {
     /// Joins the process's existing hold of this key, if it is still ours in
     /// Redis. A hold found lost is dropped from the table. True when joined.
     fn reenter(&mut self) -> Result<bool> {
-        let entry = match self.live_entry() {
+        if !self.options.reentrant {
+            return Ok(false);
+        }
+        let context = context::current();
+        let entry = match self.live_entry().filter(|e| e.context == context) {
             Some(entry) => Some(entry),
-            None => holds::find(self.topology.scope(), &self.keys.lock),
+            None => holds::find(self.topology.scope(), &self.keys.lock, context),
         };
         let Some(entry) = entry else {
             return Ok(false);
@@ -341,15 +362,24 @@ impl Lock {
             topology: self.topology.clone(),
             fence,
             lease,
+            context: context::current(),
         });
         self.share = Some(Share { id, own: 1 });
     }
 
     /// Takes over a hold made elsewhere (another process, a previous
-    /// request) from its token. Sends nothing to Redis.
+    /// request) from its token. Sends nothing to Redis. When this process
+    /// (this Fiber) holds the key under that token already, a reentrant
+    /// lock joins that hold; with `reentrant => false` it is a hold of its
+    /// own, whose release frees the key in Redis.
     pub fn restore(&mut self, token: Vec<u8>) -> Result<()> {
         token::validate_token(&token)?;
-        if let Some(entry) = holds::find(self.topology.scope(), &self.keys.lock) {
+        let joined = match self.options.reentrant {
+            true => holds::find(self.topology.scope(), &self.keys.lock, context::current()),
+            // Not reentrant: a hold of its own, even beside this process's.
+            false => None,
+        };
+        if let Some(entry) = joined {
             if entry.token != token {
                 return Err(LockError::Unsupported(format!(
                     "this process already holds lock \"{}\" under another token; \
@@ -562,7 +592,11 @@ fn release_entry(entry: &Entry) -> Result<bool> {
     let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
         commands::release(&entry.keys, &entry.token, successor)
     });
-    Ok(votes.decided()?.agree(|released| *released))
+    let released = votes.decided()?.agree(|released| *released);
+    if released {
+        stats::add(Counter::Releases);
+    }
+    Ok(released)
 }
 
 /// Releases every hold still open in this process whose `auto_release` is

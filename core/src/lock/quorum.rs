@@ -22,6 +22,7 @@ use super::{Lock, alive_window, block_time};
 use crate::commands::{self, Fence, Waiter};
 use crate::error::{LockError, Result};
 use crate::pool::Role;
+use crate::stats::{self, Counter};
 use crate::topology::Votes;
 
 /// Longest random pause after a split vote.
@@ -44,6 +45,7 @@ impl Lock {
         };
         let deadline = Instant::now() + wait;
         let mut listening: Option<usize> = None;
+        let mut first = true;
         let outcome = loop {
             let sent = Instant::now();
             let votes = self.try_with_lease(token);
@@ -54,6 +56,9 @@ impl Lock {
                     .is_some()
             {
                 break Ok(Some(None));
+            }
+            if std::mem::take(&mut first) {
+                stats::add(Counter::Contended);
             }
             let took_some = votes.count(|(won, _)| *won) > 0;
             if took_some || votes.answered() < self.topology.servers_per_key() {
