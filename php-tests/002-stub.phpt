@@ -39,6 +39,7 @@ final class RedisLock extends -
   public function fencingToken(): ?int
   public function forceRelease(): bool
   public function isAcquired(): bool
+  public function isLocked(): bool
   public function key(): string
   public function refresh(?float $ttl = NULL): bool
   public function release(): bool

@@ -92,6 +92,11 @@ pub const IS_ACQUIRED: Signature = Signature {
     method: "RedisLock::isAcquired()",
     params: &[],
 };
+/// `RedisLock::isLocked()`.
+pub const IS_LOCKED: Signature = Signature {
+    method: "RedisLock::isLocked()",
+    params: &[],
+};
 /// `RedisLock::remainingTtl()`.
 pub const REMAINING_TTL: Signature = Signature {
     method: "RedisLock::remainingTtl()",

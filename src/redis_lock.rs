@@ -191,6 +191,14 @@ impl RedisLock {
             .map_err(|e| from_core(&args::IS_ACQUIRED, e))
     }
 
+    /// Whether anyone holds the lock (this process or another), asked of
+    /// Redis.
+    pub fn is_locked(&mut self) -> PhpResult<bool> {
+        self.lock
+            .is_locked()
+            .map_err(|e| from_core(&args::IS_LOCKED, e))
+    }
+
     /// Seconds left on our lease, or null when it is not ours.
     pub fn remaining_ttl(&mut self) -> PhpResult<Option<f64>> {
         self.lock

@@ -80,6 +80,9 @@ namespace {
         /** Asks Redis whether the lease is still ours. */
         public function isAcquired(): bool {}
 
+        /** Asks Redis whether anyone holds the lock (this process or another). */
+        public function isLocked(): bool {}
+
         /** Seconds left on our lease; null when it is not ours. */
         public function remainingTtl(): ?float {}
 

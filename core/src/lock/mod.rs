@@ -450,6 +450,14 @@ impl Lock {
         entry
     }
 
+    /// Whether anyone holds the lock now (the key exists on a quorum of its
+    /// servers), whoever it is. One `GET` on every server of the key.
+    pub fn is_locked(&mut self) -> Result<bool> {
+        let key = &self.keys.lock;
+        let votes = self.run(Role::Command, &|_| commands::owner(key));
+        Ok(votes.decided()?.agree(Option::is_some))
+    }
+
     /// Whether the lease is still ours: with `auto_renew` from the renewal
     /// thread's knowledge (no round trip), else asks Redis (one `GET` on
     /// every server of the key).
