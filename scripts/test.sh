@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, checks formatting and
 # lints, runs the core's cargo tests (each starts its own redis-server),
-# builds the extension, runs every phpt test against it, then a subset
-# under valgrind. Ends with one "N passed, N failed" line; exits non-zero on
-# any failure, leak, or skipped phpt.
+# builds the extension, runs every phpt test against it, the framework
+# bridges' PHPUnit suites, then a subset under valgrind. Ends with one
+# "N passed, N failed" line; exits non-zero on any failure, leak, or
+# skipped test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,18 @@ phpt_status=${PIPESTATUS[0]}
 set -e
 phpt_line=$(grep -E '^phpt: [0-9]+ passed' "$log" | tail -n1)
 
+# The framework bridges' PHPUnit suites (Symfony Lock, Laravel).
+set +e
+bash scripts/bridge-tests.sh 2>&1 | tee "$log.unit"
+unit_status=${PIPESTATUS[0]}
+set -e
+unit_tests=$(grep -oE '(OK \(|Tests: )[0-9]+' "$log.unit" | grep -oE '[0-9]+' | tail -n1)
+unit_tests=${unit_tests:-0}
+unit_bad=$(grep -oE '(Failures|Errors|Risky|Warnings|Skipped|Incomplete): [0-9]+' "$log.unit" | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
+[ "$unit_status" = 0 ] || [ "$unit_bad" -gt 0 ] || unit_bad=1
+unit_passed=$((unit_tests - unit_bad > 0 ? unit_tests - unit_bad : 0))
+rm -f "$log.unit"
+
 # A memory check of the binding and the renewal thread under valgrind, on
 # tests that do not depend on tight timing.
 valgrind_tests=(001 010 014 019 021 022 023 024 030 090)
@@ -42,11 +55,12 @@ rm -f "$log.vg"
 phpt_passed=$(echo "$phpt_line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 phpt_failed=$(echo "$phpt_line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 phpt_skipped=$(echo "$phpt_line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+' || echo 0)
-failed=$((cargo_failed + phpt_failed + phpt_skipped))
+failed=$((cargo_failed + phpt_failed + phpt_skipped + unit_bad))
 [ "$phpt_status" = 0 ] || [ "$failed" -gt 0 ] || failed=1
 [ "$valgrind_status" = 0 ] || failed=$((failed + 1))
 echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
 echo "$phpt_line"
+echo "phpunit (bridges): ${unit_passed} passed, ${unit_bad} failed"
 echo "$vg_line"
-echo "$((cargo_passed + phpt_passed)) passed, ${failed} failed"
+echo "$((cargo_passed + phpt_passed + unit_passed)) passed, ${failed} failed"
 [ "$failed" = 0 ]

@@ -1,0 +1,145 @@
+<?php
+
+namespace RedisLock\Bridge\Symfony;
+
+use RedisLock;
+use Symfony\Component\Lock\BlockingStoreInterface;
+use Symfony\Component\Lock\Exception\InvalidTtlException;
+use Symfony\Component\Lock\Exception\LockConflictedException;
+use Symfony\Component\Lock\Key;
+use Symfony\Component\Lock\Store\ExpiringStoreTrait;
+
+/**
+ * A Symfony Lock store on the redislock extension:
+ * `new LockFactory(new RedisLockStore('redis://127.0.0.1:6379'))` works
+ * unchanged, and a blocking `acquire(true)` is woken by the release instead
+ * of Symfony's 100 ms polling.
+ *
+ * Each Key gets one \RedisLock (not reentrant: two Keys on one resource
+ * exclude each other even in one process, as with Symfony's own stores).
+ * The Key's state holds the owner token, so a serialized Key can be
+ * released or refreshed in another process; create the store with
+ * `['auto_release' => false]` for that, since by default the extension
+ * releases what a request still holds when it ends (also after a fatal
+ * error, which skips Symfony's destructor).
+ *
+ * The value in Redis is the owner token as a plain string (the
+ * extension's layout), not Symfony's RedisStore sorted set: use one kind of
+ * store per resource. Read (shared) locks are not supported.
+ */
+final class RedisLockStore implements BlockingStoreInterface
+{
+    use ExpiringStoreTrait;
+
+    /** Longest single wait of the extension inside waitAndSave() (it loops). */
+    private const WAIT_SLICE = 3600.0;
+
+    /** @var \WeakMap<Key, RedisLock> */
+    private \WeakMap $locks;
+
+    /**
+     * @param string|array|null $servers     URL(s) as for `new RedisLock()`; null: ini redislock.servers
+     * @param array             $options     the extension's options (prefix, auto_renew, sentinel, cluster, ...);
+     *                                       `reentrant` is always false here
+     * @param float             $initialTtl  the lease of save() in seconds, until the Lock's ttl is applied
+     */
+    public function __construct(
+        #[\SensitiveParameter] private string|array|null $servers = null,
+        #[\SensitiveParameter] private array $options = [],
+        private float $initialTtl = 300.0,
+    ) {
+        if ($initialTtl <= 0) {
+            throw new InvalidTtlException(sprintf('"%s()" expects a strictly positive TTL, got %s.', __METHOD__, $initialTtl));
+        }
+        $this->options['reentrant'] = false;
+        $this->locks = new \WeakMap();
+    }
+
+    /** Takes the lock for the Key, or extends it when the Key holds it already. */
+    public function save(Key $key): void
+    {
+        $key->reduceLifetime($this->initialTtl);
+        $lock = $this->lockOf($key);
+        $taken = $lock->token() !== null && $lock->isAcquired()
+            ? $lock->refresh($this->initialTtl)
+            : $lock->acquire();
+        if (!$taken) {
+            throw new LockConflictedException();
+        }
+        $key->setState(self::class, $lock->token());
+        $this->checkNotExpired($key);
+    }
+
+    /** Waits until the lock is free and takes it; woken by the holder's release. */
+    public function waitAndSave(Key $key): void
+    {
+        $lock = $this->lockOf($key);
+        if ($lock->token() !== null && $lock->isAcquired()) {
+            $this->save($key);
+            return;
+        }
+        while (!$lock->acquire(self::WAIT_SLICE)) {
+            // A wait longer than an hour: wait again (PHP's time limit ends it).
+        }
+        // The lease starts now, not when the wait began.
+        $key->resetLifetime();
+        $key->reduceLifetime($this->initialTtl);
+        $key->setState(self::class, $lock->token());
+        $this->checkNotExpired($key);
+    }
+
+    /** Sets the lease of the Key's hold to $ttl seconds; LockConflictedException when it is not ours any more. */
+    public function putOffExpiration(Key $key, float $ttl): void
+    {
+        $key->reduceLifetime($ttl);
+        $lock = $this->heldLockOf($key);
+        // The extension's shortest lease is 1 ms; a shorter one has run out
+        // by the check below, which releases it and reports it expired.
+        if ($lock === null || !$lock->refresh(max($ttl, 0.001))) {
+            throw new LockConflictedException();
+        }
+        $this->checkNotExpired($key);
+    }
+
+    /** Releases the Key's hold (only if it is still ours). */
+    public function delete(Key $key): void
+    {
+        $lock = $this->heldLockOf($key);
+        if ($lock !== null) {
+            $lock->release();
+        }
+        unset($this->locks[$key]);
+        $key->removeState(self::class);
+    }
+
+    /** Whether the Key's hold is still ours in Redis. */
+    public function exists(Key $key): bool
+    {
+        return $this->heldLockOf($key)?->isAcquired() ?? false;
+    }
+
+    /** The Key's lock object: its own, one restored from its state, or a new one. */
+    private function lockOf(Key $key): RedisLock
+    {
+        return $this->heldLockOf($key)
+            ?? $this->locks[$key] = new RedisLock((string) $key, $this->initialTtl, $this->servers, $this->options);
+    }
+
+    /** The Key's lock object when the Key was saved (here, or in another process), else null. */
+    private function heldLockOf(Key $key): ?RedisLock
+    {
+        if (isset($this->locks[$key])) {
+            return $this->locks[$key];
+        }
+        if (!$key->hasState(self::class)) {
+            return null;
+        }
+        return $this->locks[$key] = RedisLock::restore(
+            (string) $key,
+            $key->getState(self::class),
+            $this->initialTtl,
+            $this->servers,
+            $this->options,
+        );
+    }
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The framework bridges' PHPUnit suites (bridge/phpunit.xml: Symfony Lock
+# and Laravel), against the built extension and Debian's phpunit,
+# php-symfony-lock and php-laravel-framework. Each run starts its own
+# redis-server. Needs target/release/redislock.so (bash scripts/build.sh).
+# Extra arguments go to phpunit (e.g. --testsuite symfony, --filter name).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh phpunit php-symfony-lock php-laravel-framework
+so="$PWD/target/release/redislock.so"
+[ -f "$so" ] || { echo "bridge-tests: $so is missing; run bash scripts/build.sh" >&2; exit 1; }
+exec php -d extension="$so" /usr/bin/phpunit -c bridge/phpunit.xml "$@"
