@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, checks formatting and
 # lints, runs the core's cargo tests (each starts its own redis-server),
-# builds the extension, runs every phpt test against it, the framework
-# bridges' PHPUnit suites, then a subset under valgrind. Ends with one
+# builds the extension, checks the phpize build (scripts/phpize-test.sh),
+# runs every phpt test against it, the framework bridges' PHPUnit suites,
+# then a subset under valgrind. Ends with one
 # "N passed, N failed" line; exits non-zero on any failure, leak, or
 # skipped test.
 set -euo pipefail
@@ -24,6 +25,15 @@ echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
 [ "$cargo_status" = 0 ] || { echo "${cargo_passed} passed, $((cargo_failed > 0 ? cargo_failed : 1)) failed"; exit 1; }
 
 bash scripts/build.sh
+# Install like a PHP extension: phpize, configure, make, make install in a
+# clean copy (reusing cargo's build of build.sh).
+set +e
+bash scripts/phpize-test.sh
+phpize_status=$?
+set -e
+[ "$phpize_status" = 0 ] && phpize_passed=1 || phpize_passed=0
+phpize_failed=$((1 - phpize_passed))
+
 set +e
 bash scripts/phpt.sh target/release/redislock.so 2>&1 | tee "$log"
 phpt_status=${PIPESTATUS[0]}
@@ -55,12 +65,13 @@ rm -f "$log.vg"
 phpt_passed=$(echo "$phpt_line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 phpt_failed=$(echo "$phpt_line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 phpt_skipped=$(echo "$phpt_line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+' || echo 0)
-failed=$((cargo_failed + phpt_failed + phpt_skipped + unit_bad))
+failed=$((cargo_failed + phpt_failed + phpt_skipped + unit_bad + phpize_failed))
 [ "$phpt_status" = 0 ] || [ "$failed" -gt 0 ] || failed=1
 [ "$valgrind_status" = 0 ] || failed=$((failed + 1))
 echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
 echo "$phpt_line"
 echo "phpunit (bridges): ${unit_passed} passed, ${unit_bad} failed"
+echo "phpize install: ${phpize_passed} passed, ${phpize_failed} failed"
 echo "$vg_line"
-echo "$((cargo_passed + phpt_passed + unit_passed)) passed, ${failed} failed"
+echo "$((cargo_passed + phpt_passed + unit_passed + phpize_passed)) passed, ${failed} failed"
 [ "$failed" = 0 ]
