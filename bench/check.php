@@ -12,13 +12,14 @@ declare(strict_types=1);
  * Prints one line and exits 0 when everything held, 1 otherwise.
  *
  *   php -d extension=.../redislock.so bench/check.php --contender=predis --port=6379
+ *   ... --topology=redlock:127.0.0.1:P1,... instead of --port: the topology suite (bench/topologies.php)
  */
 
 require __DIR__ . '/lib/bootstrap.php';
 
-$opt = cli_options(['contender' => null, 'port' => null]);
+$opt = cli_options(['contender' => null, 'port' => '', 'topology' => '']);
 $name = $opt['contender'];
-$redis = new Endpoint('127.0.0.1', (int) $opt['port']);
+$redis = bench_target($opt);
 $key = fresh_key('check', $name);
 
 function fail(string $why): never
@@ -35,7 +36,7 @@ if ($pid === 0) {
     fclose($aSock);
     $verdict = 'ok';
     try {
-        $b = make_contender($name, $redis);
+        $b = target_contender($name, $redis);
         fwrite($bSock, "ready\n");
         if (trim((string) fgets($bSock)) !== 'held') {
             throw new RuntimeException('A did not report holding the lock');
@@ -66,7 +67,7 @@ if ($pid === 0) {
 fclose($bSock);
 stream_set_timeout($aSock, 30);
 try {
-    $a = make_contender($name, $redis);
+    $a = target_contender($name, $redis);
     if (trim((string) fgets($aSock)) !== 'ready') {
         fail('process B did not start: ' . trim((string) fgets($aSock)));
     }
@@ -97,4 +98,4 @@ try {
     fail(get_class($e) . ': ' . $e->getMessage());
 }
 printf("ok   %-32s exclusive; a blocked acquire got the lock %s ms after asking (holder kept it 150 ms)\n",
-    contender_label($name), substr($verdict, 3));
+    target_label($name, $redis), substr($verdict, 3));

@@ -8,6 +8,7 @@ declare(strict_types=1);
  * Prints one JSON object.
  *
  *   php -d extension=.../redislock.so bench/contended.php --contender=redislock --port=6379 [--procs=8 --sections=200 --outside-us=1000]
+ *   ... --topology=redlock:127.0.0.1:P1,127.0.0.1:P2,... instead of --port: the topology suite (bench/topologies.php)
  *
  * Critical section: read a shared counter from a file, usleep(200), write
  * counter+1 (a lost update shows that two processes were inside at once),
@@ -24,11 +25,11 @@ declare(strict_types=1);
 require __DIR__ . '/lib/bootstrap.php';
 
 $opt = cli_options([
-    'contender' => null, 'port' => null, 'procs' => '8', 'sections' => '200',
+    'contender' => null, 'port' => '', 'topology' => '', 'procs' => '8', 'sections' => '200',
     'outside-us' => '0', 'wait' => '10', 'rep' => '1',
 ]);
 $name = $opt['contender'];
-$redis = new Endpoint('127.0.0.1', (int) $opt['port']);
+$redis = bench_target($opt);
 $procs = (int) $opt['procs'];
 $sections = (int) $opt['sections'];
 $outsideUs = (int) $opt['outside-us'];
@@ -44,10 +45,10 @@ $resultDir = sys_get_temp_dir() . '/bench-contended-' . getmypid() . '-' . bin2h
 mkdir($resultDir);
 
 /** Child body: warm up, wait for the start time, run the critical sections, hand in the log. */
-function child(string $name, Endpoint $redis, string $key, int $sections, int $outsideUs, float $wait,
+function child(string $name, Endpoint|Topology $redis, string $key, int $sections, int $outsideUs, float $wait,
                string $counterFile, string $resultFile, $sock): void
 {
-    $contender = make_contender($name, $redis);
+    $contender = target_contender($name, $redis);
     $warmKey = "$key:warm:" . getmypid();
     for ($i = 0; $i < 3; $i++) {
         if ($contender->tryAcquire($warmKey)) {
@@ -150,7 +151,7 @@ foreach ($children as $child) {
         $fail('a child did not get ready');
     }
 }
-$stats = new RedisStats($redis);
+$stats = target_stats($redis);
 $s0 = $stats->snapshot();
 $s1 = $stats->snapshot();
 $startAt = hrtime(true) + 50_000_000; // 50 ms from now

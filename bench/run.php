@@ -10,6 +10,9 @@ declare(strict_types=1);
  *
  *   php bench/run.php --port=6379 --so=/path/redislock.so --raw=bench/results/raw [--reps=3 --quick=0 --procs=8 --only=a,b]
  *
+ * --suites=main,topology: without "main" only meta.json is written (the
+ * topology suite is bench/topologies.php).
+ *
  * Order: for each repetition, every contender of the uncontended suite,
  * then the contended suite with 0 and with 1 ms of work outside the lock.
  * The contender order rotates by one each repetition, so no contender is
@@ -18,11 +21,16 @@ declare(strict_types=1);
 
 require __DIR__ . '/lib/bootstrap.php';
 require __DIR__ . '/lib/Runner.php';
+require __DIR__ . '/lib/Results.php';
 
 $opt = cli_options([
     'port' => null, 'so' => null, 'raw' => null, 'reps' => '3', 'quick' => '0',
-    'procs' => '8', 'sections' => '', 'seconds' => '', 'only' => '', 'pinning' => 'none',
+    'procs' => '8', 'sections' => '', 'seconds' => '', 'only' => '', 'pinning' => 'none', 'suites' => 'main,topology',
 ]);
+// BENCH_SUITES: "main" (check + uncontended + contended, here) and/or "topology"
+// (bench/topologies.php, run by bench.sh after this script). Without "main"
+// this script only writes meta.json.
+$suites = array_values(array_filter(array_map('trim', explode(',', $opt['suites']))));
 $quick = $opt['quick'] === '1';
 $reps = max(1, (int) $opt['reps']);
 $procs = max(2, (int) $opt['procs']);
@@ -65,9 +73,13 @@ file_put_contents("$raw/meta.json", json_encode([
     'loadavg' => implode(' ', array_slice(explode(' ', (string) @file_get_contents('/proc/loadavg')), 0, 3)),
     'pinning' => $opt['pinning'],
     'reps' => $reps, 'quick' => $quick, 'seconds' => $seconds, 'procs' => $procs,
-    'sections' => $sections, 'outside_us' => $outsideVariants,
+    'sections' => $sections, 'outside_us' => $outsideVariants, 'suites' => $suites,
 ], JSON_PRETTY_PRINT | JSON_UNESCAPED_UNICODE));
 $redisInfo->close();
+
+if (!in_array('main', $suites, true)) {
+    exit(0);
+}
 
 $wanted = fn (string $suite) => array_values(array_filter(array_keys(contenders()),
     fn ($n) => in_array($suite, contenders()[$n]['suites'], true) && ($only === null || in_array($n, $only, true))));
@@ -88,15 +100,7 @@ $usable = fn (string $name) => ($checks[$name]['ok'] ?? true);
 
 // --- 2. the suites
 $rotate = fn (array $list, int $by) => $list ? array_merge(array_slice($list, $by % count($list)), array_slice($list, 0, $by % count($list))) : [];
-$record = function (string $file, array $base, int $rc, string $out) use ($raw): ?array {
-    $line = trim($out);
-    $result = $rc === 0 ? json_decode($line, true) : null;
-    if (!is_array($result)) {
-        $result = $base + ['error' => $rc === 124 ? 'time limit exceeded' : "exit code $rc" . ($line !== '' ? ": $line" : '')];
-    }
-    file_put_contents("$raw/$file", json_encode($result) . "\n", FILE_APPEND);
-    return $result;
-};
+$record = fn (string $file, array $base, int $rc, string $out): array => record_result("$raw/$file", $base, $rc, $out);
 
 for ($rep = 1; $rep <= $reps; $rep++) {
     $say("== repetition $rep/$reps: uncontended, 1 process, ~{$seconds} s per contender");

@@ -7,6 +7,7 @@ declare(strict_types=1);
  * one contender on one fresh key, and prints one JSON object.
  *
  *   php -d extension=.../redislock.so bench/uncontended.php --contender=redislock --port=6379 [--seconds=1.5 --warmup=0.3]
+ *   ... --topology=redlock:127.0.0.1:P1,127.0.0.1:P2,... instead of --port: the topology suite (bench/topologies.php)
  *
  * The warm-up (connect, script load, JIT-free PHP caches) also calibrates
  * N so that the measured loop lasts about --seconds.
@@ -14,10 +15,10 @@ declare(strict_types=1);
 
 require __DIR__ . '/lib/bootstrap.php';
 
-$opt = cli_options(['contender' => null, 'port' => null, 'seconds' => '1.5', 'warmup' => '0.3', 'rep' => '1']);
+$opt = cli_options(['contender' => null, 'port' => '', 'topology' => '', 'seconds' => '1.5', 'warmup' => '0.3', 'rep' => '1']);
 $name = $opt['contender'];
-$redis = new Endpoint('127.0.0.1', (int) $opt['port']);
-$contender = make_contender($name, $redis);
+$redis = bench_target($opt);
+$contender = target_contender($name, $redis);
 $key = fresh_key('uncontended', $name);
 
 $cycle = function () use ($contender, $key): void {
@@ -40,7 +41,7 @@ do {
 $rate = $done / ((hrtime(true) - $start) / 1e9);
 $cycles = max(200, (int) round($rate * (float) $opt['seconds']));
 
-$stats = new RedisStats($redis);
+$stats = target_stats($redis);
 $s0 = $stats->snapshot();
 $s1 = $stats->snapshot();
 $ru0 = getrusage();

@@ -2,8 +2,9 @@
 # The benchmark: redislock against the PHP Redis locks people use.
 # Builds nothing: it needs target/release/redislock.so (bash scripts/build.sh).
 # Installs the peers from Debian if missing, starts a private redis-server,
-# runs bench/run.php (suites x repetitions) and bench/report.php (tables,
-# chart). Results: bench/results/latest.txt and bench/results/wait-times.svg.
+# runs bench/run.php (suites x repetitions), bench/topologies.php (the
+# topology suite, with its own servers) and bench/report.php (tables, chart).
+# Results: bench/results/latest.txt and bench/results/wait-times.svg.
 #
 # Environment:
 #   BENCH_REPEAT=3     repetitions of every measurement; the report shows medians
@@ -12,7 +13,15 @@
 #   BENCH_SECTIONS=N   critical sections per process (default 200, quick 40)
 #   BENCH_SECONDS=S    measured seconds per uncontended contender (default 1.5, quick 0.3)
 #   BENCH_ONLY=a,b     only these contenders (names in bench/lib/contenders.php)
-#   BENCH_PIN=same     CPU pinning (needs 2+ CPUs and taskset), one of:
+#   BENCH_SUITES=main,topology  which suites: main (check, uncontended, contended
+#                      against the PHP peers) and/or topology (bench/topologies.php:
+#                      1 server vs Redlock-3/-5 vs a 3-master Cluster, and Symfony's
+#                      CombinedStore over the same 5 masters; starts its own servers)
+#   BENCH_TOPO_PIN=split  CPU pinning of the topology suite (its 8 servers):
+#     split  (default) every server on CPU 0, every PHP process on CPU 1
+#     same   servers and PHP processes all on CPU 1
+#     0      no pinning
+#   BENCH_PIN=same     CPU pinning of the main suites (needs 2+ CPUs and taskset), one of:
 #     same   (default) redis-server and its threads and every PHP process
 #            (runner, measured processes, forked children) on CPU 1; CPU 0 is
 #            left to the rest of the machine; no cross-CPU wake-ups
@@ -38,7 +47,18 @@ work=$(mktemp -d)
 cp "$so" "$work/redislock.so"
 
 source scripts/redis.sh
-cleanup() { redis_stop; rm -rf "$work"; }
+# The topology suite stops its servers itself (also on errors and signals);
+# this kills, by pid, any it could not (the PHP process was killed).
+topo_pids="$work/topology-servers.pids"
+cleanup() {
+  local pid
+  if [ -s "$topo_pids" ]; then
+    while read -r pid; do
+      [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = redis-server ] && kill -9 "$pid" 2>/dev/null || true
+    done <"$topo_pids"
+  fi
+  redis_stop; rm -rf "$work"
+}
 trap cleanup EXIT
 redis_start
 
@@ -60,10 +80,44 @@ case "$mode" in
   *) echo "bench: BENCH_PIN must be split, same or 0" >&2; exit 2 ;;
 esac
 
-echo "bench: redis-server on 127.0.0.1:$REDIS_PORT (pid $REDIS_PID); pinning: $pinning; repetitions: $reps; quick: $quick" >&2
+suites=${BENCH_SUITES:-main,topology}
+case ",$suites," in *,main,*|*,topology,*) ;; *) echo "bench: BENCH_SUITES must name main and/or topology" >&2; exit 2 ;; esac
+
+echo "bench: redis-server on 127.0.0.1:$REDIS_PORT (pid $REDIS_PID); pinning: $pinning; repetitions: $reps; quick: $quick; suites: $suites" >&2
 raw=bench/results/raw
+# Without "main" in BENCH_SUITES, run.php only writes meta.json (versions, machine).
 "${pin[@]}" php -d extension="$work/redislock.so" bench/run.php \
   --port="$REDIS_PORT" --so="$work/redislock.so" --raw="$raw" --reps="$reps" --quick="$quick" \
   --procs="${BENCH_PROCS:-8}" --sections="${BENCH_SECTIONS:-}" --seconds="${BENCH_SECONDS:-}" \
-  --only="${BENCH_ONLY:-}" --pinning="$pinning"
-php bench/report.php --raw="$raw" --out=bench/results
+  --only="${BENCH_ONLY:-}" --pinning="$pinning" --suites="$suites"
+
+topo_rc=0
+case ",$suites," in *,topology,*)
+  topo_pin=()
+  server_cpu=""
+  topo_mode=${BENCH_TOPO_PIN:-split}
+  topo_pinning="none: servers and PHP processes float over all CPUs"
+  if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
+    topo_mode=none
+  fi
+  case "$topo_mode" in
+    split) server_cpu=0; topo_pin=(taskset -c 1)
+           topo_pinning="split: every redis-server on CPU 0, every PHP process on CPU 1" ;;
+    same)  server_cpu=1; topo_pin=(taskset -c 1)
+           topo_pinning="same: every redis-server and every PHP process on CPU 1" ;;
+    0|none) ;;
+    *) echo "bench: BENCH_TOPO_PIN must be split, same or 0" >&2; exit 2 ;;
+  esac
+  echo "bench: topology suite; pinning: $topo_pinning" >&2
+  "${topo_pin[@]}" php -d extension="$work/redislock.so" bench/topologies.php \
+    --so="$work/redislock.so" --raw="$raw" --reps="$reps" --quick="$quick" \
+    --procs="${BENCH_PROCS:-8}" --sections="${BENCH_SECTIONS:-}" --seconds="${BENCH_SECONDS:-}" \
+    --only="${BENCH_ONLY:-}" --server-cpu="$server_cpu" --pinning="$topo_pinning" \
+    --pidfile="$topo_pids" || topo_rc=$?
+  [ "$topo_rc" = 0 ] || echo "bench: the topology suite failed (exit $topo_rc)" >&2
+  ;;
+esac
+
+report_rc=0
+php bench/report.php --raw="$raw" --out=bench/results || report_rc=$?
+[ "$topo_rc" = 0 ] && [ "$report_rc" = 0 ]

@@ -20,7 +20,9 @@ final class Runner
         foreach ($args as $name => $value) {
             $cmd[] = "--$name=$value";
         }
-        $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => STDERR], $pipes);
+        // stderr is inherited as is: passing STDERR made PHP seek fd 2 to 0, which
+        // rewound a log file that stdout and stderr share (bench.sh > log 2>&1).
+        $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w']], $pipes);
         if (!is_resource($proc)) {
             return [127, ''];
         }

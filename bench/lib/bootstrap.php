@@ -10,3 +10,6 @@ require_once __DIR__ . '/Cli.php';
 require_once __DIR__ . '/RedisStats.php';
 require_once __DIR__ . '/Stats.php';
 require_once __DIR__ . '/Intervals.php';
+require_once __DIR__ . '/Topology.php';
+require_once __DIR__ . '/TopologyStats.php';
+require_once __DIR__ . '/topology-contenders.php';
