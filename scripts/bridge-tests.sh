@@ -9,4 +9,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh phpunit php-symfony-lock php-laravel-framework
 so="$PWD/target/release/redislock.so"
 [ -f "$so" ] || { echo "bridge-tests: $so is missing; run bash scripts/build.sh" >&2; exit 1; }
+export REDISLOCK_SO="$so"
 exec php -d extension="$so" /usr/bin/phpunit -c bridge/phpunit.xml "$@"

@@ -1,0 +1,405 @@
+<?php
+
+namespace RedisLock\Bridge\Laravel;
+
+use Illuminate\Cache\Lock;
+use Illuminate\Contracts\Cache\LockTimeoutException;
+
+/**
+ * A Laravel cache lock (`Cache::lock($name, $seconds, $owner)`) held in Redis
+ * by the redislock extension.
+ *
+ * - The Redis key is the store's prefix followed by the name; its value is
+ *   the lock's owner (Laravel's `owner()`), as with Laravel's own Redis lock.
+ * - Two locks on one name exclude each other, also in one process (the
+ *   extension's reentrancy is turned off), like Laravel's locks.
+ * - A lock outlives the PHP object and the request that took it unless it
+ *   is released (Laravel's semantics; the extension's `auto_release` is
+ *   off), so `Cache::restoreLock($name, $owner)->release()` in a later
+ *   request or job releases it. It ends by itself when its lease ends.
+ * - `$seconds > 0`: the lease is $seconds.
+ * - `$seconds = 0` (Laravel's "no expiry"): the lease is 15 s (the store's
+ *   `auto_renew_ttl`) and the extension renews it in a background thread
+ *   every third of that, for as long as this process holds it, also after
+ *   this object is gone, until it is released (here or through
+ *   restoreLock()), force-released, or the process ends. So the lock never
+ *   stays forever: it is free at most 15 s after its holder died. In
+ *   PHP-FPM (and any SAPI with several requests per process) the renewal
+ *   also stops at the end of the request, where the extension forgets the
+ *   request's holds: a lock taken with `$seconds = 0` and not released in
+ *   that request then expires within 15 s. Give it a ttl (`$seconds > 0`)
+ *   when it must outlive the request. Laravel features that take a lock
+ *   with `$seconds = 0` in a request and release it elsewhere (a
+ *   ShouldBeUnique job without `$uniqueFor`, released by the worker) are
+ *   thus protected until about 15 s after that request, not until the
+ *   release: give them a duration.
+ * - block() waits through the extension: the waiter is woken by the
+ *   release (no 250 ms polling; betweenBlockedAttemptsSleepFor() has no
+ *   effect) and throws LockTimeoutException when the time runs out.
+ * - getCurrentOwner(): the extension does not read other holders' tokens
+ *   back. It returns this lock's owner when that owner holds the lock, ''
+ *   when someone else holds it, and null when it is free. isOwnedBy($owner)
+ *   asks Redis about any owner exactly.
+ */
+class RedisLockLock extends Lock
+{
+    /** Lease in seconds of a lock taken with `$seconds = 0`, renewed every third of it. */
+    public const AUTO_RENEW_TTL = 15.0;
+
+    /**
+     * Auto-renewed holds of this process that must outlive their Laravel
+     * lock object: [lock id][owner] => the RedisLock that renews them.
+     *
+     * @var array<string, array<string, \RedisLock>>
+     */
+    private static array $renewing = [];
+
+    /** @var string|array<int, string>|null */
+    private string|array|null $servers;
+
+    /**
+     * The RedisLock options of every object made here: the user's, with
+     * prefix set, reentrancy and auto_release off, and no owner.
+     *
+     * @var array<string, mixed>
+     */
+    private array $options;
+
+    private string $prefix;
+
+    private float $autoRenewTtl;
+
+    /** The RedisLock that acquires for this object (created at first use). */
+    private ?\RedisLock $lock = null;
+
+    /**
+     * @param  string  $name  the lock's name (the Redis key is $prefix . $name)
+     * @param  int  $seconds  lease in seconds; 0 or less: no fixed expiry (an auto-renewed lease)
+     * @param  string|null  $owner  the owner token (1 to 1024 bytes); null: a random one
+     * @param  string|array<int, string>|null  $servers  a Redis URL or a list of URLs; null: ini redislock.servers
+     * @param  array<string, mixed>  $options  RedisLock options (prefix, owner, reentrant and auto_release are set here)
+     * @param  string  $prefix  the key prefix
+     * @param  float  $autoRenewTtl  the lease of a lock with $seconds = 0
+     */
+    public function __construct(
+        $name,
+        $seconds,
+        $owner = null,
+        #[\SensitiveParameter] string|array|null $servers = null,
+        #[\SensitiveParameter] array $options = [],
+        string $prefix = '',
+        float $autoRenewTtl = self::AUTO_RENEW_TTL,
+    ) {
+        parent::__construct((string) $name, $seconds, $owner === null ? null : (string) $owner);
+
+        unset($options['owner']);
+        $options['prefix'] = $prefix;
+        $options['reentrant'] = false;
+        $options['auto_release'] = false;
+
+        $this->servers = $servers;
+        $this->options = $options;
+        $this->prefix = $prefix;
+        $this->autoRenewTtl = $autoRenewTtl;
+    }
+
+    /**
+     * Tries once to take the lock.
+     *
+     * @return bool true when it is now ours
+     *
+     * @throws \RedisLock\ConnectionException when Redis cannot be used
+     */
+    public function acquire()
+    {
+        if (!$this->lock()->acquire(0.0)) {
+            return false;
+        }
+        $this->held();
+
+        return true;
+    }
+
+    /**
+     * Waits up to $seconds for the lock, woken by the holder's release.
+     *
+     * With a callback: runs it, releases the lock in every case and
+     * returns the callback's value. Without: returns true and the lock is
+     * held until released.
+     *
+     * @param  int|float  $seconds
+     * @param  callable|null  $callback
+     * @return mixed
+     *
+     * @throws LockTimeoutException when the lock stayed busy for $seconds
+     * @throws \RedisLock\ConnectionException when Redis cannot be used
+     */
+    public function block($seconds, $callback = null)
+    {
+        $wait = max(0.0, (float) $seconds);
+        if (!$this->lock()->acquire($wait)) {
+            throw new LockTimeoutException(sprintf('Could not acquire the lock [%s] within %s seconds.', $this->name, $wait));
+        }
+        $this->held();
+
+        if (is_callable($callback)) {
+            try {
+                return $callback();
+            } finally {
+                $this->release();
+            }
+        }
+
+        return true;
+    }
+
+    /**
+     * Releases the lock if this lock's owner holds it (compare-and-delete:
+     * never the lock of another owner, e.g. after our lease ran out). Also
+     * works on a lock from restoreLock() in another request or process.
+     *
+     * @return bool true when the owner held it and it is now free
+     *
+     * @throws \RedisLock\ConnectionException when Redis cannot be used
+     */
+    public function release()
+    {
+        $renewed = $this->forgetRenewal();
+        if ($this->lock !== null && $this->lock->token() !== null) {
+            return $this->lock->release();
+        }
+
+        return ($renewed ?? $this->restored())->release();
+    }
+
+    /**
+     * Deletes the lock whoever holds it.
+     *
+     * @return void
+     *
+     * @throws \RedisLock\ConnectionException when Redis cannot be used
+     */
+    public function forceRelease()
+    {
+        unset(self::$renewing[$this->lockId()]);
+        $this->lock()->forceRelease();
+    }
+
+    /**
+     * Whether anyone holds the lock now (one GET).
+     *
+     * @throws \RedisLock\ConnectionException when Redis cannot be used
+     */
+    public function isLocked(): bool
+    {
+        return $this->lock()->isLocked();
+    }
+
+    /**
+     * Whether $owner holds the lock now (one GET); with null: whether it is
+     * free.
+     *
+     * @param  string|null  $owner
+     * @return bool
+     *
+     * @throws \RedisLock\ConnectionException when Redis cannot be used
+     */
+    public function isOwnedBy($owner)
+    {
+        if ($owner === null) {
+            return !$this->isLocked();
+        }
+        if (!is_scalar($owner) && !$owner instanceof \Stringable) {
+            return false;
+        }
+        $owner = (string) $owner;
+        if ($owner === '' || strlen($owner) > 1024) {
+            return false;  // no lock can have that owner
+        }
+
+        return $this->restored(null, false, $owner)->isAcquired();
+    }
+
+    /**
+     * Whether this lock's owner holds the lock now (one GET).
+     *
+     * @return bool
+     *
+     * @throws \RedisLock\ConnectionException when Redis cannot be used
+     */
+    public function isOwnedByCurrentProcess()
+    {
+        return $this->isOwnedBy($this->owner);
+    }
+
+    /**
+     * Extends the lease of this owner's hold.
+     *
+     * $seconds > 0: the lease ends $seconds from now (an auto-renewal of
+     * this hold in this process stops). 0: no fixed expiry, i.e. renewed
+     * leases of 15 s (see the class comment). null: this lock's $seconds.
+     *
+     * @param  int|null  $seconds
+     * @return bool false when this owner does not hold the lock
+     *
+     * @throws \RedisLock\ConnectionException when Redis cannot be used
+     */
+    public function refresh($seconds = null)
+    {
+        $seconds ??= $this->seconds;
+        $seconds = is_numeric($seconds) ? (float) $seconds : 0.0;
+
+        if ($seconds > 0) {
+            $this->forgetRenewal();
+            if ($this->lock !== null && !$this->expires()) {
+                $this->lock = null;  // its renewal would undo the new lease
+            }
+
+            return $this->restored($seconds)->refresh($seconds);
+        }
+
+        $renewed = self::$renewing[$this->lockId()][$this->owner] ?? null;
+        if ($renewed !== null && $renewed->isAcquired()) {
+            return $renewed->refresh($this->autoRenewTtl);
+        }
+        $renewed = $this->restored($this->autoRenewTtl, true);
+        if (!$renewed->refresh($this->autoRenewTtl)) {
+            return false;
+        }
+        $this->keepRenewing($renewed);
+
+        return true;
+    }
+
+    /**
+     * The fencing token of this object's current hold (store option
+     * `'fencing' => true`): strictly greater than every earlier one for
+     * this lock. Null without that option or when this object holds nothing.
+     */
+    public function fencingToken(): ?int
+    {
+        return $this->lock?->fencingToken();
+    }
+
+    /**
+     * The owner of the lock, as far as the extension tells: this lock's
+     * owner when it holds the lock, '' when another owner does, null when
+     * it is free (two GETs at most).
+     *
+     * @return string|null
+     */
+    protected function getCurrentOwner()
+    {
+        if ($this->isOwnedBy($this->owner)) {
+            return $this->owner;
+        }
+
+        return $this->isLocked() ? '' : null;
+    }
+
+    /**
+     * What var_dump() shows: name, owner, seconds, prefix, servers with
+     * passwords masked, and the extension's own view of the hold.
+     *
+     * @return array<string, mixed>
+     */
+    public function __debugInfo(): array
+    {
+        return [
+            'name' => $this->name,
+            'owner' => $this->owner,
+            'seconds' => $this->seconds,
+            'prefix' => $this->prefix,
+            'servers' => RedisLockStore::maskServers($this->servers),
+            'lock' => $this->lock,
+        ];
+    }
+
+    /** Whether this lock has a fixed lease ($seconds > 0). */
+    private function expires(): bool
+    {
+        return is_numeric($this->seconds) && $this->seconds > 0;
+    }
+
+    /** The lease in seconds of this lock's holds. */
+    private function ttl(): float
+    {
+        return $this->expires() ? (float) $this->seconds : $this->autoRenewTtl;
+    }
+
+    /** The RedisLock that acquires for this object. */
+    private function lock(): \RedisLock
+    {
+        $options = $this->options;
+        $options['owner'] = $this->owner;
+        if (!$this->expires()) {
+            $options['auto_renew'] = true;
+        }
+
+        return $this->lock ??= new \RedisLock($this->name, $this->ttl(), $this->servers, $options);
+    }
+
+    /**
+     * A RedisLock that adopts $owner's hold (default: this lock's owner),
+     * to release, refresh or check it. Sends nothing to Redis.
+     */
+    private function restored(?float $ttl = null, bool $renew = false, ?string $owner = null): \RedisLock
+    {
+        $options = $this->options;
+        $options['auto_renew'] = $renew;
+
+        return \RedisLock::restore($this->name, $owner ?? $this->owner, $ttl ?? $this->ttl(), $this->servers, $options);
+    }
+
+    /** After an acquire: an auto-renewed hold is kept renewing beyond this object. */
+    private function held(): void
+    {
+        if (!$this->expires() && $this->lock !== null) {
+            $this->keepRenewing($this->lock);
+        }
+    }
+
+    /**
+     * Keeps $lock (an auto-renewed hold of this lock's owner) alive until
+     * it is released, so that its renewal goes on after this object is
+     * gone. Drops holds of this process that are no longer held (released
+     * by another process, lost); those answer isAcquired() without a round
+     * trip.
+     */
+    private function keepRenewing(\RedisLock $lock): void
+    {
+        foreach (self::$renewing as $id => $owners) {
+            foreach ($owners as $owner => $renewed) {
+                if (!$renewed->isAcquired()) {
+                    unset(self::$renewing[$id][$owner]);
+                }
+            }
+            if (self::$renewing[$id] === []) {
+                unset(self::$renewing[$id]);
+            }
+        }
+        self::$renewing[$this->lockId()][$this->owner] = $lock;
+    }
+
+    /**
+     * Stops keeping this owner's auto-renewed hold alive beyond its
+     * objects; returns it, if there was one.
+     */
+    private function forgetRenewal(): ?\RedisLock
+    {
+        $id = $this->lockId();
+        $renewed = self::$renewing[$id][$this->owner] ?? null;
+        unset(self::$renewing[$id][$this->owner]);
+        if ((self::$renewing[$id] ?? null) === []) {
+            unset(self::$renewing[$id]);
+        }
+
+        return $renewed;
+    }
+
+    /** Identifies this lock (servers, prefix and name) among this process's renewed holds. */
+    private function lockId(): string
+    {
+        return hash('sha256', serialize([$this->servers, $this->prefix, $this->name]));
+    }
+}

@@ -1,0 +1,351 @@
+<?php
+
+namespace RedisLock\Bridge\Laravel;
+
+use Illuminate\Contracts\Cache\Factory as CacheFactory;
+use Illuminate\Contracts\Cache\LockProvider;
+use Illuminate\Contracts\Cache\Repository as CacheRepository;
+use Illuminate\Contracts\Cache\Store;
+
+/**
+ * The cache store of the `redislock` driver: locks from the redislock
+ * extension, cache entries from another store.
+ *
+ * lock() and restoreLock() return a {@see RedisLockLock} on the Redis key
+ * `prefix . $name`. Cache entries (get, put, many, increment, forget, flush,
+ * ...) are not kept by redislock: they go to the cache store named by the
+ * config's `store` key (resolved through the cache manager at first use).
+ * Without `store` they throw a \LogicException that says to set it.
+ *
+ * Config keys: `servers` (a URL or a list of URLs; null: ini
+ * redislock.servers), `options` (RedisLock options; `prefix`, `owner`,
+ * `reentrant` and `auto_release` are set by the bridge), `prefix` (the key
+ * prefix; null: the application's `cache.prefix`), `store` (the store for
+ * cache entries), `auto_renew_ttl` (seconds, default 15: the lease of a
+ * lock taken with `$seconds = 0`, renewed every third of it).
+ */
+class RedisLockStore implements Store, LockProvider
+{
+    /** The cache manager that resolves the `store` for cache entries. */
+    private ?CacheFactory $cache;
+
+    /** @var string|array<int, string>|null */
+    private string|array|null $servers;
+
+    /** @var array<string, mixed> */
+    private array $options;
+
+    private string $prefix;
+
+    private ?string $entryStoreName;
+
+    private float $autoRenewTtl;
+
+    /** The store that keeps this store's cache entries, once resolved. */
+    private ?Store $entryStore = null;
+
+    /**
+     * @param  CacheFactory|null  $cache  resolves the `store` for cache entries (the cache manager)
+     * @param  array<string, mixed>  $config  the store's config: servers, options, prefix, store, auto_renew_ttl
+     * @param  string  $defaultPrefix  the prefix when the config has none (the application's cache.prefix)
+     *
+     * @throws \InvalidArgumentException when a config value has the wrong type
+     */
+    public function __construct(?CacheFactory $cache, #[\SensitiveParameter] array $config = [], string $defaultPrefix = '')
+    {
+        $this->cache = $cache;
+
+        $servers = $config['servers'] ?? null;
+        if (!is_string($servers) && !is_array($servers) && $servers !== null) {
+            throw new \InvalidArgumentException('redislock cache store: "servers" must be a URL, a list of URLs or null');
+        }
+        $this->servers = $servers;
+
+        $options = $config['options'] ?? [];
+        if (!is_array($options)) {
+            throw new \InvalidArgumentException('redislock cache store: "options" must be an array of RedisLock options');
+        }
+        $this->options = $options;
+
+        $prefix = $config['prefix'] ?? $defaultPrefix;
+        if (!is_string($prefix)) {
+            throw new \InvalidArgumentException('redislock cache store: "prefix" must be a string');
+        }
+        $this->prefix = $prefix;
+
+        $store = $config['store'] ?? null;
+        if ($store !== null && (!is_string($store) || $store === '')) {
+            throw new \InvalidArgumentException('redislock cache store: "store" must name a cache store');
+        }
+        $this->entryStoreName = $store;
+
+        $ttl = $config['auto_renew_ttl'] ?? RedisLockLock::AUTO_RENEW_TTL;
+        if (!is_numeric($ttl) || !is_finite((float) $ttl) || (float) $ttl <= 0) {
+            throw new \InvalidArgumentException('redislock cache store: "auto_renew_ttl" must be a number of seconds greater than 0');
+        }
+        $this->autoRenewTtl = (float) $ttl;
+    }
+
+    /**
+     * A lock on `prefix . $name`.
+     *
+     * @param  string  $name
+     * @param  int  $seconds  lease in seconds; 0: no fixed expiry (an auto-renewed lease, see RedisLockLock)
+     * @param  string|null  $owner  the owner token; null: a random one
+     * @return RedisLockLock
+     */
+    public function lock($name, $seconds = 0, $owner = null)
+    {
+        return new RedisLockLock(
+            (string) $name,
+            $seconds,
+            $owner,
+            $this->servers,
+            $this->options,
+            $this->prefix,
+            $this->autoRenewTtl,
+        );
+    }
+
+    /**
+     * A lock of a known owner (taken elsewhere: an earlier request, another
+     * job), to release or check it.
+     *
+     * @param  string  $name
+     * @param  string  $owner
+     * @return RedisLockLock
+     */
+    public function restoreLock($name, $owner)
+    {
+        return $this->lock($name, 0, $owner);
+    }
+
+    /**
+     * The key prefix of the locks (their Redis key is prefix . name).
+     *
+     * @return string
+     */
+    public function getPrefix()
+    {
+        return $this->prefix;
+    }
+
+    /**
+     * Retrieves an item from the entry store.
+     *
+     * @param  string|array  $key
+     * @return mixed
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function get($key)
+    {
+        return $this->entries()->get($key);
+    }
+
+    /**
+     * Retrieves several items from the entry store.
+     *
+     * @param  array  $keys
+     * @return array
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function many(array $keys)
+    {
+        return $this->entries()->many($keys);
+    }
+
+    /**
+     * Stores an item in the entry store for $seconds.
+     *
+     * @param  string  $key
+     * @param  mixed  $value
+     * @param  int  $seconds
+     * @return bool
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function put($key, $value, $seconds)
+    {
+        return $this->entries()->put($key, $value, $seconds);
+    }
+
+    /**
+     * Stores several items in the entry store for $seconds.
+     *
+     * @param  array  $values
+     * @param  int  $seconds
+     * @return bool
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function putMany(array $values, $seconds)
+    {
+        return $this->entries()->putMany($values, $seconds);
+    }
+
+    /**
+     * Increments an item of the entry store.
+     *
+     * @param  string  $key
+     * @param  mixed  $value
+     * @return int|bool
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function increment($key, $value = 1)
+    {
+        return $this->entries()->increment($key, $value);
+    }
+
+    /**
+     * Decrements an item of the entry store.
+     *
+     * @param  string  $key
+     * @param  mixed  $value
+     * @return int|bool
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function decrement($key, $value = 1)
+    {
+        return $this->entries()->decrement($key, $value);
+    }
+
+    /**
+     * Stores an item in the entry store without expiry.
+     *
+     * @param  string  $key
+     * @param  mixed  $value
+     * @return bool
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function forever($key, $value)
+    {
+        return $this->entries()->forever($key, $value);
+    }
+
+    /**
+     * Sets a new expiry on an item of the entry store (Laravel 11+'s
+     * Store::touch(); emulated with get + put on older stores).
+     *
+     * @param  string  $key
+     * @param  int  $seconds
+     * @return bool
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function touch($key, $seconds)
+    {
+        $store = $this->entries();
+        if (method_exists($store, 'touch')) {
+            return $store->touch($key, $seconds);
+        }
+        $value = $store->get($key);
+
+        return $value !== null && $store->put($key, $value, $seconds);
+    }
+
+    /**
+     * Removes an item from the entry store.
+     *
+     * @param  string  $key
+     * @return bool
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function forget($key)
+    {
+        return $this->entries()->forget($key);
+    }
+
+    /**
+     * Flushes the entry store (all of it: it is another store). Locks are
+     * not touched.
+     *
+     * @return bool
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function flush()
+    {
+        return $this->entries()->flush();
+    }
+
+    /**
+     * The name of the store that keeps cache entries, or null.
+     */
+    public function getEntryStoreName(): ?string
+    {
+        return $this->entryStoreName;
+    }
+
+    /**
+     * What var_dump() shows: prefix, entry store and servers, with
+     * passwords masked.
+     *
+     * @return array<string, mixed>
+     */
+    public function __debugInfo(): array
+    {
+        return [
+            'prefix' => $this->prefix,
+            'store' => $this->entryStoreName,
+            'servers' => self::maskServers($this->servers),
+            'autoRenewTtl' => $this->autoRenewTtl,
+        ];
+    }
+
+    /**
+     * Redis URLs with their passwords replaced by `***` (the `:password@`
+     * part and `password=` query parameters).
+     *
+     * @param  string|array<int, string>|null  $servers
+     * @return string|array<int, string>|null
+     */
+    public static function maskServers(#[\SensitiveParameter] string|array|null $servers): string|array|null
+    {
+        $mask = static fn ($url) => is_string($url)
+            ? preg_replace(['~^([a-z]+://[^/@]*?:)[^/@]*@~i', '~([?&]pass(?:word)?=)[^&]*~i'], ['$1***@', '$1***'], $url)
+            : $url;
+
+        return is_array($servers) ? array_map($mask, $servers) : $mask($servers);
+    }
+
+    /**
+     * The store that keeps this store's cache entries.
+     *
+     * @throws \LogicException when the config names none, or names a redislock store
+     */
+    private function entries(): Store
+    {
+        if ($this->entryStore !== null) {
+            return $this->entryStore;
+        }
+        if ($this->entryStoreName === null) {
+            throw new \LogicException(
+                'The redislock cache store keeps locks only: set its "store" config key to the name of '
+                . 'another cache store (e.g. \'store\' => \'redis\') to keep cache entries there.'
+            );
+        }
+        if ($this->cache === null) {
+            throw new \LogicException('The redislock cache store has no cache manager to resolve its "store" ['
+                . $this->entryStoreName . '] with.');
+        }
+        $repository = $this->cache->store($this->entryStoreName);
+        $store = $repository instanceof CacheRepository && method_exists($repository, 'getStore')
+            ? $repository->getStore()
+            : $repository;
+        if (!$store instanceof Store) {
+            throw new \LogicException('The "store" [' . $this->entryStoreName . '] of the redislock cache store is not a cache store.');
+        }
+        if ($store instanceof self) {
+            throw new \LogicException('The "store" [' . $this->entryStoreName . '] of a redislock cache store must use '
+                . 'another driver than redislock.');
+        }
+
+        return $this->entryStore = $store;
+    }
+}
