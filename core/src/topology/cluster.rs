@@ -37,8 +37,10 @@ const MAX_ROUTES: u32 = 8;
 /// connect timeout when it is down.
 const MAX_MAP_SOURCES: usize = 3;
 
-/// The first pause after `TRYAGAIN` / `CLUSTERDOWN`; doubled each time.
+/// The first pause after `TRYAGAIN` / `CLUSTERDOWN`; doubled each time up
+/// to [`BUSY_PAUSE_MAX`] (about a second over [`MAX_ROUTES`] tries).
 const BUSY_PAUSE: Duration = Duration::from_millis(10);
+const BUSY_PAUSE_MAX: Duration = Duration::from_millis(200);
 
 /// A Redis Cluster reached through seed nodes.
 pub struct Cluster {
@@ -201,8 +203,7 @@ impl Cluster {
                     }
                     Redirect::Ask { node: to, .. } => Route::Ask(self.node(to, &node)),
                     Redirect::Busy => {
-                        std::thread::sleep(BUSY_PAUSE * 2u32.pow(busy));
-                        busy += 1;
+                        busy = pause(busy);
                         Route::Master
                     }
                     // A master demoted to replica: the command did not run;
@@ -210,8 +211,7 @@ impl Cluster {
                     Redirect::ReadOnly => match self.new_master(slot, &node) {
                         Some(master) => Route::Moved(master),
                         None => {
-                            std::thread::sleep(BUSY_PAUSE * 2u32.pow(busy));
-                            busy += 1;
+                            busy = pause(busy);
                             Route::Master
                         }
                     },
@@ -425,6 +425,13 @@ impl Cluster {
         config.url.endpoint = Endpoint::Tcp { host, port, tls };
         connection::intern(config)
     }
+}
+
+/// Sleeps before the `busy`-th retry of a reconfiguring cluster; returns
+/// the next count.
+fn pause(busy: u32) -> u32 {
+    std::thread::sleep((BUSY_PAUSE * 2u32.pow(busy.min(10))).min(BUSY_PAUSE_MAX));
+    busy + 1
 }
 
 /// True when `key` has a non-empty hash tag (the first `{...}`).
