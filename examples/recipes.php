@@ -169,16 +169,20 @@ function elapsed(float $since): string
 $results = [];   // name => [race reproduced, redislock held]
 $scenarios = [];
 
-/* ---------------------------------------------------------------------- */
-$scenarios['INCR lock'] = function () use ($url, $prefix): array {
-    echo "1) INCR lock: INCR key == 1 means acquired, then EXPIRE key 1, DEL to release\n";
-    $key = $prefix . 'incr';
-    $lockKey = $prefix . 'incr-redislock';
-    // One worker takes both locks and is killed -9 right after INCR, before
-    // its EXPIRE, and while it holds the redislock lock.
-    $took = crash_between(function () use ($url, $key, $lockKey) {
+/**
+ * Recipes 1 and 2: a holder runs `$command key [arg]` (INCR or SETNX) and
+ * also takes a redislock lock with a 1 s ttl, then is killed -9 just before
+ * its `EXPIRE key 1`. Returns what the recipe's key and the redislock lock
+ * looked like afterwards: the first reply, the key's TTL and the reply of
+ * the same command once the EXPIRE would long have run out; the lock's
+ * PTTL after the kill, whether a waiter's acquire(3.0) got it and when,
+ * and the function that prints redislock's verdict.
+ */
+function killed_before_expire(string $url, string $key, string $lockKey, string ...$command): array
+{
+    $took = crash_between(function () use ($url, $key, $lockKey, $command) {
         $r = new Resp($url, 'holder');
-        $n = $r->cmd('INCR', $key);
+        $n = $r->cmd($command[0], $key, ...array_slice($command, 1));
         $lock = new RedisLock($lockKey, 1.0, $url);
         $GLOBALS['held'] = $lock;      // kept: a destroyed lock object releases
         return $n . ' ' . var_export($lock->acquire(), true);
@@ -197,50 +201,36 @@ $scenarios['INCR lock'] = function () use ($url, $prefix): array {
 
     // By now the EXPIRE 1 the holder meant to set would long have run out.
     $ttl = $r->cmd('TTL', $key);
-    $next = $r->cmd('INCR', $key);
+    $next = $r->cmd($command[0], $key, ...array_slice($command, 1));
+    (new Resp($url, 'cleanup', true))->cmd('DEL', $key);
+    $held = $rlTook === 'true' && $pttl > 0 && $pttl <= 1000 && $got
+        && $waited >= $pttl / 1000 - 0.05 && $waited < 1.0 + 0.7;
+    $verdict = fn () => line('redislock:', sprintf('SET NX PX sets the ttl in the same command: PTTL %d ms after the kill; acquire(3.0) got the lock when it expired, %.2f s after the kill',
+        $pttl, $waited), $held, 'held', 'FAILED');
+    return [$first, $ttl, $next, $killedAt, $waited, $held, $verdict];
+}
+
+/* ---------------------------------------------------------------------- */
+$scenarios['INCR lock'] = function () use ($url, $prefix): array {
+    echo "1) INCR lock: INCR key == 1 means acquired, then EXPIRE key 1, DEL to release\n";
+    [$first, $ttl, $next, $killedAt, $waited, $held, $verdict] =
+        killed_before_expire($url, $prefix . 'incr', $prefix . 'incr-redislock', 'INCR');
     $race = $first === '1' && $ttl === -1 && $next > 1 && $waited >= 1.0;
     line('recipe:', sprintf('holder INCR -> %s, killed -9 before its EXPIRE: TTL %d; %s later INCR -> %d: held forever, the counter never returns to 1',
         $first, $ttl, elapsed($killedAt), $next), $race, 'race reproduced', 'race NOT reproduced');
-    $held = $rlTook === 'true' && $pttl > 0 && $pttl <= 1000 && $got && $waited >= $pttl / 1000 - 0.05 && $waited < 1.0 + 0.7;
-    line('redislock:', sprintf('SET NX PX sets the ttl in the same command: PTTL %d ms after the kill; acquire(3.0) got the lock when it expired, %.2f s after the kill',
-        $pttl, $waited), $held, 'held', 'FAILED');
-    (new Resp($url, 'cleanup', true))->cmd('DEL', $key);
+    $verdict();
     return [$race, $held];
 };
 
 /* ---------------------------------------------------------------------- */
 $scenarios['SETNX + EXPIRE'] = function () use ($url, $prefix): array {
     echo "2) SETNX + EXPIRE: SETNX key 1, then EXPIRE key 1\n";
-    $key = $prefix . 'setnx';
-    $lockKey = $prefix . 'setnx-redislock';
-    $took = crash_between(function () use ($url, $key, $lockKey) {
-        $r = new Resp($url, 'holder');
-        $n = $r->cmd('SETNX', $key, '1');
-        $lock = new RedisLock($lockKey, 1.0, $url);
-        $GLOBALS['held'] = $lock;      // kept: a destroyed lock object releases
-        return $n . ' ' . var_export($lock->acquire(), true);
-    }, function () use ($url, $key) {
-        (new Resp($url, 'holder'))->cmd('EXPIRE', $key, '1');   // never runs
-    });
-    $killedAt = microtime(true);
-    [$first, $rlTook] = explode(' ', $took);
-    $r = new Resp($url, 'waiter');
-    $pttl = $r->cmd('PTTL', $lockKey);
-
-    $lock = new RedisLock($lockKey, 1.0, $url);
-    $got = $lock->acquire(3.0);
-    $waited = microtime(true) - $killedAt;
-    $lock->release();
-
-    $ttl = $r->cmd('TTL', $key);
-    $again = $r->cmd('SETNX', $key, '1');
+    [$first, $ttl, $again, $killedAt, $waited, $held, $verdict] =
+        killed_before_expire($url, $prefix . 'setnx', $prefix . 'setnx-redislock', 'SETNX', '1');
     $race = $first === '1' && $ttl === -1 && $again === 0 && $waited >= 1.0;
     line('recipe:', sprintf('holder SETNX -> %s, killed -9 before its EXPIRE: TTL %d; %s later SETNX -> %d: the lock is held forever',
         $first, $ttl, elapsed($killedAt), $again), $race, 'race reproduced', 'race NOT reproduced');
-    $held = $rlTook === 'true' && $pttl > 0 && $pttl <= 1000 && $got && $waited >= $pttl / 1000 - 0.05 && $waited < 1.0 + 0.7;
-    line('redislock:', sprintf('SET NX PX sets the ttl in the same command: PTTL %d ms after the kill; acquire(3.0) got the lock when it expired, %.2f s after the kill',
-        $pttl, $waited), $held, 'held', 'FAILED');
-    (new Resp($url, 'cleanup', true))->cmd('DEL', $key);
+    $verdict();
     return [$race, $held];
 };
 
