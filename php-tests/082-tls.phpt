@@ -22,14 +22,27 @@ sh("cd $dir && openssl req -new $ec -keyout server.key -out server.csr -subj '/C
 file_put_contents("$dir/ext.cnf", "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
 sh("cd $dir && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile ext.cnf");
 
-$s = stream_socket_server('tcp://127.0.0.1:0');
-$name = stream_socket_get_name($s, false);
-fclose($s);
-$tlsPort = (int) substr($name, strrpos($name, ':') + 1);
 // The plain port stays open (TestRedis waits on it, and the test reads
-// Redis through it); locks use the TLS port.
-$redis = TestRedis::start(['--tls-port', (string) $tlsPort, '--tls-cert-file', "$dir/server.crt",
-    '--tls-key-file', "$dir/server.key", '--tls-ca-cert-file', "$dir/ca.crt", '--tls-auth-clients', 'no']);
+// Redis through it); locks use the TLS port, drawn like TestRedis draws its
+// ports (below the ephemeral range), and drawn again if someone else's
+// server takes it before ours binds it.
+for ($try = 1; ; $try++) {
+    $tlsPort = random_int(20000, 31999);
+    $probe = @stream_socket_server("tcp://127.0.0.1:$tlsPort");
+    if (!$probe) {
+        continue;
+    }
+    fclose($probe);
+    try {
+        $redis = TestRedis::start(['--tls-port', (string) $tlsPort, '--tls-cert-file', "$dir/server.crt",
+            '--tls-key-file', "$dir/server.key", '--tls-ca-cert-file', "$dir/ca.crt", '--tls-auth-clients', 'no']);
+        break;
+    } catch (RuntimeException $e) {
+        if ($try >= 5) {
+            throw $e;
+        }
+    }
+}
 $plain = $redis->url();
 $deadline = microtime(true) + 5;
 while (!($c = @fsockopen('127.0.0.1', $tlsPort, $errno, $errstr, 0.1)) && microtime(true) < $deadline) {
