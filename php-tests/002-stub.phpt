@@ -44,7 +44,7 @@ final class RedisLock extends -
   public function refresh(?float $ttl = NULL): bool
   public function release(): bool
   public function remainingTtl(): ?float
-  static public function restore(string $key, string $token, ?float $ttl = NULL, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
+  static public function restore(string $key, #[\SensitiveParameter] string $token, ?float $ttl = NULL, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
 )): RedisLock
   static public function stats(): array
   public function token(): ?string

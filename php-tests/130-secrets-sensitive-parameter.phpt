@@ -62,7 +62,7 @@ __construct $ttl: -
 __construct $servers: SensitiveParameter
 __construct $options: SensitiveParameter
 restore $key: -
-restore $token: -
+restore $token: SensitiveParameter
 restore $ttl: -
 restore $servers: SensitiveParameter
 restore $options: SensitiveParameter
@@ -70,7 +70,7 @@ construct: empty key: ValueError, trace args [string, double, SensitiveParameter
 construct: empty key, list: ValueError, trace args [string, double, SensitiveParameterValue, SensitiveParameterValue], no leak
 construct: bad ttl, options: ValueError, trace args [string, double, SensitiveParameterValue, SensitiveParameterValue], no leak
 construct: options: ValueError, trace args [string, double, SensitiveParameterValue, SensitiveParameterValue], no leak
-restore: empty key: ValueError, trace args [string, string, double, SensitiveParameterValue, SensitiveParameterValue], no leak
-restore: options: ValueError, trace args [string, string, double, SensitiveParameterValue, SensitiveParameterValue], no leak
+restore: empty key: ValueError, trace args [string, SensitiveParameterValue, double, SensitiveParameterValue, SensitiveParameterValue], no leak
+restore: options: ValueError, trace args [string, SensitiveParameterValue, double, SensitiveParameterValue, SensitiveParameterValue], no leak
 acquire: refused: RedisLock\ConnectionException, trace args [], no leak
 restore + release: refused: RedisLock\ConnectionException, trace args [], no leak

@@ -51,6 +51,7 @@ const CORRECTIONS: &[(&str, &str, u32)] = &[
 const SENSITIVE: &[(&str, &str)] = &[
     ("__construct", "servers"),
     ("__construct", "options"),
+    ("restore", "token"),
     ("restore", "servers"),
     ("restore", "options"),
 ];

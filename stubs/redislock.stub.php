@@ -111,7 +111,7 @@ namespace {
          */
         public static function restore(
             string $key,
-            string $token,
+            #[\SensitiveParameter] string $token,
             ?float $ttl = null,
             #[\SensitiveParameter] array|string|null $servers = null,
             #[\SensitiveParameter] array $options = [],
