@@ -24,6 +24,10 @@ use redis::{ConnectionLike, Parser, RedisError, RedisResult, Value};
 /// (a signal that arrives between two reads is noticed within this).
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 
+/// How far a socket's read timeout may be from the remaining time of a
+/// request before it is set again.
+const TIMEOUT_SLACK: Duration = Duration::from_millis(2);
+
 /// The transport under a connection.
 pub enum Stream {
     /// Plain TCP.
@@ -251,7 +255,13 @@ impl Deadline<'_> {
     }
 
     fn set_timeout(&mut self, timeout: Duration) -> io::Result<()> {
-        if timeout != *self.socket_timeout {
+        // A socket timeout within TIMEOUT_SLACK of the one asked for is
+        // kept: setting it is a system call per request (and per server
+        // over Redlock). A read may then end up to TIMEOUT_SLACK after its
+        // deadline, or early, after which the deadline is checked again.
+        let current = *self.socket_timeout;
+        let off = current.abs_diff(timeout);
+        if off > TIMEOUT_SLACK {
             self.stream.set_read_timeout(timeout)?;
             *self.socket_timeout = timeout;
         }
