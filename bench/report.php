@@ -7,9 +7,11 @@ declare(strict_types=1);
  * suite (medians over the repetitions, with ratios against redislock), the
  * command mix, the correctness verdicts, and the wait-time chart.
  *
- *   php bench/report.php --raw=bench/results/raw --out=bench/results
+ *   php bench/report.php --raw=bench/results/raw --out=bench/results [--name=latest]
  *
- * Writes <out>/latest.txt (the same text as stdout) and <out>/wait-times.svg.
+ * Writes <out>/latest.txt (the same text as stdout) and <out>/wait-times.svg;
+ * with --name=N (scripts/bench.sh: BENCH_REPORT=N) <out>/N.txt and
+ * <out>/N-wait-times.svg instead.
  * Exits 1 when a lock lost an update, overlapped or timed out, when the
  * no-lock control shows no violation (the checker would be broken), or
  * when a contender produced no numbers.
@@ -19,7 +21,9 @@ require __DIR__ . '/lib/bootstrap.php';
 require __DIR__ . '/lib/Table.php';
 require __DIR__ . '/lib/WaitChart.php';
 
-$opt = cli_options(['raw' => null, 'out' => null]);
+$opt = cli_options(['raw' => null, 'out' => null, 'name' => 'latest']);
+$textFile = $opt['out'] . '/' . $opt['name'] . '.txt';
+$chartFile = $opt['out'] . '/' . ($opt['name'] === 'latest' ? '' : $opt['name'] . '-') . 'wait-times.svg';
 $raw = $opt['raw'];
 $meta = json_decode((string) @file_get_contents("$raw/meta.json"), true) ?: [];
 $checks = json_decode((string) @file_get_contents("$raw/check.json"), true) ?: [];
@@ -240,11 +244,11 @@ if ($problems) {
 
 echo $text;
 @mkdir($opt['out'], 0777, true);
-file_put_contents($opt['out'] . '/latest.txt', $text);
-$mainRan && file_put_contents($opt['out'] . '/wait-times.svg', WaitChart::render(
+file_put_contents($textFile, $text);
+$mainRan && file_put_contents($chartFile, WaitChart::render(
     'Wait per acquire under contention (percentiles, log time axis)',
     sprintf('redislock %s vs PHP peers, loopback Redis %s, %s; all repetitions merged; the no-lock control is not drawn',
         $meta['redislock'] ?? '?', $meta['redis_server'] ?? '?', $meta['date'] ?? '?'),
     $chartPanels));
-fwrite(STDERR, "report: {$opt['out']}/latest.txt, {$opt['out']}/wait-times.svg\n");
+fwrite(STDERR, "report: $textFile" . ($mainRan ? ", $chartFile" : '') . "\n");
 exit($problems ? 1 : 0);

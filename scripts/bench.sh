@@ -4,7 +4,8 @@
 # Installs the peers from Debian if missing, starts a private redis-server,
 # runs bench/run.php (suites x repetitions), bench/topologies.php (the
 # topology suite, with its own servers) and bench/report.php (tables, chart).
-# Results: bench/results/latest.txt and bench/results/wait-times.svg.
+# Results: bench/results/latest.txt and bench/results/wait-times.svg (BENCH_REPORT
+# names another report).
 #
 # Environment:
 #   BENCH_REPEAT=3     repetitions of every measurement; the report shows medians
@@ -13,6 +14,10 @@
 #   BENCH_SECTIONS=N   critical sections per process (default 200, quick 40)
 #   BENCH_SECONDS=S    measured seconds per uncontended contender (default 1.5, quick 0.3)
 #   BENCH_ONLY=a,b     only these contenders (names in bench/lib/contenders.php)
+#   BENCH_REPORT=latest  name of the report: bench/results/<name>.txt, the chart
+#                      <name>-wait-times.svg and raw results in raw-<name>/ (for
+#                      "latest": latest.txt, wait-times.svg, raw/), so a partial run
+#                      (e.g. BENCH_REPORT=frameworks) does not overwrite the full one
 #   BENCH_SUITES=main,topology  which suites: main (check, uncontended, contended
 #                      against the PHP peers) and/or topology (bench/topologies.php:
 #                      1 server vs Redlock-3/-5 vs a 3-master Cluster, and Symfony's
@@ -80,11 +85,14 @@ case "$mode" in
   *) echo "bench: BENCH_PIN must be split, same or 0" >&2; exit 2 ;;
 esac
 
+report=${BENCH_REPORT:-latest}
+[[ "$report" =~ ^[A-Za-z0-9_-]+$ ]] || { echo "bench: BENCH_REPORT must be a name of letters, digits, - or _" >&2; exit 2; }
+
 suites=${BENCH_SUITES:-main,topology}
 case ",$suites," in *,main,*|*,topology,*) ;; *) echo "bench: BENCH_SUITES must name main and/or topology" >&2; exit 2 ;; esac
 
 echo "bench: redis-server on 127.0.0.1:$REDIS_PORT (pid $REDIS_PID); pinning: $pinning; repetitions: $reps; quick: $quick; suites: $suites" >&2
-raw=bench/results/raw
+if [ "$report" = latest ]; then raw=bench/results/raw; else raw=bench/results/raw-$report; fi
 # Without "main" in BENCH_SUITES, run.php only writes meta.json (versions, machine).
 "${pin[@]}" php -d extension="$work/redislock.so" bench/run.php \
   --port="$REDIS_PORT" --so="$work/redislock.so" --raw="$raw" --reps="$reps" --quick="$quick" \
@@ -119,5 +127,5 @@ case ",$suites," in *,topology,*)
 esac
 
 report_rc=0
-php bench/report.php --raw="$raw" --out=bench/results || report_rc=$?
+php bench/report.php --raw="$raw" --out=bench/results --name="$report" || report_rc=$?
 [ "$topo_rc" = 0 ] && [ "$report_rc" = 0 ]

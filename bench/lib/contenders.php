@@ -16,7 +16,9 @@ function contenders(): array
         'phpredis-evalsha' => ['label' => 'phpredis + EVALSHA', 'suites' => $both],
         'predis' => ['label' => 'Predis (EVALSHA)', 'suites' => $both],
         'symfony' => ['label' => 'Symfony Lock RedisStore', 'suites' => $both],
+        'symfony-redislock' => ['label' => 'Symfony Lock RedisLockStore', 'suites' => $both],
         'laravel' => ['label' => 'Laravel RedisLock', 'suites' => $both],
+        'laravel-redislock' => ['label' => 'Laravel redislock driver', 'suites' => $both],
         'floor' => ['label' => 'round-trip floor (SET+EVALSHA)', 'suites' => ['uncontended']],
         'nolock' => ['label' => 'no lock (control)', 'suites' => ['contended']],
     ];
