@@ -186,8 +186,12 @@ impl ServerConfig {
     }
 
     /// AUTH (when the URL has credentials) and SELECT (db other than 0),
-    /// pipelined in one round trip.
+    /// pipelined in one round trip; over TLS at least a PING: a server that
+    /// requires a client certificate may reject a client without one only
+    /// after the handshake (TLS 1.3), and that must be said here, as a TLS
+    /// error, not later as a lost connection.
     fn authenticate(&self, con: &mut Conn) -> Result<()> {
+        let tls = matches!(self.url.endpoint, Endpoint::Tcp { tls: true, .. });
         let mut pipe = redis::pipe();
         if let Some(password) = &self.url.password {
             let auth = pipe.cmd("AUTH");
@@ -200,13 +204,29 @@ impl ServerConfig {
             pipe.cmd("SELECT").arg(self.url.db);
         }
         if pipe.is_empty() {
-            return Ok(());
+            if !tls {
+                return Ok(());
+            }
+            pipe.cmd("PING");
         }
         let packed = pipe.get_packed_pipeline();
         let count = pipe.len();
-        let replies = con
-            .req_packed_commands(&packed, 0, count)
-            .map_err(|e| LockError::from_redis(&self.name(), &e))?;
+        let replies =
+            con.req_packed_commands(&packed, 0, count)
+                .map_err(|e| match LockError::from_redis(&self.name(), &e) {
+                    LockError::Connection {
+                        kind: ConnectionFailure::Dropped,
+                        detail,
+                        ..
+                    } if tls => self.failure(
+                        ConnectionFailure::Tls,
+                        format!(
+                            "the server closed the connection right after the TLS handshake \
+                         ({detail}); if it requires client certificates, set tls_cert and tls_key"
+                        ),
+                    ),
+                    err => err,
+                })?;
         for reply in replies {
             if let Value::ServerError(err) = reply {
                 let err = redis::RedisError::from(err);
@@ -241,10 +261,22 @@ impl ServerConfig {
                 .danger_accept_invalid_hostnames(true);
         }
         if let Some(ca) = &self.tls.ca {
+            // The CA file replaces the system's trust store (as PHP's
+            // `cafile` does): every certificate in it, and only those.
             let pem = self.read_pem(ca)?;
-            let cert = native_tls::Certificate::from_pem(&pem)
-                .map_err(|e| tls_error(format!("{}: {e}", ca.display())))?;
-            builder.add_root_certificate(cert);
+            let blocks = pem_certificates(&pem);
+            if blocks.is_empty() {
+                return Err(tls_error(format!(
+                    "{}: no PEM certificate in the file",
+                    ca.display()
+                )));
+            }
+            for block in blocks {
+                let cert = native_tls::Certificate::from_pem(block)
+                    .map_err(|e| tls_error(format!("{}: {e}", ca.display())))?;
+                builder.add_root_certificate(cert);
+            }
+            builder.disable_built_in_roots(true);
         }
         if let (Some(cert), Some(key)) = (&self.tls.cert, &self.tls.key) {
             let identity =
@@ -305,5 +337,39 @@ impl ServerConfig {
                 format!("cannot read {}: {e}", path.display()),
             )
         })
+    }
+}
+
+/// The PEM certificate blocks of a file, each from its BEGIN to its END
+/// line.
+fn pem_certificates(pem: &[u8]) -> Vec<&[u8]> {
+    const BEGIN: &[u8] = b"-----BEGIN CERTIFICATE-----";
+    const END: &[u8] = b"-----END CERTIFICATE-----";
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+    let mut blocks = Vec::new();
+    let mut rest = pem;
+    while let Some(start) = find(rest, BEGIN) {
+        let Some(len) = find(&rest[start..], END) else {
+            break;
+        };
+        let end = start + len + END.len();
+        blocks.push(&rest[start..end]);
+        rest = &rest[end..];
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pem_certificates;
+
+    #[test]
+    fn every_certificate_of_a_pem_file_is_found() {
+        let one = "-----BEGIN CERTIFICATE-----\nAAA\n-----END CERTIFICATE-----";
+        let two = "-----BEGIN CERTIFICATE-----\nBBB\n-----END CERTIFICATE-----";
+        let file = format!("# bundle\n{one}\nnoise\n{two}\n-----BEGIN CERTIFICATE-----\ncut");
+        let blocks = pem_certificates(file.as_bytes());
+        assert_eq!(blocks, vec![one.as_bytes(), two.as_bytes()]);
+        assert!(pem_certificates(b"no certificate").is_empty());
     }
 }

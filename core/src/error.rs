@@ -179,6 +179,15 @@ impl LockError {
                 detail: err.detail().unwrap_or_default().to_owned(),
             };
         }
+        // A server still loading its data after a restart ran nothing: it
+        // cannot be used yet, like one that does not answer.
+        if err.kind() == ErrorKind::Server(redis::ServerErrorKind::BusyLoading) {
+            return Self::Connection {
+                server: server.to_owned(),
+                kind: ConnectionFailure::Unreachable,
+                detail,
+            };
+        }
         if err.kind() == ErrorKind::Server(redis::ServerErrorKind::CrossSlot) {
             return Self::Server {
                 server: server.to_owned(),

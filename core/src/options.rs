@@ -141,7 +141,8 @@ impl std::fmt::Debug for Owner {
 pub struct TlsOptions {
     /// Verify the server certificate and host name (default true).
     pub verify: bool,
-    /// PEM file of the CA to trust instead of the system store.
+    /// PEM file of the CAs to trust (every certificate in it) instead of the
+    /// system store.
     pub ca: Option<PathBuf>,
     /// PEM client certificate for mutual TLS.
     pub cert: Option<PathBuf>,

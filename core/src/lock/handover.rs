@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::{Lock, alive_window, block_time};
 use crate::call::{Attempt, Call};
 use crate::commands::{self, Fence, Queued, Successor, Waiter};
-use crate::error::{LockError, Result};
+use crate::error::Result;
 use crate::pool::Role;
 use crate::stats::{self, Counter};
 
@@ -34,9 +34,11 @@ impl Lock {
     /// remaining lease or `retry_delay`; then one check finds a lost
     /// wake-up, or hands an expired lock to the head of the queue.
     ///
-    /// When PHP ends the wait ([`LockError::Interrupted`]: a signal handler
-    /// threw or called `exit()`), the waiter leaves the queue and frees the
-    /// lock if it was handed over meanwhile, before the error is returned.
+    /// When the wait fails (PHP ended it, [`crate::LockError::Interrupted`]: a
+    /// signal handler threw or called `exit()`; or a step failed: a refused
+    /// command, a lost connection), the waiter leaves the queue and frees
+    /// the lock if it was handed over meanwhile, before the error is
+    /// returned.
     pub(super) fn wait_in_queue(
         &self,
         token: &[u8],
@@ -50,9 +52,13 @@ impl Lock {
             fencing: self.options.fencing,
         };
         let waited = self.wait_for_turn(&waiter, wait, stop);
-        if matches!(waited, Err(LockError::Interrupted)) {
-            // Best effort: should it fail, the queue entry and any lock
-            // handed to us expire within the alive window.
+        if waited.is_err() {
+            // PHP ended the wait, or a step failed (a refused BLPOP, a lost
+            // connection): leave the queue, and free the lock if it was
+            // handed to us meanwhile, so a release never hands it to a
+            // waiter that is gone. Best effort: should it fail, the queue
+            // entry and any lock handed to us expire within the alive
+            // window.
             let keys = &*self.keys;
             let _ = self.on_master(Role::Command, &|_| {
                 commands::abandon(keys, token, Successor::HandOver)

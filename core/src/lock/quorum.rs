@@ -94,6 +94,10 @@ impl Lock {
                     match woken {
                         Ok(_) => {}
                         Err(LockError::Interrupted) => break Err(LockError::Interrupted),
+                        // A refused command (an ACL without BLPOP) stays
+                        // refused: say so instead of retrying until the
+                        // deadline.
+                        Err(e @ LockError::Server { .. }) => break Err(e),
                         Err(e) if e.is_timeout() => {}
                         // That server failed: listen on another one next time.
                         Err(_) => listening = None,

@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod proxy;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

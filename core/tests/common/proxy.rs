@@ -1,0 +1,263 @@
+//! Test fixture: a TCP proxy on a loopback port in front of a
+//! [`RedisServer`](super::RedisServer), with faults the test switches at run
+//! time: delayed replies, a reply cut midway, a black hole, every connection
+//! dropped.
+//!
+//! Each client connection gets its own connection to the server and two
+//! threads: one copies requests to the server, the other copies replies
+//! back and applies the fault in force when a reply arrives. The server
+//! may restart on its port: new connections reach the new process. The
+//! proxy stops every thread it started when dropped.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How often idle loops (accept, a delay, a black hole) look at the flags.
+const TICK: Duration = Duration::from_millis(2);
+
+/// What happens to traffic now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    /// Everything is forwarded at once.
+    Pass,
+    /// Replies are held back this long after they arrive.
+    Delay(Duration),
+    /// The next reply (on any connection) is forwarded in part, then both
+    /// sides of its connection are closed; then back to `Pass`.
+    CutNext,
+    /// Requests are read and discarded; nothing is answered or closed.
+    BlackHole,
+}
+
+/// One client connection and its server connection.
+struct Link {
+    client: TcpStream,
+    server: TcpStream,
+    pumps: [JoinHandle<()>; 2],
+}
+
+impl Link {
+    fn close(&self) {
+        let _ = self.client.shutdown(Shutdown::Both);
+        let _ = self.server.shutdown(Shutdown::Both);
+    }
+}
+
+struct Shared {
+    server: SocketAddr,
+    fault: Mutex<Fault>,
+    stop: AtomicBool,
+    links: Mutex<Vec<Link>>,
+    accepted: AtomicU32,
+    cuts: AtomicU32,
+}
+
+impl Shared {
+    fn fault(&self) -> MutexGuard<'_, Fault> {
+        self.fault.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn links(&self) -> MutexGuard<'_, Vec<Link>> {
+        self.links.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// A proxy listening on 127.0.0.1:`port`, forwarding to a server's port.
+pub struct Proxy {
+    /// The port clients connect to.
+    pub port: u16,
+    shared: Arc<Shared>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl Proxy {
+    /// Starts a proxy to `server` on a random free port of [`super::PORTS`].
+    pub fn start(server: &super::RedisServer) -> Self {
+        let ports = super::PORTS;
+        let (listener, port) = (0..50)
+            .find_map(|_| {
+                let port = ports.start + (getrandom::u32().unwrap() % ports.len() as u32) as u16;
+                TcpListener::bind(("127.0.0.1", port))
+                    .ok()
+                    .map(|l| (l, port))
+            })
+            .expect("no free port for the proxy in 50 tries");
+        listener.set_nonblocking(true).unwrap();
+        let shared = Arc::new(Shared {
+            server: ([127, 0, 0, 1], server.port).into(),
+            fault: Mutex::new(Fault::Pass),
+            stop: AtomicBool::new(false),
+            links: Mutex::new(Vec::new()),
+            accepted: AtomicU32::new(0),
+            cuts: AtomicU32::new(0),
+        });
+        let s = shared.clone();
+        let acceptor = std::thread::spawn(move || accept_loop(&s, &listener));
+        Self {
+            port,
+            shared,
+            acceptor: Some(acceptor),
+        }
+    }
+
+    /// `redis://127.0.0.1:PORT` of the proxy.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Holds every reply back `by` after it arrives from the server.
+    pub fn delay(&self, by: Duration) {
+        *self.shared.fault() = Fault::Delay(by);
+    }
+
+    /// Forwards part of the next reply, then closes its connection (both
+    /// sides); later replies pass.
+    pub fn cut_mid_reply(&self) {
+        *self.shared.fault() = Fault::CutNext;
+    }
+
+    /// Accepts and reads, but never answers nor closes, until [`Proxy::pass`].
+    /// Requests read meanwhile are lost.
+    pub fn black_hole(&self) {
+        *self.shared.fault() = Fault::BlackHole;
+    }
+
+    /// Back to forwarding everything at once (a pending cut is disarmed).
+    pub fn pass(&self) {
+        *self.shared.fault() = Fault::Pass;
+    }
+
+    /// Closes every current connection, client and server side.
+    pub fn drop_all(&self) {
+        self.shared.links().iter().for_each(Link::close);
+    }
+
+    /// Client connections accepted so far.
+    pub fn accepted(&self) -> u32 {
+        self.shared.accepted.load(Ordering::Relaxed)
+    }
+
+    /// Replies cut so far.
+    pub fn cuts(&self) -> u32 {
+        self.shared.cuts.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+        let links = std::mem::take(&mut *self.shared.links());
+        for link in links {
+            link.close();
+            link.pumps.into_iter().for_each(|p| drop(p.join()));
+        }
+    }
+}
+
+/// Accepts clients until the proxy stops; a client whose server connection
+/// fails (the server is down) is closed at once.
+fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
+    while !shared.stopped() {
+        let client = match listener.accept() {
+            Ok((client, _)) => client,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                std::thread::sleep(TICK);
+                continue;
+            }
+            Err(_) => continue,
+        };
+        shared.accepted.fetch_add(1, Ordering::Relaxed);
+        let Ok(server) = TcpStream::connect_timeout(&shared.server, Duration::from_secs(1)) else {
+            continue;
+        };
+        let _ = client.set_nonblocking(false);
+        let _ = client.set_nodelay(true);
+        let _ = server.set_nodelay(true);
+        let streams = || Some((client.try_clone().ok()?, server.try_clone().ok()?));
+        let (Some(up), Some(down)) = (streams(), streams()) else {
+            continue;
+        };
+        // Registered before it forwards anything: `drop_all` closes every
+        // connection a client has had a reply on.
+        let mut links = shared.links();
+        // Reap the links whose threads are done.
+        let (done, live): (Vec<_>, Vec<_>) = std::mem::take(&mut *links)
+            .into_iter()
+            .partition(|l| l.pumps.iter().all(JoinHandle::is_finished));
+        *links = live;
+        done.into_iter()
+            .flat_map(|l| l.pumps)
+            .for_each(|p| drop(p.join()));
+        let (s1, s2) = (shared.clone(), shared.clone());
+        let pumps = [
+            std::thread::spawn(move || requests(&s1, up.0, up.1)),
+            std::thread::spawn(move || replies(&s2, down.1, down.0)),
+        ];
+        links.push(Link {
+            client,
+            server,
+            pumps,
+        });
+    }
+}
+
+/// Client to server: requests, discarded in a black hole.
+fn requests(shared: &Shared, mut client: TcpStream, mut server: TcpStream) {
+    let mut buf = [0; 16 * 1024];
+    while let Ok(n @ 1..) = client.read(&mut buf) {
+        if *shared.fault() != Fault::BlackHole && server.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = client.shutdown(Shutdown::Both);
+    let _ = server.shutdown(Shutdown::Both);
+}
+
+/// Server to client: replies, with the fault in force applied to each.
+fn replies(shared: &Shared, mut server: TcpStream, mut client: TcpStream) {
+    let mut buf = [0; 16 * 1024];
+    'read: while let Ok(n @ 1..) = server.read(&mut buf) {
+        let arrived = Instant::now();
+        loop {
+            if shared.stopped() {
+                break 'read;
+            }
+            let mut fault = shared.fault();
+            match *fault {
+                Fault::BlackHole => continue 'read,
+                Fault::Delay(by) if arrived.elapsed() < by => {
+                    drop(fault);
+                    std::thread::sleep(TICK.min(by - arrived.elapsed().min(by)));
+                }
+                Fault::CutNext => {
+                    *fault = Fault::Pass;
+                    shared.cuts.fetch_add(1, Ordering::Relaxed);
+                    let part = if n > 1 { (n / 2).max(1) } else { 0 };
+                    let _ = client.write_all(&buf[..part]);
+                    break 'read;
+                }
+                _ => match client.write_all(&buf[..n]) {
+                    Ok(()) => continue 'read,
+                    Err(_) => break 'read,
+                },
+            }
+        }
+    }
+    // A black hole does not close: the client finds out by its timeout.
+    while *shared.fault() == Fault::BlackHole && !shared.stopped() {
+        std::thread::sleep(TICK);
+    }
+    let _ = client.shutdown(Shutdown::Both);
+    let _ = server.shutdown(Shutdown::Both);
+}

@@ -1,0 +1,694 @@
+//! Security negatives: TLS that must not verify (wrong CA, host name
+//! mismatch, expired certificate, missing client certificate) and ACL users
+//! that lack what a lock needs (EVALSHA, BLPOP, the key pattern, a command
+//! only the scripts call); and the positives beside them (a client
+//! certificate sent, the least-privilege ACL of SECURITY.md).
+//!
+//! Each case runs its own redis-server. For each: the error is a clear
+//! [`LockError`] whose message names the cause, the password of the URL
+//! never appears in its `Display` or `Debug`, and a refused acquire leaves
+//! nothing held in Redis. Certificates are made with the `openssl` command
+//! in a private directory per test (`openssl ca` with `-startdate` /
+//! `-enddate` gives a certificate that expired in 2020, no faked clock
+//! needed).
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{RedisServer, never, unique_key};
+use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue};
+
+/// A password that can only come from the URL: it must never appear in an
+/// error.
+const PASSWORD: &str = "Zq7xSecretPw4Neg";
+
+/// A private directory of certificates, removed when dropped.
+struct Certs {
+    dir: PathBuf,
+    signed: u32,
+}
+
+impl Certs {
+    /// A fresh directory with a CA (`ca.crt` / `ca.key`).
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "redislock-secneg-{}-{}",
+            std::process::id(),
+            String::from_utf8(unique_key(name))
+                .unwrap()
+                .replace(':', "-")
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let certs = Self { dir, signed: 0 };
+        certs.ca("ca");
+        certs
+    }
+
+    /// The path of `file` in the directory.
+    fn path(&self, file: &str) -> String {
+        self.dir.join(file).to_str().unwrap().to_owned()
+    }
+
+    fn openssl(&self, args: &[&str]) {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(&self.dir)
+            .output()
+            .expect("openssl must be installed");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A self-signed CA: `name.crt`, `name.key`.
+    fn ca(&self, name: &str) {
+        let (crt, key) = (format!("{name}.crt"), format!("{name}.key"));
+        self.openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            &format!("/CN=redislock-test-{name}"),
+            "-keyout",
+            &key,
+            "-out",
+            &crt,
+        ]);
+    }
+
+    /// A key (PKCS#8 PEM, as `tls_key` wants) and a certificate signed by
+    /// the CA `ca`, for common name `cn` and `san` (`subjectAltName`
+    /// value), valid from `start` to `end` (`YYYYMMDDHHMMSSZ`) or, when
+    /// None, for two days from now: `name.key`, `name.crt`.
+    fn issue(&mut self, ca: &str, name: &str, cn: &str, san: &str, dates: Option<(&str, &str)>) {
+        let (key, csr, crt) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.crt"),
+        );
+        self.openssl(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            &format!("/CN={cn}"),
+            "-keyout",
+            &key,
+            "-out",
+            &csr,
+        ]);
+        // `openssl ca` (unlike `x509 -req` in OpenSSL 3.0) takes explicit
+        // validity dates; it needs a small config and a database.
+        self.signed += 1;
+        let db = format!("{name}-{}.db", self.signed);
+        std::fs::write(self.dir.join(&db), "").unwrap();
+        std::fs::write(self.dir.join(format!("{db}.serial")), "01\n").unwrap();
+        let config = format!("{name}-{}.cnf", self.signed);
+        std::fs::write(
+            self.dir.join(&config),
+            format!(
+                "[ca]\ndefault_ca = here\n[here]\ndatabase = {db}\nnew_certs_dir = .\n\
+                 serial = {db}.serial\ndefault_md = sha256\npolicy = any\n\
+                 unique_subject = no\n[any]\ncommonName = supplied\n[ext]\n\
+                 subjectAltName = {san}\n"
+            ),
+        )
+        .unwrap();
+        let (ca_crt, ca_key) = (format!("{ca}.crt"), format!("{ca}.key"));
+        let mut args = vec![
+            "ca",
+            "-batch",
+            "-notext",
+            "-config",
+            &config,
+            "-extensions",
+            "ext",
+            "-cert",
+            &ca_crt,
+            "-keyfile",
+            &ca_key,
+            "-in",
+            &csr,
+            "-out",
+            &crt,
+        ];
+        match dates {
+            Some((start, end)) => args.extend(["-startdate", start, "-enddate", end]),
+            None => args.extend(["-days", "2"]),
+        }
+        self.openssl(&args);
+    }
+
+    /// A server certificate (`server.crt` / `server.key`, signed by `ca`)
+    /// for `san`.
+    fn server(&mut self, san: &str, dates: Option<(&str, &str)>) {
+        let cn = if san.contains("localhost") {
+            "localhost"
+        } else {
+            "redis.example.net"
+        };
+        self.issue("ca", "server", cn, san, dates);
+    }
+}
+
+impl Drop for Certs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The usual server certificate: 127.0.0.1 and localhost.
+const LOCAL: &str = "IP:127.0.0.1,DNS:localhost";
+
+/// A TLS-only server with `requirepass` on the certificates in `certs`.
+fn tls_server(certs: &Certs) -> RedisServer {
+    RedisServer::start_tls_with(&["--requirepass", PASSWORD], &certs.dir)
+}
+
+/// Options with `tls_ca` (and more `(name, path)` pairs).
+fn tls_options(files: &[(&str, String)]) -> LockOptions {
+    let mut options = LockOptions::default();
+    for (name, path) in files {
+        options
+            .set(name, OptionValue::Text(path.clone().into_bytes()))
+            .unwrap();
+    }
+    options
+}
+
+fn lock_at(url: &str, key: &[u8], options: LockOptions) -> Lock {
+    Lock::new(key.to_vec(), 5.0, &[url.to_owned()], options).unwrap()
+}
+
+/// Sends `args` (after `AUTH`) to the TLS server at `port` without
+/// verifying it, presenting `identity` when given; returns the raw reply
+/// of `args`.
+fn tls_cmd(port: u16, identity: Option<(&str, &str)>, args: &[&str]) -> String {
+    let mut builder = native_tls::TlsConnector::builder();
+    builder.danger_accept_invalid_certs(true);
+    if let Some((cert, key)) = identity {
+        let identity = native_tls::Identity::from_pkcs8(
+            &std::fs::read(cert).unwrap(),
+            &std::fs::read(key).unwrap(),
+        )
+        .unwrap();
+        builder.identity(identity);
+    }
+    let connector = builder.build().unwrap();
+    let timeout = Duration::from_secs(2);
+    let tcp = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), timeout).unwrap();
+    tcp.set_read_timeout(Some(timeout)).unwrap();
+    tcp.set_write_timeout(Some(timeout)).unwrap();
+    let mut stream = connector.connect("localhost", tcp).unwrap();
+    let mut request = Vec::new();
+    for command in [&["AUTH", PASSWORD][..], args, &["QUIT"]] {
+        request.extend(format!("*{}\r\n", command.len()).bytes());
+        for a in command {
+            request.extend(format!("${}\r\n{a}\r\n", a.len()).bytes());
+        }
+    }
+    stream.write_all(&request).unwrap();
+    let mut reply = Vec::new();
+    let mut chunk = [0; 4096];
+    while let Ok(n @ 1..) = stream.read(&mut chunk) {
+        reply.extend_from_slice(&chunk[..n]);
+    }
+    let reply = String::from_utf8_lossy(&reply).into_owned();
+    let rest = reply
+        .strip_prefix("+OK\r\n")
+        .unwrap_or_else(|| panic!("AUTH failed: {reply:?}"));
+    rest.strip_suffix("+OK\r\n").unwrap_or(rest).to_owned()
+}
+
+/// The number of keys on the TLS server at `port`.
+fn tls_dbsize(port: u16, identity: Option<(&str, &str)>) -> i64 {
+    let reply = tls_cmd(port, identity, &["DBSIZE"]);
+    reply
+        .trim()
+        .strip_prefix(':')
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("DBSIZE: {reply:?}"))
+}
+
+/// Checks what every refused call must satisfy and returns the message:
+/// the password is in neither `Display` nor `Debug`, and the message holds
+/// every one of `needles` (case-insensitive).
+fn clear_error(case: &str, err: &LockError, needles: &[&str]) -> String {
+    let message = err.to_string();
+    let debug = format!("{err:?}");
+    eprintln!("{case}: {message}");
+    assert!(!message.contains(PASSWORD), "{case}: password in {message}");
+    assert!(!debug.contains(PASSWORD), "{case}: password in {debug}");
+    let lower = message.to_ascii_lowercase();
+    for needle in needles {
+        assert!(
+            lower.contains(&needle.to_ascii_lowercase()),
+            "{case}: {needle:?} missing from: {message}"
+        );
+    }
+    message
+}
+
+/// The class of a connection error (panics on any other error).
+fn failure(err: &LockError) -> ConnectionFailure {
+    match err {
+        LockError::Connection { kind, .. } => *kind,
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+}
+
+/// A TLS acquire that must fail: with no wait and with a wait (the blocking
+/// path opens connections too). Returns the first error.
+fn refused_tls_acquires(url: &str, options: &LockOptions, name: &str) -> Vec<LockError> {
+    [Duration::ZERO, Duration::from_millis(300)]
+        .into_iter()
+        .map(|wait| {
+            let mut lock = lock_at(url, &unique_key(name), options.clone());
+            lock.acquire(wait, &never).unwrap_err()
+        })
+        .collect()
+}
+
+#[test]
+fn tls_with_a_ca_that_did_not_sign_the_server_certificate() {
+    let mut certs = Certs::new("wrong-ca");
+    certs.server(LOCAL, None);
+    certs.ca("other-ca");
+    let server = tls_server(&certs);
+    let url = format!("rediss://:{PASSWORD}@localhost:{}", server.port);
+    let options = tls_options(&[("tls_ca", certs.path("other-ca.crt"))]);
+    for err in refused_tls_acquires(&url, &options, "wrong-ca") {
+        // The server sends its CA along with its certificate, so OpenSSL
+        // names the untrusted CA: "self-signed certificate in certificate
+        // chain" (without it: "unable to get local issuer certificate").
+        let message = clear_error(
+            "wrong CA",
+            &err,
+            &["TLS error", "certificate verify failed"],
+        );
+        assert!(
+            message.contains("self-signed certificate in certificate chain")
+                || message.contains("unable to get local issuer certificate"),
+            "{message}"
+        );
+        assert_eq!(failure(&err), ConnectionFailure::Tls, "{err}");
+    }
+    assert_eq!(tls_dbsize(server.port, None), 0, "nothing was taken");
+    // The right CA works, so the refusal was the CA's.
+    let options = tls_options(&[("tls_ca", certs.path("ca.crt"))]);
+    let mut lock = lock_at(&url, &unique_key("right-ca"), options);
+    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.release().unwrap());
+}
+
+#[test]
+fn tls_with_a_certificate_for_another_host_name() {
+    let mut certs = Certs::new("hostname");
+    certs.server("DNS:redis.example.net", None);
+    let server = tls_server(&certs);
+    let options = tls_options(&[("tls_ca", certs.path("ca.crt"))]);
+    // By name: OpenSSL's "hostname mismatch"; by address: "IP address
+    // mismatch".
+    for (host, cause) in [
+        ("localhost", "hostname mismatch"),
+        ("127.0.0.1", "IP address mismatch"),
+    ] {
+        let url = format!("rediss://:{PASSWORD}@{host}:{}", server.port);
+        for err in refused_tls_acquires(&url, &options, "hostname") {
+            let message = clear_error(
+                &format!("host name mismatch ({host})"),
+                &err,
+                &["TLS error", "certificate verify failed", cause],
+            );
+            assert!(
+                message.contains(&format!("rediss://:***@{host}:")),
+                "{message}"
+            );
+            assert_eq!(failure(&err), ConnectionFailure::Tls, "{err}");
+        }
+    }
+    assert_eq!(tls_dbsize(server.port, None), 0, "nothing was taken");
+}
+
+#[test]
+fn tls_with_an_expired_server_certificate() {
+    let mut certs = Certs::new("expired");
+    certs.server(LOCAL, Some(("20200101000000Z", "20200102000000Z")));
+    let server = tls_server(&certs);
+    let url = format!("rediss://:{PASSWORD}@localhost:{}", server.port);
+    let options = tls_options(&[("tls_ca", certs.path("ca.crt"))]);
+    for err in refused_tls_acquires(&url, &options, "expired") {
+        clear_error(
+            "expired certificate",
+            &err,
+            &[
+                "TLS error",
+                "certificate verify failed",
+                "certificate has expired",
+            ],
+        );
+        assert_eq!(failure(&err), ConnectionFailure::Tls, "{err}");
+    }
+    assert_eq!(tls_dbsize(server.port, None), 0, "nothing was taken");
+}
+
+/// A TLS server on `certs` that requires client certificates signed by
+/// its CA (`client.crt` / `client.key`, made here).
+fn client_auth_server(certs: &mut Certs) -> RedisServer {
+    certs.server(LOCAL, None);
+    certs.issue("ca", "client", "redislock-client", "DNS:client", None);
+    // Started without (the fixture's readiness probe has no client
+    // certificate), then required for every new connection.
+    let server = tls_server(certs);
+    let reply = tls_cmd(
+        server.port,
+        None,
+        &["CONFIG", "SET", "tls-auth-clients", "yes"],
+    );
+    assert_eq!(reply, "+OK\r\n");
+    server
+}
+
+#[test]
+fn tls_client_certificate_required_and_missing() {
+    let mut certs = Certs::new("client-missing");
+    let server = client_auth_server(&mut certs);
+    let url = format!("rediss://:{PASSWORD}@localhost:{}", server.port);
+    let options = tls_options(&[("tls_ca", certs.path("ca.crt"))]);
+    for err in refused_tls_acquires(&url, &options, "client-missing") {
+        // What holds today; whether the message names the cause depends on
+        // a race (see the ignored test below).
+        let message = clear_error("client certificate missing", &err, &[]);
+        let kind = failure(&err);
+        assert!(
+            matches!(kind, ConnectionFailure::Tls | ConnectionFailure::Dropped),
+            "{message}"
+        );
+    }
+    let identity = (certs.path("client.crt"), certs.path("client.key"));
+    assert_eq!(
+        tls_dbsize(server.port, Some((&identity.0, &identity.1))),
+        0,
+        "nothing was taken"
+    );
+}
+
+/// With TLS 1.3 the client's handshake completes before the server checks
+/// the client certificate; the server then sends the alert "certificate
+/// required" and closes the socket with our first command unread. When the
+/// reset overtakes the alert, the connection's setup (which sends at least
+/// a PING over TLS) reports it as a TLS error that says to set tls_cert and
+/// tls_key (it was `connection lost: Connection reset by peer` before).
+#[test]
+fn tls_client_certificate_required_and_missing_is_named_as_such() {
+    let mut certs = Certs::new("client-missing-named");
+    let server = client_auth_server(&mut certs);
+    let url = format!("rediss://:{PASSWORD}@localhost:{}", server.port);
+    let options = tls_options(&[("tls_ca", certs.path("ca.crt"))]);
+    for _ in 0..10 {
+        for err in refused_tls_acquires(&url, &options, "client-missing-named") {
+            clear_error(
+                "client certificate missing",
+                &err,
+                // The server's alert ("certificate required"), or, when its
+                // reset overtakes the alert, the setup's hint to set
+                // tls_cert and tls_key: a TLS error either way.
+                &["TLS error", "certificate"],
+            );
+            assert_eq!(failure(&err), ConnectionFailure::Tls, "{err}");
+        }
+    }
+}
+
+#[test]
+fn tls_client_certificate_required_and_present() {
+    let mut certs = Certs::new("client-present");
+    let server = client_auth_server(&mut certs);
+    let url = format!("rediss://:{PASSWORD}@localhost:{}", server.port);
+    let options = tls_options(&[
+        ("tls_ca", certs.path("ca.crt")),
+        ("tls_cert", certs.path("client.crt")),
+        ("tls_key", certs.path("client.key")),
+    ]);
+    let key = unique_key("client-present");
+    let mut lock = lock_at(&url, &key, options.clone());
+    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.is_acquired().unwrap());
+    // A blocking acquire by another holder (its own connections) works too.
+    let mut other = lock_at(
+        &url.replace("localhost", "127.0.0.1"),
+        &key,
+        options.clone(),
+    );
+    assert!(!other.acquire(Duration::from_millis(200), &never).unwrap());
+    assert!(lock.release().unwrap());
+    assert!(other.acquire(Duration::from_millis(500), &never).unwrap());
+    assert!(other.release().unwrap());
+    let identity = (certs.path("client.crt"), certs.path("client.key"));
+    assert_eq!(
+        tls_dbsize(server.port, Some((&identity.0, &identity.1))),
+        0,
+        "released, queue gone"
+    );
+}
+
+/// A plain server with the ACL user `locker` (password [`PASSWORD`])
+/// defined by `rules`.
+fn acl_server(rules: &[&str]) -> RedisServer {
+    let server = RedisServer::start();
+    let mut args = vec!["ACL", "SETUSER", "locker", "reset", "on"];
+    let password = format!(">{PASSWORD}");
+    args.push(&password);
+    args.extend(rules);
+    let _: () = server.cmd(&args);
+    server
+}
+
+fn acl_url(server: &RedisServer) -> String {
+    format!("redis://locker:{PASSWORD}@127.0.0.1:{}", server.port)
+}
+
+/// Every key of the lock `key` (the lock and its `~` helpers).
+fn keys_of(server: &RedisServer, key: &[u8]) -> Vec<String> {
+    let pattern = format!("{}*", String::from_utf8_lossy(key));
+    server.cmd(&["KEYS", &pattern])
+}
+
+#[test]
+fn acl_user_without_evalsha() {
+    let server = acl_server(&["~*", "+@all", "-evalsha"]);
+    let url = acl_url(&server);
+    let key = unique_key("acl-no-evalsha");
+    for wait in [Duration::ZERO, Duration::from_millis(300)] {
+        let mut lock = lock_at(&url, &key, LockOptions::default());
+        let err = lock.acquire(wait, &never).unwrap_err();
+        clear_error(
+            "ACL without EVALSHA",
+            &err,
+            &[
+                "refuses EVALSHA",
+                "NOPERM",
+                "needs EVAL/EVALSHA",
+                "no lock was taken",
+            ],
+        );
+        assert!(matches!(err, LockError::Server { .. }), "{err:?}");
+        assert_eq!(
+            keys_of(&server, &key),
+            Vec::<String>::new(),
+            "wait {wait:?}"
+        );
+    }
+}
+
+/// Options of a lock that competes with this process's own holds (the
+/// holder is in this process, on the same server).
+fn competing() -> LockOptions {
+    let mut options = LockOptions::default();
+    options.set("reentrant", OptionValue::Bool(false)).unwrap();
+    options
+}
+
+#[test]
+fn acl_user_without_blpop_cannot_wait() {
+    let server = acl_server(&["~*", "+@all", "-blpop"]);
+    let key = unique_key("acl-no-blpop");
+    let mut holder = common::lock(&server, &key, 5.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let mut waiter = lock_at(&acl_url(&server), &key, competing());
+    // Without a wait no BLPOP is needed: a plain refusal.
+    assert!(!waiter.acquire(Duration::ZERO, &never).unwrap());
+    let err = waiter.acquire(Duration::from_secs(2), &never).unwrap_err();
+    clear_error("ACL without BLPOP", &err, &["NOPERM", "'blpop'"]);
+    assert!(matches!(err, LockError::Server { .. }), "{err:?}");
+    assert_eq!(waiter.token(), None, "the waiter holds nothing");
+    let lock_key = String::from_utf8_lossy(&key).into_owned();
+    let owner: String = server.cmd(&["GET", &lock_key]);
+    assert_eq!(
+        Some(owner.into_bytes()),
+        holder.token(),
+        "still the holder's"
+    );
+    assert!(holder.release().unwrap());
+}
+
+/// FINDING: a waiter whose `BLPOP` is refused (a server error, not a
+/// connection error) returns the error without leaving the queue
+/// (`wait_in_queue` abandons its entry only after an interrupt): its `K~q`
+/// entry and `K~a~<token>` alive mark stay (the check script sent behind
+/// the refused `BLPOP` even renews them), so a release within the alive
+/// window (`2 x retry_delay + 0.5 s`, 1.5 s by default) hands the lock to
+/// that token, which nobody holds, and the lock stays taken for that
+/// window.
+#[test]
+fn acl_user_without_blpop_leaves_nothing_queued() {
+    let server = acl_server(&["~*", "+@all", "-blpop"]);
+    let key = unique_key("acl-no-blpop-queue");
+    let mut holder = common::lock(&server, &key, 5.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let mut waiter = lock_at(&acl_url(&server), &key, competing());
+    assert!(waiter.acquire(Duration::from_secs(2), &never).is_err());
+    let lock_key = String::from_utf8_lossy(&key).into_owned();
+    assert_eq!(
+        keys_of(&server, &key),
+        vec![lock_key.clone()],
+        "only the holder's lock remains, no queue entry or alive mark"
+    );
+    assert!(holder.release().unwrap());
+    assert_eq!(
+        keys_of(&server, &key),
+        Vec::<String>::new(),
+        "the release freed the lock instead of handing it to the refused waiter"
+    );
+}
+
+#[test]
+fn acl_user_without_the_key_pattern() {
+    let server = acl_server(&["~other:*", "+@all"]);
+    let url = acl_url(&server);
+    let key = unique_key("acl-no-keys");
+    for wait in [Duration::ZERO, Duration::from_millis(300)] {
+        let mut lock = lock_at(&url, &key, LockOptions::default());
+        let err = lock.acquire(wait, &never).unwrap_err();
+        clear_error("ACL without the key pattern", &err, &["NOPERM", "keys"]);
+        assert!(matches!(err, LockError::Server { .. }), "{err:?}");
+        assert_eq!(
+            keys_of(&server, &key),
+            Vec::<String>::new(),
+            "wait {wait:?}"
+        );
+    }
+}
+
+/// The least-privilege ACL that SECURITY.md gives works for every call on
+/// one server: the commands sent (`SET`, `GET`, `PTTL`, `EVALSHA`,
+/// `SCRIPT LOAD`, `BLPOP`, `DEL`) plus those the scripts call, on the
+/// prefix's key pattern only.
+#[test]
+fn acl_least_privilege_user_works() {
+    let server = acl_server(&[
+        "~app:*",
+        "resetchannels",
+        "-@all",
+        "+set",
+        "+get",
+        "+pttl",
+        "+evalsha",
+        "+script|load",
+        "+blpop",
+        "+del",
+        "+exists",
+        "+incr",
+        "+lpop",
+        "+pexpire",
+        "+rpush",
+        "+zadd",
+        "+zrange",
+        "+zrem",
+        "+zscore",
+    ]);
+    let url = acl_url(&server);
+    let key = unique_key("least-privilege");
+    let options = |fencing: bool| {
+        let mut options = competing();
+        options
+            .set("prefix", OptionValue::Text(b"app:".to_vec()))
+            .unwrap();
+        options.set("fencing", OptionValue::Bool(fencing)).unwrap();
+        options
+            .set("retry_delay", OptionValue::Number(0.1))
+            .unwrap();
+        options
+    };
+    let mut holder = lock_at(&url, &key, options(false));
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.is_acquired().unwrap());
+    assert!(holder.remaining_ttl().unwrap().is_some());
+    assert!(holder.refresh(Some(5.0)).unwrap());
+    // A waiter (fenced) queues, is handed the lock by the release.
+    let waiter = {
+        let (url, key) = (url.clone(), key.clone());
+        std::thread::spawn(move || {
+            let mut waiter = lock_at(&url, &key, options(true));
+            let got = waiter.acquire(Duration::from_secs(3), &never).unwrap();
+            let fence = waiter.fencing_token();
+            assert!(waiter.release().unwrap());
+            (got, fence)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    // Scripts flushed: the NOSCRIPT path loads them (SCRIPT LOAD).
+    let _: () = server.cmd(&["SCRIPT", "FLUSH"]);
+    assert!(holder.release().unwrap());
+    let (got, fence) = waiter.join().unwrap();
+    assert!(got && fence.is_some(), "{got} {fence:?}");
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.force_release().unwrap());
+    let fence_key = format!("app:{}~f", String::from_utf8_lossy(&key));
+    let left: Vec<String> = server.cmd(&["KEYS", "app:*"]);
+    assert_eq!(left, vec![fence_key], "only the fencing counter stays");
+}
+
+/// FINDING: an ACL user that may run `EVALSHA` but not a command that the
+/// scripts call (here `DEL`) passes the read-only script check, takes the
+/// lock with the plain `SET NX PX`, and then cannot release it: `release()`
+/// fails with "ResponseError: The user executing the script can't run this
+/// command or subcommand script: <sha>, on @user_script:13." (neither `DEL`
+/// nor the ACL is named), and the lock stays held until its ttl. Intended,
+/// as where scripts are refused altogether: no lock is taken.
+#[test]
+#[ignore = "finding: an ACL user without DEL acquires, then cannot release (held until the ttl)"]
+fn acl_user_without_a_script_command_gets_no_lock() {
+    let server = acl_server(&["~*", "+@all", "-del"]);
+    let key = unique_key("acl-no-del");
+    let mut lock = lock_at(&acl_url(&server), &key, LockOptions::default());
+    match lock.acquire(Duration::ZERO, &never) {
+        Err(err) => {
+            clear_error(
+                "ACL without DEL",
+                &err,
+                &["can't run this command", "no lock was taken"],
+            );
+        }
+        Ok(got) => {
+            let release = lock.release();
+            panic!(
+                "acquire returned {got}; release: {release:?}; keys left: {:?}",
+                keys_of(&server, &key)
+            );
+        }
+    }
+    assert_eq!(keys_of(&server, &key), Vec::<String>::new());
+}
