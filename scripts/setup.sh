@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(php8.2-cli php8.2-dev clang libclang-dev redis-server redis-tools
-          libssl-dev pkg-config openssl valgrind)
+          libssl-dev pkg-config openssl valgrind php8.2-fpm libfcgi-bin)
 missing=()
 for p in "${packages[@]}" "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
