@@ -92,7 +92,7 @@ show(fn() => new RedisLock('k', 5, true));
 leaks: 0
 ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "http://127.0.0.1": unknown scheme, expected redis, rediss or unix
 ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "redis://bob:***@127.0.0.1:bad": port must be a number from 1 to 65535
-ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "unix:///tmp/r.sock?db=1&password=***&x=1": unknown query parameter "x" (known: db, user, password)
+ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "unix:///tmp/r.sock?db=1&password=***&***": unknown query parameter (known: db, user, password; a '&' or '=' in a password must be URL-encoded)
 ValueError: RedisLock::__construct(): Argument #3 ($servers) must contain only URL strings, int found
 ValueError: RedisLock::__construct(): Argument #3 ($servers) must contain only URL strings, null found
 ValueError: RedisLock::__construct(): Argument #3 ($servers) must contain only URL strings, array found

@@ -106,9 +106,9 @@ rediss://:PW:7100
 redis://[:PW]:7100
     ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "redis://***": invalid IPv6 address in [brackets]
 unix:///tmp/x.sock?pass=PW
-    ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "unix:///tmp/x.sock?pass=***": unknown query parameter "pass" (known: db, user, password)
+    ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "unix:///tmp/x.sock?pass=***": unknown query parameter (known: db, user, password; a '&' or '=' in a password must be URL-encoded)
 unix:///tmp/x.sock?password=PW&x=1
-    ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "unix:///tmp/x.sock?password=***&x=1": unknown query parameter "x" (known: db, user, password)
+    ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "unix:///tmp/x.sock?password=***&***": unknown query parameter (known: db, user, password; a '&' or '=' in a password must be URL-encoded)
 unix:///tmp/x.sock?db=x&password=PW
     ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "unix:///tmp/x.sock?db=x&password=***": the database must be a number from 0
 unix:///tmp/x.sock?PW

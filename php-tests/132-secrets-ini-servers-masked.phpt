@@ -73,9 +73,9 @@ rediss://u:PW
 redis://u:pa/PW@127.0.0.1
     ValueError: RedisLock::__construct(): redislock.servers has a malformed server URL "redis://u:***@127.0.0.1": the user name or password contains an unencoded '/', '?' or '#'; URL-encode the user name and password, e.g. with rawurlencode()
 unix:///tmp/x.sock?pass=PW
-    ValueError: RedisLock::__construct(): redislock.servers has a malformed server URL "unix:///tmp/x.sock?pass=***": unknown query parameter "pass" (known: db, user, password)
+    ValueError: RedisLock::__construct(): redislock.servers has a malformed server URL "unix:///tmp/x.sock?pass=***": unknown query parameter (known: db, user, password; a '&' or '=' in a password must be URL-encoded)
 unix:///tmp/x.sock?password=PW&x=1
-    ValueError: RedisLock::__construct(): redislock.servers has a malformed server URL "unix:///tmp/x.sock?password=***&x=1": unknown query parameter "x" (known: db, user, password)
+    ValueError: RedisLock::__construct(): redislock.servers has a malformed server URL "unix:///tmp/x.sock?password=***&***": unknown query parameter (known: db, user, password; a '&' or '=' in a password must be URL-encoded)
 redis://127.0.0.1:1, redis://:PW
     ValueError: RedisLock::__construct(): redislock.servers has a malformed server URL "redis://:***": missing host (a password goes before the host, followed by @: redis://[user]:password@host[:port])
 redis://:pa,PW@127.0.0.1:1

@@ -87,6 +87,15 @@ pub fn check_servers(servers: &[String]) -> Result<()> {
     // without a scheme points at a comma inside a password.
     let split_password = servers.len() > 1 && servers.iter().any(|url| !url.contains("://"));
     for url in servers {
+        if split_password && !url.contains("://") {
+            // Not quoted: it is most likely the rest of a password.
+            return Err(LockError::invalid(
+                SERVERS,
+                "has a piece without a scheme (not shown: it looks like the part of a \
+                 password after a ','); the list is split at commas: a ',' in a password \
+                 must be URL-encoded as %2C",
+            ));
+        }
         ServerUrl::parse(SERVERS, url).map_err(|err| match err {
             LockError::InvalidArgument { param, reason } if split_password => LockError::invalid(
                 param,
@@ -115,10 +124,14 @@ pub fn display(name: &str, value: &str) -> String {
     if name != SERVERS {
         return value.to_owned();
     }
-    split_server_list(value)
-        .iter()
+    let urls = split_server_list(value);
+    let several = urls.len() > 1;
+    urls.iter()
         .map(|url| match ServerUrl::parse(SERVERS, url) {
             Ok(parsed) => parsed.redacted(),
+            // A piece without a scheme in a list is most likely the rest of
+            // a password that held a ','.
+            Err(_) if several && !url.contains("://") => "***".to_owned(),
             Err(_) => redact_raw(url),
         })
         .collect::<Vec<_>>()

@@ -272,10 +272,12 @@ fn parse_unix(rest: &str) -> std::result::Result<ServerUrl, String> {
             "db" => url.db = parse_db(value)?,
             "user" => url.username = non_empty(credential(value)?),
             "password" => url.password = Some(credential(value)?),
-            other => {
-                return Err(format!(
-                    "unknown query parameter \"{other}\" (known: db, user, password)"
-                ));
+            // The name is not quoted: after a raw '&' in a password, it is
+            // the rest of the password.
+            _ => {
+                return Err("unknown query parameter (known: db, user, password; \
+                     a '&' or '=' in a password must be URL-encoded)"
+                    .to_owned());
             }
         }
     }
@@ -338,8 +340,14 @@ pub fn redact_raw(input: &str) -> String {
     let (head, body) = input.split_at(scheme_end);
     let unix = head.eq_ignore_ascii_case("unix://");
     let body = if unix {
-        // unix:// URLs carry credentials in the query string.
-        mask_userinfo(&mask_query(body))
+        // unix:// URLs carry credentials in the query string; user info
+        // before the path (`unix://u:pw@/path`, not a standard form) is
+        // masked whole first, even when its password holds a raw `?`.
+        if !body.starts_with('/') && body.contains('@') {
+            mask_userinfo(body)
+        } else {
+            mask_query(body)
+        }
     } else if body.contains('@') {
         mask_userinfo(body)
     } else {
@@ -391,8 +399,10 @@ fn mask_authority(body: &str) -> String {
     mask_query(body)
 }
 
-/// Masks credential-like query values, query words without `=`, and the
-/// fragment.
+/// Masks the query and the fragment: the values of credential-like
+/// parameters, and every other pair but `db` and `user` (a raw `&` or `=`
+/// in a password makes its rest look like another parameter), and
+/// everything after a credential.
 fn mask_query(text: &str) -> String {
     let (text, fragment) = match text.find('#') {
         Some(i) => (&text[..i], Some("#***")),
@@ -401,13 +411,18 @@ fn mask_query(text: &str) -> String {
     let mut out = match text.split_once('?') {
         None => text.to_owned(),
         Some((before, query)) => {
+            let mut secret = false;
             let pairs: Vec<String> = query
                 .split('&')
                 .map(|pair| match pair.split_once('=') {
-                    Some((name, _)) if is_credential_name(name) => format!("{name}=***"),
-                    Some(_) => pair.to_owned(),
+                    _ if secret => "***".to_owned(),
+                    Some((name, _)) if is_credential_name(name) => {
+                        secret = true;
+                        format!("{name}=***")
+                    }
+                    Some((name, _)) if ["db", "user"].contains(&name) => pair.to_owned(),
                     None if pair.is_empty() => String::new(),
-                    None => "***".to_owned(),
+                    _ => "***".to_owned(),
                 })
                 .collect();
             format!("{before}?{}", pairs.join("&"))

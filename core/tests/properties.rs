@@ -1302,7 +1302,7 @@ fn ambiguous_but_masked_forms() {
     assert_hidden("redis://:Ka1%2CMb2%2CNc3@h:1,redis://h2", "Mb2");
 }
 
-/// BUG (reported, not fixed here): the `redislock.servers` setting is
+/// Regression (found by these properties, fixed): the `redislock.servers` setting is
 /// split at commas before anything is masked, so a password with a raw `,`
 /// shows the part after the comma: in phpinfo (`settings::display` shows a
 /// piece without `://`, `:` or `@` as it is) and in the error
@@ -1310,7 +1310,6 @@ fn ambiguous_but_masked_forms() {
 /// must be URL-encoded" hint, but still quotes the piece). A piece without
 /// a scheme in a list of several should be masked whole.
 #[test]
-#[ignore = "bug: redislock.servers pieces after a raw ',' in a password are shown"]
 fn servers_setting_shows_password_after_raw_comma() {
     // display: "unix:///x.sock?***, Mb2Nc3"
     assert_hidden("unix:///x.sock?Ka1,Mb2Nc3", "Mb2");
@@ -1320,19 +1319,18 @@ fn servers_setting_shows_password_after_raw_comma() {
     assert_hidden("unix:///x.sock?password=Ka1Mb2,Nc3", "Nc3");
 }
 
-/// BUG (reported, not fixed here): `redact_raw` masks the query of a
+/// Regression (found by these properties, fixed): `redact_raw` masks the query of a
 /// unix:// URL before its user info, so a password in the user info that
 /// contains a raw `?` or `#` loses its `@` to the query mask and the part
 /// before the `?`/`#` is shown: `unix://:Ka1?Nc3@/x.sock` becomes
 /// `unix://:Ka1?***` (in the parse error too).
 #[test]
-#[ignore = "bug: redact_raw shows a unix:// user-info password before a raw '?' or '#'"]
 fn unix_userinfo_password_with_raw_query_or_fragment_is_shown() {
     assert_hidden("unix://:Ka1Mb2?Nc3@/x.sock", "Ka1");
     assert_hidden("unix://u:Ka1#Nc3@/x.sock?db=1", "Ka1");
 }
 
-/// BUG (reported, not fixed here; low severity, the password is not
+/// Regression (found by these properties, fixed; the password is not
 /// URL-encoded): in a query string, a password with a raw `&` ends at it and
 /// the rest is shown as another parameter (`name=value` pairs whose name is
 /// not credential-like are kept by `redact_raw`, and the parse error quotes
@@ -1340,7 +1338,6 @@ fn unix_userinfo_password_with_raw_query_or_fragment_is_shown() {
 /// names) of unknown parameters after a credential could be masked, as the
 /// raw `/`, `?`, `#` in a redis:// password are explained.
 #[test]
-#[ignore = "bug: a raw '&' or '=' in a query-string password shows the rest of it"]
 fn query_password_with_raw_amp_or_eq_is_shown() {
     // "redis://h:1?password=***&Mb2=Nc3"
     assert_hidden("redis://h:1?password=Ka1&Mb2=Nc3", "Mb2");
