@@ -21,7 +21,11 @@ check('nothing left', redis_cmd($master->url(), 'EXISTS', $key) === 0);
 check('not held', !$lock->isAcquired());
 
 $replica = TestRedis::start(['--replicaof', '127.0.0.1', (string) $master->port]);
-wait_until(fn () => str_contains((string) redis_cmd($replica->url(), 'INFO', 'replication'), 'master_link_status:up'), 20);
+// In sync, and counted as online by the master (WAIT counts only those).
+wait_until(fn () => str_contains((string) redis_cmd($replica->url(), 'INFO', 'replication'), 'master_link_status:up')
+    && str_contains((string) redis_cmd($master->url(), 'INFO', 'replication'), 'state=online'), 20);
+// WAIT gets 3/4 of read_timeout: generous, for a busy machine.
+$lock = new RedisLock($key, 10, $master->url(), ['replicas' => 1, 'read_timeout' => 4]);
 check('acquired once a replica acknowledges', $lock->acquire());
 check('the token is on the replica', redis_cmd($replica->url(), 'GET', $key) === $lock->token());
 check('released', $lock->release());

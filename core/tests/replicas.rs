@@ -29,8 +29,11 @@ fn replicated() -> (RedisServer, RedisServer) {
     let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
+        // In sync, and counted as online by the master (WAIT counts only
+        // those).
         let info: String = replica.cmd(&["INFO", "replication"]);
-        if info.contains("master_link_status:up") {
+        let seen: String = master.cmd(&["INFO", "replication"]);
+        if info.contains("master_link_status:up") && seen.contains("state=online") {
             break;
         }
         assert!(Instant::now() < deadline, "the replica never synced");
