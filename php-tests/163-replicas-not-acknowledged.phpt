@@ -10,7 +10,7 @@ require __DIR__ . '/config.inc';
 require __DIR__ . '/children.inc';
 $master = TestRedis::start(['--repl-diskless-sync-delay', '0']);
 $key = redislock_test_key('replicas');
-$lock = new RedisLock($key, 10, $master->url(), ['replicas' => 1, 'read_timeout' => 0.4]);
+$lock = new RedisLock($key, 10, $master->url(), ['replicas' => 1, 'read_timeout' => 2]);
 try {
     $lock->acquire();
     echo "acquired without a replica\n";
