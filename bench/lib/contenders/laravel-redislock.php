@@ -2,13 +2,13 @@
 
 declare(strict_types=1);
 
-require_once '/usr/share/php/Illuminate/autoload.php';
+require_once __DIR__ . '/../LaravelLockContender.php';
 require_once __DIR__ . '/../../../bridge/autoload.php';
 
 use Illuminate\Cache\CacheManager;
 use Illuminate\Config\Repository as Config;
 use Illuminate\Container\Container;
-use Illuminate\Contracts\Cache\LockTimeoutException;
+use Illuminate\Contracts\Cache\Lock;
 use Illuminate\Support\Facades\Cache;
 use Illuminate\Support\Facades\Facade;
 use RedisLock\Bridge\Laravel\RedisLockServiceProvider;
@@ -23,9 +23,8 @@ use RedisLock\Bridge\Laravel\RedisLockServiceProvider;
  * get() tries once; block($seconds) waits in the extension, woken by the
  * holder's release. release() is the extension's compare-and-delete.
  */
-final class LaravelRedislockContender implements Contender
+final class LaravelRedislockContender extends LaravelLockContender
 {
-    private ?Illuminate\Contracts\Cache\Lock $lock = null;
 
     public function __construct(private readonly Endpoint $endpoint)
     {
@@ -52,27 +51,9 @@ final class LaravelRedislockContender implements Contender
         $lock->release();
     }
 
-    public function tryAcquire(string $key): bool
+    protected function newLock(string $key): Lock
     {
-        $this->lock = Cache::store('locks')->lock($key, LOCK_TTL);
-        return (bool) $this->lock->get();
-    }
-
-    public function acquireBlocking(string $key, float $wait): bool
-    {
-        $this->lock = Cache::store('locks')->lock($key, LOCK_TTL);
-        try {
-            return (bool) $this->lock->block((int) ceil($wait));
-        } catch (LockTimeoutException) {
-            return false;
-        }
-    }
-
-    public function release(): bool
-    {
-        $ok = (bool) $this->lock->release();
-        $this->lock = null;
-        return $ok;
+        return Cache::store('locks')->lock($key, LOCK_TTL);
     }
 }
 

@@ -2,10 +2,10 @@
 
 declare(strict_types=1);
 
-require_once '/usr/share/php/Illuminate/autoload.php';
+require_once __DIR__ . '/../LaravelLockContender.php';
 
 use Illuminate\Cache\RedisStore;
-use Illuminate\Contracts\Cache\LockTimeoutException;
+use Illuminate\Contracts\Cache\Lock;
 use Illuminate\Redis\RedisManager;
 
 /**
@@ -15,10 +15,9 @@ use Illuminate\Redis\RedisManager;
  * block($seconds) is the framework's blocking loop (usleep 250 ms, its
  * default). Release is EVAL of the compare-and-delete script.
  */
-final class LaravelContender implements Contender
+final class LaravelContender extends LaravelLockContender
 {
     private RedisStore $store;
-    private ?Illuminate\Contracts\Cache\Lock $lock = null;
 
     public function __construct(private readonly Endpoint $endpoint)
     {
@@ -33,27 +32,9 @@ final class LaravelContender implements Contender
         $this->store->lockConnection()->ping(); // connects now
     }
 
-    public function tryAcquire(string $key): bool
+    protected function newLock(string $key): Lock
     {
-        $this->lock = $this->store->lock($key, LOCK_TTL);
-        return (bool) $this->lock->get();
-    }
-
-    public function acquireBlocking(string $key, float $wait): bool
-    {
-        $this->lock = $this->store->lock($key, LOCK_TTL);
-        try {
-            return (bool) $this->lock->block((int) ceil($wait));
-        } catch (LockTimeoutException) {
-            return false;
-        }
-    }
-
-    public function release(): bool
-    {
-        $ok = (bool) $this->lock->release();
-        $this->lock = null;
-        return $ok;
+        return $this->store->lock($key, LOCK_TTL);
     }
 }
 
