@@ -191,7 +191,11 @@ fn a_held_lock_is_refused_and_a_waiter_is_woken_by_the_release() {
     println!("Redlock waiter acquired {woken_after:?} after the release (retry_delay 5 s)");
     // Generous for a busy machine, far below the 5 s fallback.
     assert!(woken_after < Duration::from_secs(2), "{woken_after:?}");
-    assert_eq!(holders(&servers, &key), 5);
+    // The holder's release above goes to one master after another, so the
+    // woken waiter may try while the last masters still hold the old token:
+    // it then holds a quorum, not all 5 (correct Redlock, seen under load).
+    let held = holders(&servers, &key);
+    assert!((3..=5).contains(&held), "the waiter holds {held} of 5");
     assert_eq!(
         servers[0].cmd::<i64>(&["ZCARD", &queue]),
         0,
