@@ -1,5 +1,5 @@
 --TEST--
-Round trips: 50 uncontended acquire+release cycles are exactly 50 SET and 50 EVALSHA (GET+DEL inside the script), nothing else
+Round trips: 50 uncontended acquire+release cycles are exactly 50 SET and 50 EVALSHA (GET, DEL and the released tokens' LPUSH+LTRIM+PEXPIRE inside the script), nothing else
 --EXTENSIONS--
 redislock
 --SKIPIF--
@@ -43,6 +43,9 @@ successful calls: 100
 del=50
 evalsha=50
 get=50
+lpush=50
+ltrim=50
+pexpire=50
 set=50
 zrange=50
 new connections: 0

@@ -58,7 +58,7 @@ foreach ($pool->requests($list, 5.0) as $res) {
 }
 sort($next);
 check('each of the 3 workers then runs withLock() to its end', $next === $workers, json_encode($next));
-check('nothing left in Redis', redis_cmd($url, 'DBSIZE') === 0, (string) redis_cmd($url, 'DBSIZE'));
+check('nothing left in Redis', redis_keys_left($url) === [], json_encode(redis_keys_left($url)));
 check('no worker crashed or was replaced', $pool->abnormalExits() === [] && $pool->workers() === $workers,
     implode("\n", $pool->abnormalExits()));
 $pool->stop();

@@ -91,15 +91,17 @@ pub fn try_acquire_pttl(
     })
 }
 
-/// Asks the server to run one of our scripts (read-only, on the lock's
-/// key), to learn before a plain `SET NX PX` whether locks could be
-/// released here. Fails with the server's refusal when scripts are refused.
+/// Asks the server, before this process's first acquire there, whether it
+/// runs our scripts and whether its ACL lets this user run every command
+/// they run on the lock's keys (Redis 7.0+). Fails with the server's
+/// refusal, before anything is taken. Reads and writes nothing.
 ///
-/// The queue key is declared too, though unused: a Redis Cluster node
-/// taken for a plain server then refuses the call (CROSSSLOT) before the
-/// acquire, instead of the release refusing it after.
+/// Every key of the lock is declared: a Redis Cluster node taken for a
+/// plain server then refuses the call (CROSSSLOT) before the acquire,
+/// instead of the release refusing it after.
 pub fn check_scripts(keys: &LockKeys) -> Call<()> {
-    let cmd = scripts::OWNED_PTTL.evalsha(&[&keys.lock, &keys.queue], &[b"-"]);
+    let cmd =
+        scripts::PERMITTED.evalsha(&[&keys.lock, &keys.queue, &keys.fence, &keys.released], &[]);
     Call::new(vec![cmd], |r| value::<i64>(one(r)?).map(drop))
 }
 
@@ -113,10 +115,27 @@ pub fn reenter(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
 /// Releases the lock if it still holds `token`: hands it to the next live
 /// waiter (or wakes it, see [`Successor`]) or deletes it. True when it was
 /// ours.
-pub fn release(keys: &LockKeys, token: &[u8], successor: Successor) -> Call<bool> {
+///
+/// The release adds `token` to the lock's recently released tokens (`K~r`,
+/// the last 16, kept `replay_window` after the last release): a replay (the
+/// first try's reply was lost) that finds the key no longer ours but its
+/// token there reports the first try's release instead of "not ours".
+pub fn release(
+    keys: &LockKeys,
+    token: &[u8],
+    successor: Successor,
+    replay_window: Duration,
+    attempt: Attempt,
+) -> Call<bool> {
+    let window = replay_window.as_millis().max(1).to_string();
     let cmd = scripts::RELEASE.evalsha(
-        &[&keys.lock, &keys.queue, &keys.fence],
-        &[token, successor.flag()],
+        &[&keys.lock, &keys.queue, &keys.fence, &keys.released],
+        &[
+            token,
+            successor.flag(),
+            window.as_bytes(),
+            flag(attempt == Attempt::Replay),
+        ],
     );
     Call::new(vec![cmd], is_one)
 }

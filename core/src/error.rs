@@ -160,6 +160,15 @@ impl LockError {
                 ),
             };
         }
+        if detail.contains(ACL_REFUSAL) {
+            return Self::Server {
+                server: server.to_owned(),
+                detail: format!(
+                    "{detail}: its ACL refuses a command that redislock's scripts need to \
+                     release and hand over locks, so no lock was taken"
+                ),
+            };
+        }
         if let Some(redirect) = redirect_of(err) {
             let hint = match redirect {
                 Redirect::Busy => "",
@@ -305,6 +314,10 @@ fn redirect_of(err: &redis::RedisError) -> Option<Redirect> {
 
 /// Redis echoes the first arguments of an unknown command ("with args
 /// beginning with: ..."): they can carry an owner token, so they are cut.
+/// How the first acquire's check (`scripts/permitted.lua`) words a command
+/// that the ACL refuses.
+const ACL_REFUSAL: &str = "redislock: this user may not run";
+
 fn without_arguments(detail: &str) -> String {
     match detail.find(", with args beginning with") {
         Some(at) => detail[..at].to_owned(),

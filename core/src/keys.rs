@@ -12,6 +12,7 @@
 //! | `K~a~<token>` | string | `<ttl ms>:<alive ms>:<fenced>` of a waiter, expiring when it stops checking in |
 //! | `K~w~<token>` | list | wake-up of the waiter with that token |
 //! | `K~f` | string | fencing counter (option `fencing`), never expires |
+//! | `K~r` | list | the last 16 released tokens, expiring once a lost reply's replay is due |
 //!
 //! The scripts build `K~a~<token>` and `K~w~<token>` of other waiters
 //! themselves (`lib/handoff.lua`): legal in Redis Cluster only because every
@@ -61,6 +62,12 @@ pub fn queue_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "q")
 }
 
+/// The recently released tokens of a lock (a release's replay looks for its
+/// token there).
+pub fn released_key(lock_key: &[u8]) -> Vec<u8> {
+    helper_key(lock_key, "r")
+}
+
 /// The fencing counter of a lock.
 pub fn fence_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "f")
@@ -88,6 +95,8 @@ pub struct LockKeys {
     pub queue: Vec<u8>,
     /// `K~f`.
     pub fence: Vec<u8>,
+    /// `K~r`.
+    pub released: Vec<u8>,
     /// `K~w~`.
     pub wake_prefix: Vec<u8>,
 }
@@ -98,6 +107,7 @@ impl LockKeys {
         Self {
             queue: queue_key(&lock),
             fence: fence_key(&lock),
+            released: released_key(&lock),
             wake_prefix: wake_prefix(&lock),
             lock,
         }

@@ -81,6 +81,11 @@ pub static ACQUIRE_REPLAY: LazyLock<Lua> =
 pub static OWNED_PTTL: LazyLock<Lua> =
     LazyLock::new(|| plain(include_str!("../scripts/owned_pttl.lua")));
 
+/// The first acquire's check: scripts run here, and the ACL lets this user
+/// run every command of the other scripts on the lock's keys.
+pub static PERMITTED: LazyLock<Lua> =
+    LazyLock::new(|| plain(include_str!("../scripts/permitted.lua")));
+
 /// Reentrant acquire: confirm ownership, never shorten the lease.
 pub static REENTER: LazyLock<Lua> = LazyLock::new(|| plain(include_str!("../scripts/reenter.lua")));
 
@@ -97,7 +102,7 @@ pub static NOTIFY_QUEUE: LazyLock<Lua> =
     LazyLock::new(|| with_handoff(include_str!("../scripts/notify_queue.lua")));
 
 /// Every script, for [`load_all`].
-fn all() -> [&'static Lua; 10] {
+fn all() -> [&'static Lua; 11] {
     [
         &RELEASE,
         &ENQUEUE,
@@ -105,6 +110,7 @@ fn all() -> [&'static Lua; 10] {
         &REFRESH,
         &ACQUIRE_REPLAY,
         &OWNED_PTTL,
+        &PERMITTED,
         &REENTER,
         &ACQUIRE_FENCED,
         &ABANDON,

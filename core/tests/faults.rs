@@ -848,13 +848,12 @@ fn mutual_exclusion_holds_under_scheduled_faults() {
     verdict("scheduled faults", faults, counter, &tally);
 }
 
-/// BUG: when the reply to a release is lost after the release ran (the
-/// connection drops midway), the release is replayed on a new connection,
-/// finds the key gone and returns false: "the lease was no longer ours",
-/// though it was ours and it was released. `withLock()` then throws
-/// `LockLostException` for a section that held the lock throughout.
+/// When the reply to a release is lost after the release ran (the
+/// connection drops midway), the release is replayed on a new connection
+/// and finds the key gone: the released token the first try left says it
+/// was ours (without it, `withLock()` threw `LockLostException` for a section
+/// that held the lock throughout).
 #[test]
-#[ignore = "bug: a release whose reply is cut is replayed and returns false"]
 fn a_release_whose_reply_is_cut_still_reports_true() {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);

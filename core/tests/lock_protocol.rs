@@ -6,6 +6,9 @@ mod common;
 use std::time::Duration;
 
 use common::{RedisServer, lock, never, unique_key};
+use redislock_core::call::Attempt;
+use redislock_core::commands::{self, Successor};
+use redislock_core::keys::LockKeys;
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 #[test]
@@ -179,4 +182,50 @@ fn binary_keys_and_tokens_are_kept_as_bytes() {
     assert_eq!(stored, a.token());
     assert!(a.release().unwrap());
     other.abandon();
+}
+
+/// `release()` keeps the lock's last 16 released tokens in `K~r` for a
+/// short while; only a replay of one of those releases (its reply was
+/// lost) reads them.
+#[test]
+fn a_release_keeps_its_token_for_its_replay_only() {
+    let server = RedisServer::start();
+    let key = unique_key("released");
+    let keys = LockKeys::new(key.clone());
+    let window = Duration::from_secs(3);
+    let release = |token: &[u8], attempt| {
+        commands::release(&keys, token, Successor::HandOver, window, attempt)
+            .query(&mut server.client())
+            .unwrap()
+    };
+    let mut a = lock(&server, &key, 10.0);
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    let token = a.token().unwrap();
+    assert!(release(&token, Attempt::First));
+    let released = String::from_utf8(keys.released.clone()).unwrap();
+    let pttl: i64 = server.cmd(&["PTTL", &released]);
+    assert!(
+        (2_000..=3_000).contains(&pttl),
+        "released tokens' pttl {pttl}"
+    );
+    assert!(
+        release(&token, Attempt::Replay),
+        "the replay finds its release"
+    );
+    assert!(
+        !release(&token, Attempt::First),
+        "a second release is not ours"
+    );
+    assert!(
+        !release(b"other", Attempt::Replay),
+        "nor another token's replay"
+    );
+    // 16 later releases of the lock push the token out.
+    for _ in 0..16 {
+        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.release().unwrap());
+    }
+    let kept: i64 = server.cmd(&["LLEN", &released]);
+    assert_eq!(kept, 16);
+    assert!(!release(&token, Attempt::Replay), "pushed out: not known");
 }

@@ -1161,7 +1161,10 @@ fn exercise_all_calls(e: &Exercise<'_>) {
     e.run(commands::check_scripts(&k), |_| false);
     e.run(commands::reenter(&k.lock, TOKEN, 1000), |b| *b);
     for successor in [Successor::HandOver, Successor::Wake] {
-        e.run(commands::release(&k, TOKEN, successor), |b| *b);
+        e.run(
+            commands::release(&k, TOKEN, successor, Duration::from_secs(5), Attempt::First),
+            |b| *b,
+        );
         e.run(commands::abandon(&k, TOKEN, successor), |b| *b);
     }
     for fencing in [false, true] {
@@ -1227,7 +1230,7 @@ proptest! {
     fn well_formed_replies_are_read_as_documented(n in int(), m in int()) {
         let k = keys();
         let parse_one = |call: Call<bool>, v: Value| (call.parse)(vec![v]).unwrap();
-        prop_assert_eq!(parse_one(commands::release(&k, TOKEN, Successor::HandOver), Value::Int(n)), n == 1);
+        prop_assert_eq!(parse_one(commands::release(&k, TOKEN, Successor::HandOver, Duration::from_secs(5), Attempt::First), Value::Int(n)), n == 1);
         prop_assert_eq!(parse_one(commands::refresh(&k.lock, TOKEN, 1), Value::Int(n)), n == 1);
         prop_assert_eq!(parse_one(commands::force_release(&k.lock), Value::Int(n)), n == 1);
         let pttl = (commands::owned_pttl(&k.lock, TOKEN).parse)(vec![Value::Int(n)]).unwrap();

@@ -6,6 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, never, unique_key};
+use redislock_core::call::Attempt;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue, commands, keys};
 
 fn masters(n: usize) -> Vec<RedisServer> {
@@ -152,9 +153,15 @@ fn release_elsewhere(servers: &[RedisServer], key: &[u8], token: &str) -> usize 
     servers
         .iter()
         .filter(|s| {
-            commands::release(&keys, token.as_bytes(), commands::Successor::Wake)
-                .query(&mut s.client())
-                .unwrap()
+            commands::release(
+                &keys,
+                token.as_bytes(),
+                commands::Successor::Wake,
+                Duration::from_secs(5),
+                Attempt::First,
+            )
+            .query(&mut s.client())
+            .unwrap()
         })
         .count()
 }

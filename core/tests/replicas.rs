@@ -7,6 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, never, unique_key};
+use redislock_core::call::Attempt;
 use redislock_core::commands::{self, Successor};
 use redislock_core::keys::LockKeys;
 use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue};
@@ -115,9 +116,15 @@ fn a_hand_over_is_on_the_replica_when_the_waiter_returns() {
     }
     let (_, before) = replication_offsets(&master);
     let keys = LockKeys::new(key.clone());
-    let freed = commands::release(&keys, b"holder", Successor::HandOver)
-        .query(&mut master.client())
-        .unwrap();
+    let freed = commands::release(
+        &keys,
+        b"holder",
+        Successor::HandOver,
+        Duration::from_secs(5),
+        Attempt::First,
+    )
+    .query(&mut master.client())
+    .unwrap();
     assert!(freed);
     let (token, mut l) = waiter.join().unwrap();
     let (acked, _) = replication_offsets(&master);

@@ -157,6 +157,7 @@ impl Lock {
             return Ok(true);
         }
         self.clean_orphans()?;
+        self.check_scripts()?;
         let token = match &self.options.owner {
             Some(owner) => owner.0.clone(),
             None => token::new_token()?.into_bytes(),
@@ -208,10 +209,6 @@ impl Lock {
     /// on every server that may have accepted it.
     fn try_once(&mut self, token: &[u8]) -> Result<Option<Fence>> {
         let fencing = self.options.fencing;
-        if !fencing {
-            // A fenced acquire is a script already: it checks itself.
-            self.check_scripts()?;
-        }
         let keys = &*self.keys;
         let ttl_ms = self.ttl_ms;
         let sent = Instant::now();
@@ -274,9 +271,9 @@ impl Lock {
         self.topology.run(role, &self.keys.lock, build)
     }
 
-    /// Before the first plain `SET NX PX` on a server in this process: makes
-    /// sure the server runs scripts (release needs them). Every other path
-    /// starts with a script, which fails before anything is taken.
+    /// Before the first acquire on a server in this process: makes sure the
+    /// server runs scripts and lets this user run what they run (release
+    /// needs them), so that a refusal comes before anything is taken.
     fn check_scripts(&self) -> Result<()> {
         let key = &self.keys.lock;
         if self.topology.scripts_checked(key) {
@@ -597,9 +594,12 @@ fn successor_on(topology: &Topology) -> Successor {
 /// Compare-and-delete of one entry on every server of its key.
 fn release_entry(entry: &Entry) -> Result<bool> {
     let successor = successor_on(&entry.topology);
-    let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
-        commands::release(&entry.keys, &entry.token, successor)
-    });
+    let window = entry.topology.replay_window();
+    let votes = entry
+        .topology
+        .run(Role::Command, &entry.keys.lock, &|attempt| {
+            commands::release(&entry.keys, &entry.token, successor, window, attempt)
+        });
     let released = votes.decided()?.agree(|released| *released);
     if released {
         stats::add(Counter::Releases);

@@ -36,7 +36,6 @@ impl Lock {
         wait: Duration,
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Fence>> {
-        self.check_scripts()?;
         let waiter = Waiter {
             token,
             ttl_ms: self.ttl_ms,

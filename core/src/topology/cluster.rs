@@ -100,6 +100,11 @@ enum Route {
 }
 
 impl Cluster {
+    /// The nodes' settings (timeouts, credentials, TLS).
+    pub fn template(&self) -> &ServerConfig {
+        &self.template
+    }
+
     /// The cluster behind the seed nodes `urls`; every node is reached with
     /// the first URL's credentials and TLS settings.
     pub fn new(urls: Vec<ServerUrl>, options: &LockOptions) -> Result<Self> {

@@ -122,6 +122,28 @@ impl Topology {
         self.names.to_vec()
     }
 
+    /// How long after a call is sent its replay can still come: the call's
+    /// reply is lost (at most a read timeout), a new connection is opened
+    /// (at most a connect timeout) and the call sent again, plus a second
+    /// of slack. Released tokens are kept this long for a replay to find.
+    pub fn replay_window(&self) -> Duration {
+        let of = |s: &ServerConfig| s.connect_timeout + s.read_timeout;
+        let slowest = match &self.kind {
+            Kind::Single(single) => of(single.server()),
+            Kind::Redlock(redlock) => redlock
+                .servers()
+                .iter()
+                .map(|s| of(s))
+                .max()
+                .unwrap_or_default(),
+            Kind::Sentinel(sentinel) => of(sentinel.template()),
+            // A lost master's call is replayed on its successor, found
+            // through one more node.
+            Kind::Cluster(cluster) => 2 * of(cluster.template()),
+        };
+        slowest + Duration::from_secs(1)
+    }
+
     /// How a blocked acquire waits here.
     pub fn waiting(&self) -> Waiting {
         match &self.kind {

@@ -63,6 +63,11 @@ impl PartialEq for Sentinel {
 }
 
 impl Sentinel {
+    /// The master's settings (timeouts, credentials, TLS).
+    pub fn template(&self) -> &ServerConfig {
+        &self.template
+    }
+
     /// The group `name` behind the Sentinels at `urls`.
     pub fn new(name: &str, urls: Vec<ServerUrl>, options: &LockOptions) -> Self {
         let template = ServerConfig::new(urls[0].clone(), options);
