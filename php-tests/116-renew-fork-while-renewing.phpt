@@ -30,7 +30,8 @@ time_nanosleep(0, 50_000_000);
 $pids = [];
 $now = fn () => (float) (new DateTimeImmutable())->format('U.u');
 $stop_forking = $now() + 1.6;
-for ($i = 0; $i < 1500 && $now() < $stop_forking; $i++) {
+// At least 300 forks however slow the machine is, then more for 1.6 s.
+for ($i = 0; $i < 1500 && ($i < 300 || $now() < $stop_forking); $i++) {
     $pid = pcntl_fork();
     if ($pid === 0) {
         (new ReflectionProperty(TestRedis::class, 'proc'))->setValue($server, null);
@@ -52,13 +53,13 @@ wait_until(function () use (&$pids, &$exited) {
         }
     }
     return !$pids;
-}, 1.5);
+}, 5.0);
 foreach (array_keys($pids) as $pid) {
     exec('kill -9 ' . $pid);
     pcntl_waitpid($pid, $status);
 }
 check('forked at least 300 children', $forked >= 300, "$forked");
-check('every child exited within 1.5 s', count($pids) === 0, count($pids) . " of $forked never exited");
+check('every child exited within 5 s', count($pids) === 0, count($pids) . " of $forked never exited");
 check('all of them normally', $exited === $forked - count($pids), "$exited exited normally");
 foreach ($locks as $l) {
     $l->release();
@@ -66,5 +67,5 @@ foreach ($locks as $l) {
 ?>
 --EXPECT--
 forked at least 300 children: ok
-every child exited within 1.5 s: ok
+every child exited within 5 s: ok
 all of them normally: ok

@@ -8,11 +8,14 @@
 //! not take them; a server is ready only when `INFO server` on its port
 //! reports the pid of the child we started (and its `--unixsocket` exists);
 //! if our child exits (port taken) or another process answers, the child is
-//! killed and another port is tried.
+//! killed and another port is tried. Ports are also claimed ([`ports`]) for
+//! the fixture's whole life, so that a port whose server a test killed is
+//! not taken by another suite's server while the test still uses it.
 
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod ports;
 pub mod proxy;
 
 use std::io::{Read, Write};
@@ -49,6 +52,8 @@ pub struct RedisServer {
     sentinel_conf: Option<PathBuf>,
     /// Where its port is drawn from.
     ports: std::ops::Range<u16>,
+    /// Its claims on its port (and cluster bus port), held until dropped.
+    claims: Vec<std::fs::File>,
 }
 
 impl RedisServer {
@@ -166,6 +171,7 @@ impl RedisServer {
             tls,
             sentinel_conf: None,
             ports: PORTS,
+            claims: Vec::new(),
         }
     }
 
@@ -179,6 +185,10 @@ impl RedisServer {
                 let ports = &self.ports;
                 self.port = ports.start + (getrandom::u32().unwrap() % ports.len() as u32) as u16;
                 let bus = (self.ports == CLUSTER_PORTS).then(|| self.port + 10000);
+                if !self.claim([Some(self.port), bus].into_iter().flatten()) {
+                    failures.push(format!("port {}: claimed", self.port));
+                    continue;
+                }
                 let taken = |port: u16| TcpListener::bind(("127.0.0.1", port)).is_err();
                 if taken(self.port) || bus.is_some_and(taken) {
                     failures.push(format!("port {}: in use", self.port));
@@ -193,6 +203,23 @@ impl RedisServer {
             }
         }
         panic!("no redis-server of ours came up in {tries} tries: {failures:#?}");
+    }
+
+    /// Claims every one of `ports` ([`ports::claim`]) in place of the
+    /// claims held so far; false (and nothing held) when one is taken.
+    fn claim(&mut self, ports: impl Iterator<Item = u16>) -> bool {
+        self.claims.clear();
+        for port in ports {
+            match ports::claim(port) {
+                ports::Claim::Held(file) => self.claims.push(file),
+                ports::Claim::Taken => {
+                    self.claims.clear();
+                    return false;
+                }
+                ports::Claim::Unavailable => {}
+            }
+        }
+        true
     }
 
     /// Starts redis-server on `self.port` and waits until it is ready; on
