@@ -10,7 +10,8 @@
 #
 #   bash scripts/flake-proof.sh                 # 300 runs beside a second copy
 #   FLAKE_RUNS=20 FLAKE_BESIDE=0 bash scripts/flake-proof.sh
-#   FLAKE_DIR=/tmp/proof (default: a new temp dir; logs are kept there)
+#   FLAKE_DIR=/tmp/proof (default: a new temp dir; logs are kept there,
+#   the test binaries removed at the end)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +39,7 @@ loop() {
   local name=$1 count=$2 i=0 out started took failed
   local t="$dir/$name/target"
   while [ "$count" = 0 ] || [ "$i" -lt "$count" ]; do
+    [ ! -e "$dir/stop" ] || break
     i=$((i + 1))
     started=$(date +%s.%N)
     if out=$(cargo nextest run --no-fail-fast --workspace-remap "$root" \
@@ -59,6 +61,7 @@ loop() {
   done
 }
 
+rm -f "$dir/stop"
 extract proof
 beside_pid=""
 if [ "$beside" = 1 ]; then
@@ -70,10 +73,14 @@ trap '[ -n "$beside_pid" ] && kill "$beside_pid" 2>/dev/null; true' EXIT
 echo "flake proof: $runs runs, logs in $dir/proof.log$([ "$beside" = 1 ] && echo " and $dir/beside.log")"
 loop proof "$runs"
 if [ -n "$beside_pid" ]; then
-  kill "$beside_pid" 2>/dev/null || true
+  # The second copy finishes the run it is in (killing it would orphan its
+  # test processes' servers).
+  touch "$dir/stop"
   wait "$beside_pid" 2>/dev/null || true
+  beside_pid=""
 fi
 
+rm -rf "$dir/proof" "$dir/beside" "$dir/suite.tar.zst"
 status=0
 for name in proof beside; do
   [ -f "$dir/$name.log" ] || continue

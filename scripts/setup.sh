@@ -18,3 +18,8 @@ fi
 # The Debian package starts a system Redis on 6379; the project never uses
 # it (tests and the demo start their own servers on free ports).
 command -v cargo >/dev/null || { echo "setup: cargo (Rust) is required: https://rustup.rs" >&2; exit 1; }
+# The flake check runs the core suite under cargo-nextest.
+if ! cargo nextest --version >/dev/null 2>&1; then
+  echo "setup: installing cargo-nextest"
+  cargo install --locked cargo-nextest
+fi

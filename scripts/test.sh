@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, checks formatting and
 # lints, runs the core's cargo tests (each starts its own redis-server),
+# then the core suite twice more under nextest beside a second copy,
 # builds the extension, checks the phpize build (scripts/phpize-test.sh),
 # runs every phpt test against it, the framework bridges' PHPUnit suites,
 # then a subset under valgrind. Ends with one
@@ -23,6 +24,20 @@ sum() { grep -E '^test result:' "$log" | grep -oE "[0-9]+ $1" | awk '{s+=$1} END
 cargo_passed=$(sum passed); cargo_failed=$(sum failed)
 echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
 [ "$cargo_status" = 0 ] || { echo "${cargo_passed} passed, $((cargo_failed > 0 ? cargo_failed : 1)) failed"; exit 1; }
+
+# A bounded flake check: the core suite twice more under cargo-nextest
+# (every test at once) while a second copy loops beside it (the full
+# proof, 300 runs: scripts/flake-proof.sh).
+set +e
+FLAKE_RUNS=2 bash scripts/flake-proof.sh 2>&1 | tee "$log.flake"
+flake_status=${PIPESTATUS[0]}
+set -e
+flake_passed=$( (grep -oE 'proof copy: [0-9]+ runs passed' "$log.flake" || true) | grep -oE '[0-9]+' || true)
+flake_passed=${flake_passed:-0}
+flake_failed=$( (grep -oE '(proof|beside) copy: [0-9]+ runs passed, [0-9]+ failed' "$log.flake" || true) \
+  | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
+[ "$flake_status" = 0 ] || [ "$flake_failed" -gt 0 ] || flake_failed=1
+rm -f "$log.flake"
 
 bash scripts/build.sh
 # Install like a PHP extension: phpize, configure, make, make install in a
@@ -67,13 +82,14 @@ rm -f "$log.vg"
 phpt_passed=$(echo "$phpt_line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 phpt_failed=$(echo "$phpt_line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 phpt_skipped=$(echo "$phpt_line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+' || echo 0)
-failed=$((cargo_failed + phpt_failed + phpt_skipped + unit_bad + phpize_failed))
+failed=$((cargo_failed + flake_failed + phpt_failed + phpt_skipped + unit_bad + phpize_failed))
 [ "$phpt_status" = 0 ] || [ "$failed" -gt 0 ] || failed=1
 [ "$valgrind_status" = 0 ] || failed=$((failed + 1))
 echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
+echo "flake check (core suite under nextest beside a second copy): ${flake_passed} runs passed, ${flake_failed} failed"
 echo "$phpt_line"
 echo "phpunit (bridges): ${unit_passed} passed, ${unit_bad} failed"
 echo "phpize install: ${phpize_passed} passed, ${phpize_failed} failed"
 echo "$vg_line"
-echo "$((cargo_passed + phpt_passed + unit_passed + phpize_passed)) passed, ${failed} failed"
+echo "$((cargo_passed + flake_passed + phpt_passed + unit_passed + phpize_passed)) passed, ${failed} failed"
 [ "$failed" = 0 ]

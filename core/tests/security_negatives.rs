@@ -180,6 +180,12 @@ fn tls_server(certs: &Certs) -> RedisServer {
 /// Options with `tls_ca` (and more `(name, path)` pairs).
 fn tls_options(files: &[(&str, String)]) -> LockOptions {
     let mut options = LockOptions::default();
+    // A refused handshake fails at once; a generous timeout only keeps a
+    // busy machine from turning the TLS error under test into a timeout
+    // (seen: over 2 s with four suites at once, load 14 on 2 cores).
+    options
+        .set("connect_timeout", OptionValue::Number(10.0))
+        .unwrap();
     for (name, path) in files {
         options
             .set(name, OptionValue::Text(path.clone().into_bytes()))

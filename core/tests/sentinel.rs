@@ -349,8 +349,9 @@ fn sentinels_and_master_over_tls() {
         .collect();
     let key = unique_key("sentinel-tls");
     let mut options = sentinel_options(&[("tls_ca", &ca)]);
+    // Generous: a TLS handshake took over 2 s on a very busy machine.
     options
-        .set("connect_timeout", OptionValue::Number(5.0))
+        .set("connect_timeout", OptionValue::Number(10.0))
         .unwrap();
     let mut lock = Lock::new(key.clone(), 10.0, &urls, options.clone()).unwrap();
     assert!(lock.acquire(Duration::ZERO, &never).unwrap());
@@ -358,6 +359,9 @@ fn sentinels_and_master_over_tls() {
     let mut direct_options = LockOptions::default();
     direct_options
         .set("tls_ca", OptionValue::Text(ca.clone().into_bytes()))
+        .unwrap();
+    direct_options
+        .set("connect_timeout", OptionValue::Number(10.0))
         .unwrap();
     let mut direct = Lock::new(
         key.clone(),
