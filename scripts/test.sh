@@ -32,11 +32,10 @@ set +e
 FLAKE_RUNS=2 bash scripts/flake-proof.sh 2>&1 | tee "$log.flake"
 flake_status=${PIPESTATUS[0]}
 set -e
-flake_passed=$( (grep -oE 'proof copy: [0-9]+ runs passed' "$log.flake" || true) | grep -oE '[0-9]+' || true)
-flake_passed=${flake_passed:-0}
-flake_failed=$( (grep -oE '(proof|beside) copy: [0-9]+ runs passed, [0-9]+ failed' "$log.flake" || true) \
-  | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
+flake_passed=$(awk '/proof copy: [0-9]+ runs passed/ {for (i = 2; i <= NF; i++) if ($i == "runs") p = $(i - 1)} END {print p + 0}' "$log.flake")
+flake_failed=$(awk '/copy: [0-9]+ runs passed, [0-9]+ failed/ {for (i = 2; i <= NF; i++) if ($i == "failed") s += $(i - 1)} END {print s + 0}' "$log.flake")
 [ "$flake_status" = 0 ] || [ "$flake_failed" -gt 0 ] || flake_failed=1
+[ "$flake_passed" -gt 0 ] || [ "$flake_failed" -gt 0 ] || flake_failed=1
 rm -f "$log.flake"
 
 bash scripts/build.sh
