@@ -8,10 +8,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::cluster::{RedisCluster, node_id, query, role};
-use common::{RedisServer, never, unique_key};
-use redislock_core::call::Attempt;
-use redislock_core::commands::{self, Successor};
-use redislock_core::keys::LockKeys;
+use common::{RedisServer, never, release_as, unique_key};
+use redislock_core::commands::Successor;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 fn cluster_options() -> LockOptions {
@@ -167,17 +165,12 @@ fn a_queued_waiter_keeps_every_key_of_the_lock_in_one_slot_and_is_woken() {
     }
     std::thread::sleep(Duration::from_millis(50));
     let released = Instant::now();
-    let keys = LockKeys::new(name.clone().into_bytes());
-    let freed = commands::release(
-        &keys,
+    assert!(release_as(
+        master,
+        name.as_bytes(),
         b"holder",
-        Successor::HandOver,
-        Duration::from_secs(5),
-        Attempt::First,
-    )
-    .query(&mut master.client())
-    .unwrap();
-    assert!(freed);
+        Successor::HandOver
+    ));
     let (got, at, mut l) = waiter.join().unwrap();
     assert!(got);
     let after = at - released;

@@ -6,8 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, unique_key};
-use redislock_core::call::Attempt;
+use common::{RedisServer, never, release_as, unique_key};
 use redislock_core::{Lock, LockOptions, OptionValue, commands, keys};
 
 fn fenced(server: &RedisServer, key: &[u8], host: &str) -> Lock {
@@ -135,33 +134,23 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
         commands::enqueue(&lock_keys, &w).query(&mut con).unwrap(),
         commands::Queued::Waiting { .. }
     ));
-    assert!(
-        commands::release(
-            &lock_keys,
-            b"holder",
-            commands::Successor::HandOver,
-            Duration::from_secs(5),
-            Attempt::First
-        )
-        .query(&mut con)
-        .unwrap()
-    );
+    assert!(release_as(
+        &server,
+        &key,
+        b"holder",
+        commands::Successor::HandOver
+    ));
     let checked = commands::check(&lock_keys, &w, false)
         .query(&mut con)
         .unwrap();
     assert_eq!(checked, commands::Queued::Acquired { fence: Some(1) });
     // And through a Lock: the fence of a normal acquire continues from there.
-    assert!(
-        commands::release(
-            &lock_keys,
-            b"w1",
-            commands::Successor::HandOver,
-            Duration::from_secs(5),
-            Attempt::First
-        )
-        .query(&mut con)
-        .unwrap()
-    );
+    assert!(release_as(
+        &server,
+        &key,
+        b"w1",
+        commands::Successor::HandOver
+    ));
     assert!(waiter.acquire(Duration::ZERO, &never).unwrap());
     assert_eq!(waiter.fencing_token(), Some(2));
     assert!(waiter.release().unwrap());

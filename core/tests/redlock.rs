@@ -5,9 +5,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, unique_key};
-use redislock_core::call::Attempt;
-use redislock_core::{Lock, LockError, LockOptions, OptionValue, commands, keys};
+use common::{RedisServer, never, release_as, unique_key};
+use redislock_core::{Lock, LockError, LockOptions, OptionValue, commands};
 
 fn masters(n: usize) -> Vec<RedisServer> {
     (0..n).map(|_| RedisServer::start()).collect()
@@ -149,20 +148,9 @@ fn hold_elsewhere(servers: &[&RedisServer], key: &[u8], token: &str, ttl_ms: u64
 
 /// That process's release on every master (what its `release()` sends).
 fn release_elsewhere(servers: &[RedisServer], key: &[u8], token: &str) -> usize {
-    let keys = keys::LockKeys::new(key.to_vec());
     servers
         .iter()
-        .filter(|s| {
-            commands::release(
-                &keys,
-                token.as_bytes(),
-                commands::Successor::Wake,
-                Duration::from_secs(5),
-                Attempt::First,
-            )
-            .query(&mut s.client())
-            .unwrap()
-        })
+        .filter(|s| release_as(s, key, token.as_bytes(), commands::Successor::Wake))
         .count()
 }
 

@@ -6,10 +6,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, unique_key};
-use redislock_core::call::Attempt;
-use redislock_core::commands::{self, Successor};
-use redislock_core::keys::LockKeys;
+use common::{RedisServer, never, release_as, unique_key};
+use redislock_core::commands::Successor;
 use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue};
 
 fn options(replicas: u32, read_timeout: f64) -> LockOptions {
@@ -115,17 +113,7 @@ fn a_hand_over_is_on_the_replica_when_the_waiter_returns() {
         std::thread::sleep(Duration::from_millis(2));
     }
     let (_, before) = replication_offsets(&master);
-    let keys = LockKeys::new(key.clone());
-    let freed = commands::release(
-        &keys,
-        b"holder",
-        Successor::HandOver,
-        Duration::from_secs(5),
-        Attempt::First,
-    )
-    .query(&mut master.client())
-    .unwrap();
-    assert!(freed);
+    assert!(release_as(&master, &key, b"holder", Successor::HandOver));
     let (token, mut l) = waiter.join().unwrap();
     let (acked, _) = replication_offsets(&master);
     assert!(acked > before, "replica at {acked}, master was at {before}");

@@ -11,8 +11,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, lock, never, unique_key};
-use redislock_core::call::Attempt;
+use common::{RedisServer, lock, never, release_as, unique_key};
 use redislock_core::{Lock, LockOptions, OptionValue, commands, keys};
 
 /// Takes `key` for `token` as another process would.
@@ -28,15 +27,7 @@ fn hold(server: &RedisServer, key: &[u8], token: &str, ttl_ms: u64) {
 
 /// Releases `key` held by `token` with the real release script.
 fn release(server: &RedisServer, key: &[u8], token: &str) -> bool {
-    commands::release(
-        &keys::LockKeys::new(key.to_vec()),
-        token.as_bytes(),
-        commands::Successor::HandOver,
-        Duration::from_secs(5),
-        Attempt::First,
-    )
-    .query(&mut server.client())
-    .unwrap()
+    release_as(server, key, token.as_bytes(), commands::Successor::HandOver)
 }
 
 fn queue_len(server: &RedisServer, key: &[u8]) -> i64 {

@@ -25,6 +25,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use redislock_core::call::Attempt;
+use redislock_core::commands::{self, Successor};
+use redislock_core::keys::LockKeys;
 use redislock_core::{Lock, LockOptions};
 
 /// Ports the fixture listens on: below the ephemeral range.
@@ -522,6 +525,21 @@ pub fn unique_key(name: &str) -> Vec<u8> {
 /// A lock on `server` with default options.
 pub fn lock(server: &RedisServer, key: &[u8], ttl: f64) -> Lock {
     Lock::new(key.to_vec(), ttl, &[server.url()], LockOptions::default()).unwrap()
+}
+
+/// Releases `key` held by `token` with the real release script, as that
+/// holder's first try (what its `release()` sends to one server). True
+/// when `token` held it.
+pub fn release_as(server: &RedisServer, key: &[u8], token: &[u8], successor: Successor) -> bool {
+    commands::release(
+        &LockKeys::new(key.to_vec()),
+        token,
+        successor,
+        Duration::from_secs(5),
+        Attempt::First,
+    )
+    .query(&mut server.client())
+    .unwrap()
 }
 
 /// Never stop waiting early.
