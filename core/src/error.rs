@@ -312,12 +312,12 @@ fn redirect_of(err: &redis::RedisError) -> Option<Redirect> {
     }
 }
 
-/// Redis echoes the first arguments of an unknown command ("with args
-/// beginning with: ..."): they can carry an owner token, so they are cut.
 /// How the first acquire's check (`scripts/permitted.lua`) words a command
 /// that the ACL refuses.
 const ACL_REFUSAL: &str = "redislock: this user may not run";
 
+/// Redis echoes the first arguments of an unknown command ("with args
+/// beginning with: ..."): they can carry an owner token, so they are cut.
 fn without_arguments(detail: &str) -> String {
     match detail.find(", with args beginning with") {
         Some(at) => detail[..at].to_owned(),
