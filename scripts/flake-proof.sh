@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Flake proof of the core suite (not part of scripts/test.sh): builds the
+# Flake proof of the core suite (scripts/test.sh runs a bounded one,
+# FLAKE_RUNS=2; the full proof is 300 runs, about 2.5 h): builds the
 # core's test binaries once, then runs the whole suite FLAKE_RUNS times in a
 # row with cargo-nextest (every test at once, up to 6 at a time, settings in
 # .config/nextest.toml) while a second copy of the same suite loops beside it
