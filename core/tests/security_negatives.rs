@@ -180,11 +180,15 @@ fn tls_server(certs: &Certs) -> RedisServer {
 /// Options with `tls_ca` (and more `(name, path)` pairs).
 fn tls_options(files: &[(&str, String)]) -> LockOptions {
     let mut options = LockOptions::default();
-    // A refused handshake fails at once; a generous timeout only keeps a
+    // A refused handshake fails at once; generous timeouts only keep a
     // busy machine from turning the TLS error under test into a timeout
-    // (seen: over 2 s with four suites at once, load 14 on 2 cores).
+    // (seen: a handshake over 2 s, and the server's alert after the
+    // handshake over the 2 s read timeout, at load 14-36 on 2 cores).
     options
         .set("connect_timeout", OptionValue::Number(10.0))
+        .unwrap();
+    options
+        .set("read_timeout", OptionValue::Number(10.0))
         .unwrap();
     for (name, path) in files {
         options
