@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::cluster::{RedisCluster, node_id, query, role};
+use common::cluster::{NODE_TIMEOUT_MS, RedisCluster, node_id, query, role};
 use common::{RedisServer, never, release_as, unique_key};
 use redislock_core::commands::Successor;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
@@ -354,7 +354,7 @@ fn a_killed_master_is_replaced_by_its_replica_and_locks_work_again() {
         }
     }
     println!(
-        "acquired again {:?} after SIGKILL of the master ({errors} failed tries, node timeout 1 s)",
+        "acquired again {:?} after SIGKILL of the master ({errors} failed tries, node timeout {NODE_TIMEOUT_MS} ms)",
         killed_at.elapsed()
     );
     let token = String::from_utf8(lock.token().unwrap()).unwrap();

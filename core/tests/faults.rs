@@ -45,6 +45,18 @@ fn lock_at(url: &str, key: &[u8], ttl: f64) -> Lock {
     Lock::new(key.to_vec(), ttl, &[url.to_owned()], options()).unwrap()
 }
 
+/// A lock whose calls are given 2 s to answer, for tests of faults that
+/// end calls at once (cut replies, dropped connections, a dead server):
+/// their calls before and after the fault must not time out on a busy
+/// machine (with 0.3 s they did, at load 20).
+fn patient_lock_at(url: &str, key: &[u8], ttl: f64) -> Lock {
+    let mut options = options();
+    options
+        .set("read_timeout", OptionValue::Number(2.0))
+        .unwrap();
+    Lock::new(key.to_vec(), ttl, &[url.to_owned()], options).unwrap()
+}
+
 fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s)
 }
@@ -221,7 +233,7 @@ fn a_reply_cut_midway_is_replayed_once_then_reported_as_dropped() {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("cut");
-    let mut a = lock_at(&proxy.url(), &key, 5.0);
+    let mut a = patient_lock_at(&proxy.url(), &key, 5.0);
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
     assert!(a.release().unwrap());
 
@@ -702,7 +714,7 @@ const PERSISTENT: [&str; 4] = ["--appendonly", "yes", "--appendfsync", "always"]
 fn a_restart_under_contended_load_keeps_mutual_exclusion() {
     let mut server = RedisServer::start_with(&PERSISTENT);
     let key = unique_key("restart");
-    let mut a = lock_at(&server.url(), &key, 5.0);
+    let mut a = patient_lock_at(&server.url(), &key, 5.0);
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
     server.kill();
     let result = within("refresh, server down", Duration::ZERO, || a.refresh(None));
@@ -858,7 +870,7 @@ fn a_release_whose_reply_is_cut_still_reports_true() {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("cut-release");
-    let mut a = lock_at(&proxy.url(), &key, 5.0);
+    let mut a = patient_lock_at(&proxy.url(), &key, 5.0);
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
     proxy.cut_mid_reply();
     let released = within("release, reply cut", Duration::ZERO, || a.release());
