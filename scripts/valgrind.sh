@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Memory check of the whole phpt suite (not part of scripts/test.sh, which
 # runs a subset): every php-tests/*.phpt runs under valgrind's memcheck
-# (run-tests.php -m, PCRE's JIT off: valgrind cannot follow JIT code), at
+# (run-tests.php -m, PCRE's JIT off: valgrind cannot follow JIT code;
+# definite leaks reported), at
 # the lowest CPU priority. A test that memcheck reports on is "leaked"; its
 # report stays in php-tests/<name>.mem. Valgrind slows PHP 20-50x, so
 # checks of waiting times can fail; those failures are listed but do not
@@ -23,8 +24,10 @@ log=$work/log
 started=$SECONDS
 # Memcheck follows the tests' php children (they load the extension) but
 # not the servers and tools they start (redis-server's own reports, e.g.
-# lzf_compress during a replica sync, are not ours).
-export VALGRIND_OPTS="--trace-children-skip=*redis-server,*redis-check-rdb,*redis-sentinel,*redis-cli,*cgi-fcgi"
+# lzf_compress during a replica sync, are not ours); definite leaks count as
+# errors (run-tests -m alone does not check leaks); no vgdb pipes (FPM
+# workers, switched to another user, could not remove them).
+export VALGRIND_OPTS="--trace-children-skip=*redis-server,*redis-check-rdb,*redis-sentinel,*redis-cli,*cgi-fcgi --vgdb=no --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --suppressions=$PWD/scripts/valgrind.supp"
 set +e
 PHPT_ARGS="-m -d pcre.jit=0" nice -n 19 bash scripts/phpt.sh "$so" "$@" 2>&1 | tee "$log"
 set -e
