@@ -340,7 +340,9 @@ fn a_killed_master_is_replaced_by_its_replica_and_locks_work_again() {
         .kill();
     // Until the cluster promotes the replica, calls fail with a clear error.
     let mut errors = 0;
-    let deadline = killed_at + Duration::from_secs(20);
+    // A failed election is retried after twice the failover timeout (2 x
+    // 2 x the node timeout): generous for a busy machine.
+    let deadline = killed_at + Duration::from_secs(60);
     loop {
         match lock.acquire(Duration::ZERO, &never) {
             Ok(true) => break,
