@@ -17,7 +17,6 @@ mod common;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use common::{RedisServer, never, unique_key};
@@ -55,16 +54,7 @@ impl Certs {
     }
 
     fn openssl(&self, args: &[&str]) {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(&self.dir)
-            .output()
-            .expect("openssl must be installed");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::openssl(&self.dir, args);
     }
 
     /// A self-signed CA: `name.crt`, `name.key`.

@@ -389,21 +389,24 @@ fn copy_certificates(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
+/// Runs `openssl args` in `dir`; panics with its stderr when it fails.
+pub fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl must be installed");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Writes ca.crt/ca.key and server.crt/server.key (CN and SAN 127.0.0.1,
 /// localhost) into `dir` with the openssl command.
 pub fn make_certificates(dir: &std::path::Path) {
-    let run = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("openssl must be installed");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let run = |args: &[&str]| openssl(dir, args);
     run(&[
         "req",
         "-x509",
