@@ -57,6 +57,14 @@ fn patient_lock_at(url: &str, key: &[u8], ttl: f64) -> Lock {
     Lock::new(key.to_vec(), ttl, &[url.to_owned()], options).unwrap()
 }
 
+/// A private server, a proxy in front of it that the test controls, and a
+/// fresh key named after `name`.
+fn behind_proxy(name: &str) -> (RedisServer, Proxy, Vec<u8>) {
+    let server = RedisServer::start();
+    let proxy = Proxy::start(&server);
+    (server, proxy, unique_key(name))
+}
+
 fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s)
 }
@@ -190,9 +198,7 @@ fn answers_ping(port: u16) -> bool {
 
 #[test]
 fn replies_delayed_past_the_read_timeout_time_out_then_recover() {
-    let server = RedisServer::start();
-    let proxy = Proxy::start(&server);
-    let key = unique_key("delay");
+    let (server, proxy, key) = behind_proxy("delay");
     let mut a = lock_at(&proxy.url(), &key, 5.0);
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
 
@@ -230,9 +236,7 @@ fn replies_delayed_past_the_read_timeout_time_out_then_recover() {
 
 #[test]
 fn a_reply_cut_midway_is_replayed_once_then_reported_as_dropped() {
-    let server = RedisServer::start();
-    let proxy = Proxy::start(&server);
-    let key = unique_key("cut");
+    let (server, proxy, key) = behind_proxy("cut");
     let mut a = patient_lock_at(&proxy.url(), &key, 5.0);
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
     assert!(a.release().unwrap());
@@ -264,9 +268,7 @@ fn a_reply_cut_midway_is_replayed_once_then_reported_as_dropped() {
 
 #[test]
 fn a_black_hole_times_out_then_recovers() {
-    let server = RedisServer::start();
-    let proxy = Proxy::start(&server);
-    let key = unique_key("blackhole");
+    let (_server, proxy, key) = behind_proxy("blackhole");
     let mut a = lock_at(&proxy.url(), &key, 5.0);
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
     assert!(a.release().unwrap());
@@ -297,9 +299,7 @@ fn a_black_hole_times_out_then_recovers() {
 
 #[test]
 fn a_black_hole_ends_a_blocked_wait_within_its_timeouts() {
-    let server = RedisServer::start();
-    let proxy = Proxy::start(&server);
-    let key = unique_key("blackhole-wait");
+    let (server, proxy, key) = behind_proxy("blackhole-wait");
     let mut holder = lock_at(&server.url(), &key, 10.0);
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
     let (url, k) = (proxy.url(), key.clone());
@@ -867,9 +867,7 @@ fn mutual_exclusion_holds_under_scheduled_faults() {
 /// that held the lock throughout).
 #[test]
 fn a_release_whose_reply_is_cut_still_reports_true() {
-    let server = RedisServer::start();
-    let proxy = Proxy::start(&server);
-    let key = unique_key("cut-release");
+    let (server, proxy, key) = behind_proxy("cut-release");
     let mut a = patient_lock_at(&proxy.url(), &key, 5.0);
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
     proxy.cut_mid_reply();
