@@ -10,7 +10,7 @@ use ext_php_rs::convert::{FromZval, IntoZval, StubLiteral};
 use ext_php_rs::exception::PhpResult;
 use ext_php_rs::flags::DataType;
 use ext_php_rs::types::array::Iter;
-use ext_php_rs::types::{ZendCallable, ZendStr, Zval};
+use ext_php_rs::types::{ZendStr, Zval};
 use redislock_core::options::{self, OptionKind};
 use redislock_core::{LockOptions, OptionValue};
 
@@ -199,19 +199,24 @@ impl Bytes {
 }
 
 /// The `callable $callback` parameter.
-pub struct Callback<'a>(Result<ZendCallable<'a>, String>);
+pub struct Callback<'a>(Result<&'a Zval, String>);
 
 impl<'a> FromZval<'a> for Callback<'a> {
     const TYPE: DataType = DataType::Callable;
 
     fn from_zval(zv: &'a Zval) -> Option<Self> {
-        Some(Self(ZendCallable::new(zv).map_err(|_| coerce::given(zv))))
+        Some(Self(if zv.is_callable() {
+            Ok(zv)
+        } else {
+            Err(coerce::given(zv))
+        }))
     }
 }
 
 impl<'a> Callback<'a> {
-    /// The callable, or the `TypeError` for `param` of `sig`.
-    pub fn get(self, sig: &Signature, param: &str) -> PhpResult<ZendCallable<'a>> {
+    /// The callable (a zval that passed `is_callable()`), or the
+    /// `TypeError` for `param` of `sig`.
+    pub fn get(self, sig: &Signature, param: &str) -> PhpResult<&'a Zval> {
         self.0.map_err(|given| {
             type_error(format!(
                 "{}: {} must be a valid callback, {given} given",

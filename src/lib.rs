@@ -15,6 +15,7 @@
 
 mod arginfo;
 mod args;
+mod callback;
 mod coerce;
 mod compare;
 mod exceptions;

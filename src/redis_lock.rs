@@ -14,6 +14,7 @@ use redislock_core::{Lock, LockError, duration, settings};
 use crate::args::{
     self, Bytes, Callback, Float, NullableFloat, Options, PhpBytes, Servers, Signature,
 };
+use crate::callback::{self, Called};
 use crate::exceptions::{self, Class, from_core};
 use crate::{ini, interrupt};
 
@@ -117,60 +118,11 @@ impl RedisLock {
         callback: Callback,
         wait: Float,
     ) -> PhpResult<Zval> {
-        let sig = &args::WITH_LOCK;
-        let callback = callback.get(sig, "callback")?;
-        let wait_for = wait_duration(sig, wait)?;
-        // The callback may call methods of this very object: no Rust borrow
-        // of it is held across the call, only this pointer.
-        let this: *mut ZendClassObject<RedisLock> = self_;
-        // SAFETY (every use of `lock_of`): `this` is the live object PHP called
-        // us on, and each borrow ends before any PHP code runs.
-        let key = String::from_utf8_lossy(unsafe { lock_of(this) }.key()).into_owned();
-        let acquired = match unsafe { lock_of(this) }.acquire(wait_for, &interrupt::timed_out) {
-            // As in acquire(): PHP's pending exception or fatal error wins.
-            Err(LockError::Interrupted) => return Ok(Zval::new()),
-            other => other.map_err(|e| from_core(sig, e))?,
-        };
-        if !acquired {
-            let wait_secs = wait_for.as_secs_f64();
-            return Err(from_core(sig, LockError::Timeout { key, wait_secs }));
-        }
-        let mut this_zval = Zval::new();
-        this_zval.set_object(unsafe { &mut (*this).std });
-        let interruptible = {
-            let lock = unsafe { lock_of(this) };
-            (lock.options().on_lost == OnLost::Interrupt)
-                .then(|| lock.hold_id())
-                .flatten()
-        };
-        if let Some(id) = interruptible {
-            interrupt::enter(id);
-        }
-        let outcome = callback.try_call(vec![&this_zval]);
-        if let Some(id) = interruptible {
-            interrupt::leave(id);
-        }
-        drop(this_zval);
-        let lock = unsafe { lock_of(this) };
-        if lock.hold_id().is_none() {
-            // The callback released the lock itself (release() or
-            // forceRelease()): nothing left to release, nothing was lost.
-            return outcome.map_err(Into::into);
-        }
-        let released = lock.release();
-        match (outcome, released) {
-            // The callback threw (or called exit()): its exception is pending
-            // and reaches the caller unchanged.
-            (Err(pending), _) => Err(pending.into()),
-            (Ok(value), Ok(true)) => Ok(value),
-            (Ok(_), Ok(false)) => Err(from_core(
-                sig,
-                LockError::LockLost {
-                    key,
-                    detail: "the lease expired or was taken before withLock() released it".into(),
-                },
-            )),
-            (Ok(_), Err(e)) => Err(from_core(sig, e)),
+        match with_lock(self_, callback, wait) {
+            Ok(result) => result,
+            // SAFETY: `with_lock` has returned, so everything it owned is
+            // dropped; nothing of this frame needs dropping.
+            Err(callback::BailedOut) => unsafe { callback::resume() },
         }
     }
 
@@ -288,4 +240,83 @@ impl RedisLock {
             .map_err(fail)?;
         Ok(table)
     }
+}
+
+/// `withLock()` up to a fatal error in the callback, which is returned as
+/// [`callback::BailedOut`] once this frame's values are dropped, for the
+/// method to resume it.
+fn with_lock(
+    self_: &mut ZendClassObject<RedisLock>,
+    callback: Callback,
+    wait: Float,
+) -> Result<PhpResult<Zval>, callback::BailedOut> {
+    let sig = &args::WITH_LOCK;
+    let (callback, wait_for) = match (callback.get(sig, "callback"), wait_duration(sig, wait)) {
+        (Ok(callback), Ok(wait_for)) => (callback, wait_for),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+    };
+    // The callback may call methods of this very object: no Rust borrow of
+    // it is held across the call, only this pointer.
+    let this: *mut ZendClassObject<RedisLock> = self_;
+    // SAFETY (every use of `lock_of`): `this` is the live object PHP called
+    // us on, and each borrow ends before any PHP code runs.
+    let key = String::from_utf8_lossy(unsafe { lock_of(this) }.key()).into_owned();
+    let acquired = match unsafe { lock_of(this) }.acquire(wait_for, &interrupt::timed_out) {
+        // As in acquire(): PHP's pending exception or fatal error wins.
+        Err(LockError::Interrupted) => return Ok(Ok(Zval::new())),
+        Ok(acquired) => acquired,
+        Err(e) => return Ok(Err(from_core(sig, e))),
+    };
+    if !acquired {
+        let wait_secs = wait_for.as_secs_f64();
+        return Ok(Err(from_core(sig, LockError::Timeout { key, wait_secs })));
+    }
+    let interruptible = {
+        let lock = unsafe { lock_of(this) };
+        (lock.options().on_lost == OnLost::Interrupt)
+            .then(|| lock.hold_id())
+            .flatten()
+    };
+    if let Some(id) = interruptible {
+        interrupt::enter(id);
+    }
+    // SAFETY: as for `lock_of`; the engine holds its own reference to the
+    // object for the call.
+    let called = callback::call(callback, unsafe { &mut (*this).std });
+    if let Some(id) = interruptible {
+        interrupt::leave(id);
+    }
+    let value = match called {
+        Called::Returned(value) => Some(value),
+        Called::Threw => None,
+        // The hold stays: request shutdown releases it (auto_release).
+        Called::BailedOut => return Err(callback::BailedOut),
+    };
+    let lock = unsafe { lock_of(this) };
+    if lock.hold_id().is_none() {
+        // The callback released the lock itself (release() or
+        // forceRelease()): nothing left to release, nothing was lost.
+        return Ok(value.ok_or_else(pending));
+    }
+    let released = lock.release();
+    Ok(match (value, released) {
+        // The callback threw (or called exit()): its exception is pending
+        // and reaches the caller unchanged.
+        (None, _) => Err(pending()),
+        (Some(value), Ok(true)) => Ok(value),
+        (Some(_), Ok(false)) => Err(from_core(
+            sig,
+            LockError::LockLost {
+                key,
+                detail: "the lease expired or was taken before withLock() released it".into(),
+            },
+        )),
+        (Some(_), Err(e)) => Err(from_core(sig, e)),
+    })
+}
+
+/// The error a method returns while PHP has an exception pending: throwing
+/// it is a no-op, so the pending exception reaches the caller unchanged.
+fn pending() -> PhpException {
+    PhpException::from_message("an exception is pending".into())
 }
