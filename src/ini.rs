@@ -3,7 +3,7 @@
 //! `ini_set()` takes effect at once).
 
 use std::ffi::CString;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::OnceLock;
 
 use std::ffi::{c_int, c_void};
 
@@ -13,12 +13,26 @@ use ext_php_rs::zend::{ExecutorGlobals, IniEntryDef};
 use redislock_core::Result;
 use redislock_core::settings::{self, Defaults};
 
-/// The registered table, kept reachable for the life of the process.
-static TABLE: AtomicPtr<IniEntryDef> = AtomicPtr::new(std::ptr::null_mut());
+/// The registered table. The engine may keep a pointer to it for the life of
+/// the process (PHP 8.5 reads it back), so it is built once and lives here,
+/// reachable, with the names and defaults it points to.
+static TABLE: OnceLock<Table> = OnceLock::new();
 
-/// Registers the entries. The engine borrows the table for the life of the
-/// process, so it is built once and never freed (a few hundred bytes).
+/// The entries, ended by [`IniEntryDef::end`].
+struct Table(Box<[IniEntryDef]>);
+
+// SAFETY: the table is never changed once built, and its pointers are to
+// leaked (immutable, process-long) strings and to `accept`.
+unsafe impl Send for Table {}
+unsafe impl Sync for Table {}
+
+/// Registers the entries (module startup).
 pub fn register(module_number: i32) {
+    let table = TABLE.get_or_init(build);
+    IniEntryDef::register(&table.0, module_number);
+}
+
+fn build() -> Table {
     let leak = |s: &str| -> &'static std::ffi::CStr {
         Box::leak(
             CString::new(s)
@@ -35,9 +49,7 @@ pub fn register(module_number: i32) {
         })
         .collect();
     defs.push(IniEntryDef::end());
-    let table: &'static mut [IniEntryDef] = Box::leak(defs.into_boxed_slice());
-    TABLE.store(table.as_mut_ptr(), Ordering::Release);
-    IniEntryDef::register(table, module_number);
+    Table(defs.into_boxed_slice())
 }
 
 /// The settings are read (and validated) when a lock is built, so every

@@ -19,6 +19,10 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 struct Slot<T> {
     generation: u64,
     value: T,
+    /// The slot of the parent process this one replaced, never touched
+    /// again: kept reachable so that a memory checker sees an abandoned
+    /// value, not a leak.
+    _parent: *mut Slot<T>,
 }
 
 /// A value created on first use, replaced by a fresh one in a forked child.
@@ -43,7 +47,7 @@ impl<T> PerProcess<T> {
         let mut current = self.current.load(Ordering::Acquire);
         loop {
             // SAFETY: slots come from Box::into_raw below and are never freed
-            // (slots of earlier processes are leaked, not dropped).
+            // (slots of earlier processes are abandoned, not dropped).
             if let Some(slot) = unsafe { current.as_ref() }
                 && slot.generation == generation
             {
@@ -52,12 +56,14 @@ impl<T> PerProcess<T> {
             let fresh = Box::into_raw(Box::new(Slot {
                 generation,
                 value: (self.init)(),
+                _parent: current,
             }));
             match self
                 .current
                 .compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
             {
-                // SAFETY: as above; the slot replaced is leaked.
+                // SAFETY: as above; the slot replaced is abandoned (kept
+                // behind `_parent`).
                 Ok(_) => return unsafe { &(*fresh).value },
                 Err(now) => {
                     // SAFETY: `fresh` was never shared.
