@@ -21,7 +21,7 @@ foreach ($cases as $name => $fatal) {
         '$l = new RedisLock(%s, 10, %s);
          $l->withLock(function () { echo "in callback\n"; %s });
          echo "not reached\n";',
-        var_export($key, true), var_export($url, true), $fatal), ['memory_limit' => '32M']);
+        var_export($key, true), var_export($url, true), $fatal), ['memory_limit' => '32M'], true);
     var_dump($code);
     var_dump(str_starts_with($out, "in callback\n"));
     var_dump(str_contains($out, 'Fatal error: '));

@@ -16,7 +16,7 @@ $t0 = microtime(true);
      $l = new RedisLock(%s, 30, %s);
      $l->withLock(function () { echo "in callback\n"; $x = 0; while (true) { $x++; } });
      echo "not reached\n";',
-    var_export($key, true), var_export($url, true)));
+    var_export($key, true), var_export($url, true)), [], true);
 $elapsed = microtime(true) - $t0;
 var_dump($code);
 var_dump(str_starts_with($out, "in callback\n"));

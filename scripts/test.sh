@@ -72,9 +72,9 @@ rm -f "$log.unit"
 # tests that do not depend on tight timing.
 valgrind_tests=(001 010 014 019 021 022 023 024 030 090)
 set +e
-VALGRIND_OPTS="--trace-children-skip=*redis-server,*redis-check-rdb,*redis-sentinel,*redis-cli,*cgi-fcgi --vgdb=no --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --suppressions=$PWD/scripts/valgrind.supp" \
-PHPT_ARGS=-m bash scripts/phpt.sh target/release/redislock.so \
-  $(for t in "${valgrind_tests[@]}"; do ls php-tests/"$t"-*.phpt; done) 2>&1 | tee "$log.vg"
+# shellcheck source=scripts/valgrind-env.sh
+(source scripts/valgrind-env.sh && PHPT_ARGS=-m bash scripts/phpt.sh target/release/redislock.so \
+  $(for t in "${valgrind_tests[@]}"; do ls php-tests/"$t"-*.phpt; done)) 2>&1 | tee "$log.vg"
 valgrind_status=${PIPESTATUS[0]}
 set -e
 vg_line=$(grep -E '^phpt: [0-9]+ passed' "$log.vg" | tail -n1 | sed 's/^phpt:/valgrind:/')

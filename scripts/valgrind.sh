@@ -22,12 +22,8 @@ cp "$so" "$work/redislock.so"
 so=$work/redislock.so
 log=$work/log
 started=$SECONDS
-# Memcheck follows the tests' php children (they load the extension) but
-# not the servers and tools they start (redis-server's own reports, e.g.
-# lzf_compress during a replica sync, are not ours); definite leaks count as
-# errors (run-tests -m alone does not check leaks); no vgdb pipes (FPM
-# workers, switched to another user, could not remove them).
-export VALGRIND_OPTS="--trace-children-skip=*redis-server,*redis-check-rdb,*redis-sentinel,*redis-cli,*cgi-fcgi --vgdb=no --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --suppressions=$PWD/scripts/valgrind.supp"
+# shellcheck source=scripts/valgrind-env.sh
+source scripts/valgrind-env.sh
 set +e
 PHPT_ARGS="-m -d pcre.jit=0" nice -n 19 bash scripts/phpt.sh "$so" "$@" 2>&1 | tee "$log"
 set -e
