@@ -294,10 +294,9 @@ fn a_manual_failover_is_followed_by_locks_built_before_and_after_it() {
     let slot = cluster.slot(name.as_bytes());
     let old = cluster.master_of(slot);
     let replica = cluster.replicas_of(old)[0];
-    let ok: String = query(replica, &["CLUSTER", "FAILOVER"]).unwrap();
-    assert_eq!(ok, "OK");
-    cluster.wait_until("the replica is master", || {
-        role(replica).as_deref() == Some("master") && cluster.settled(3, 3)
+    cluster.fail_over_to(replica);
+    cluster.wait_until("the cluster settles after the failover", || {
+        cluster.settled(3, 3)
     });
     assert_eq!(cluster.master_of(slot).port, replica.port);
     let started = Instant::now();

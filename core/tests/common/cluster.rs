@@ -141,6 +141,31 @@ impl RedisCluster {
             .unwrap() as u16
     }
 
+    /// Promotes `replica` with `CLUSTER FAILOVER` and waits until it is a
+    /// master. Redis abandons a manual failover that the old master does not
+    /// complete within its 5 s manual-failover timeout (seen at load 20 and
+    /// more), so a replica still a replica 10 s later is asked again, up to
+    /// twice [`SETTLE`] in all.
+    pub fn fail_over_to(&self, replica: &RedisServer) {
+        let deadline = Instant::now() + 2 * SETTLE;
+        loop {
+            let ok: String = query(replica, &["CLUSTER", "FAILOVER"]).unwrap();
+            assert_eq!(ok, "OK");
+            let asked = Instant::now();
+            while asked.elapsed() < Duration::from_secs(10) {
+                if role(replica).as_deref() == Some("master") {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting until the replica on port {} is master",
+                replica.port
+            );
+        }
+    }
+
     /// Polls `done` every 50 ms; panics after [`SETTLE`].
     pub fn wait_until(&self, what: &str, done: impl Fn() -> bool) {
         let deadline = Instant::now() + SETTLE;
