@@ -181,7 +181,9 @@ class RedisLockLock extends Lock
      */
     public function forceRelease()
     {
-        unset(self::$renewing[$this->lockId()]);
+        if (self::$renewing !== []) {
+            unset(self::$renewing[$this->lockId()]);
+        }
         $this->lock()->forceRelease();
     }
 
@@ -387,6 +389,9 @@ class RedisLockLock extends Lock
      */
     private function forgetRenewal(): ?\RedisLock
     {
+        if (self::$renewing === []) {
+            return null;  // the usual case: no lock with $seconds = 0 held here
+        }
         $id = $this->lockId();
         $renewed = self::$renewing[$id][$this->owner] ?? null;
         unset(self::$renewing[$id][$this->owner]);
