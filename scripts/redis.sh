@@ -75,3 +75,15 @@ redis_stop() {
   fi
   redis_unclaim
 }
+
+# redis_session SO: what the soak and stress commands share. Sets SO to
+# the absolute path of the built extension (built first when missing),
+# starts a private redis-server (REDIS_PORT) and makes a temp dir (WORK);
+# both go when the script exits.
+redis_session() {
+  [ -f "$1" ] || bash scripts/build.sh
+  SO=$(realpath "$1")
+  redis_start
+  WORK=$(mktemp -d)
+  trap 'redis_stop; rm -rf "$WORK"' EXIT
+}

@@ -14,17 +14,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-so=${SOAK_SO:-target/release/redislock.so}
-[ -f "$so" ] || bash scripts/build.sh
-so=$(realpath "$so")
-
 source scripts/redis.sh
-redis_start
-work=$(mktemp -d)
-cleanup() { redis_stop; rm -rf "$work"; }
-trap cleanup EXIT
+redis_session "${SOAK_SO:-target/release/redislock.so}"
 
-cat >"$work/soak.php" <<'PHP'
+cat >"$WORK/soak.php" <<'PHP'
 <?php
 $url = $argv[1];
 $cycles = (int) getenv('SOAK_CYCLES');
@@ -84,4 +77,4 @@ export SOAK_MAX_GROWTH_KB=${SOAK_MAX_GROWTH_KB:-1024}
 export SOAK_OPTIONS=${SOAK_OPTIONS:-[]}
 echo "soak: $SOAK_CYCLES acquire/release cycles (fresh RedisLock each, options $SOAK_OPTIONS)" \
   "on a private redis-server, warm-up $SOAK_WARMUP"
-php -n -d "extension=$so" "$work/soak.php" "redis://127.0.0.1:$REDIS_PORT"
+php -n -d "extension=$SO" "$WORK/soak.php" "redis://127.0.0.1:$REDIS_PORT"

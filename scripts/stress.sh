@@ -19,27 +19,20 @@ sections=${STRESS_SECTIONS:-500}
 ttl=${STRESS_TTL:-2}
 max_sleep_ms=${STRESS_MAX_SLEEP_MS:-5}
 sleep_percent=${STRESS_SLEEP_PERCENT:-50}
-so=${STRESS_SO:-target/release/redislock.so}
-[ -f "$so" ] || bash scripts/build.sh
-so=$(realpath "$so")
-
 source scripts/redis.sh
-redis_start
-work=$(mktemp -d)
-cleanup() { redis_stop; rm -rf "$work"; }
-trap cleanup EXIT
+redis_session "${STRESS_SO:-target/release/redislock.so}"
 
 url="redis://127.0.0.1:$REDIS_PORT"
 key="stress:$$:$RANDOM"
-echo 0 >"$work/counter"
+echo 0 >"$WORK/counter"
 echo "stress: $procs processes x $sections critical sections on one key ($url), ttl ${ttl} s," \
   "auto_renew, ${sleep_percent}% of sections sleep 0-${max_sleep_ms} ms"
 
 start=$(date +%s.%N)
 pids=()
 for i in $(seq 1 "$procs"); do
-  php -n -d "extension=$so" -d display_errors=stderr scripts/stress-worker.php \
-    "$url" "$key" "$sections" "$work/log.$i" "$work/counter" "$ttl" "$max_sleep_ms" "$sleep_percent" &
+  php -n -d "extension=$SO" -d display_errors=stderr scripts/stress-worker.php \
+    "$url" "$key" "$sections" "$WORK/log.$i" "$WORK/counter" "$ttl" "$max_sleep_ms" "$sleep_percent" &
   pids+=($!)
 done
 worker_failures=0
@@ -49,9 +42,9 @@ done
 end=$(date +%s.%N)
 
 logs=()
-for i in $(seq 1 "$procs"); do logs+=("$work/log.$i"); done
+for i in $(seq 1 "$procs"); do logs+=("$WORK/log.$i"); done
 set +e
-php -n scripts/stress-check.php "$work/counter" $((procs * sections)) "${logs[@]}"
+php -n scripts/stress-check.php "$WORK/counter" $((procs * sections)) "${logs[@]}"
 status=$?
 set -e
 printf 'stress: %.1f s wall, %d worker processes failed\n' "$(awk "BEGIN {print $end - $start}")" "$worker_failures"
