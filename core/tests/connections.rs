@@ -78,8 +78,7 @@ fn unreachable_server_fails_fast() {
 
 #[test]
 fn unix_socket() {
-    let dir = std::env::temp_dir().join(format!("redislock-unix-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::fresh_dir("unix");
     let socket = dir.join("redis.sock");
     let socket_str = socket.to_str().unwrap().to_owned();
     let server = RedisServer::start_with(&["--unixsocket", &socket_str]);

@@ -35,14 +35,7 @@ struct Certs {
 impl Certs {
     /// A fresh directory with a CA (`ca.crt` / `ca.key`).
     fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "redislock-secneg-{}-{}",
-            std::process::id(),
-            String::from_utf8(unique_key(name))
-                .unwrap()
-                .replace(':', "-")
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = common::fresh_dir(&format!("secneg-{name}"));
         let certs = Self { dir, signed: 0 };
         certs.ca("ca");
         certs

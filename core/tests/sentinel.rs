@@ -328,8 +328,7 @@ fn a_readonly_reply_makes_it_ask_the_sentinels_at_once_and_replay() {
 
 #[test]
 fn sentinels_and_master_over_tls() {
-    let certs = std::env::temp_dir().join(format!("redislock-test-certs-{}", std::process::id()));
-    std::fs::create_dir_all(&certs).unwrap();
+    let certs = common::fresh_dir("certs");
     common::make_certificates(&certs);
     let master = RedisServer::start_tls_with(&["--repl-diskless-sync-delay", "0"], &certs);
     let port = master.port.to_string();

@@ -22,7 +22,6 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use redislock_core::call::Attempt;
@@ -162,10 +161,7 @@ impl RedisServer {
     }
 
     fn new(extra: &[&str], tls: bool) -> Self {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("redislock-test-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("test");
         Self {
             child: None,
             port: 0,
@@ -511,6 +507,27 @@ fn exchange(mut stream: impl Read + Write, request: &[u8]) -> Vec<u8> {
         }
     }
     reply
+}
+
+/// A new, empty directory `redislock-<name>-<pid>-<random>` under the temp
+/// dir. The random part matters: pids wrap quickly (pid_max is 32768 on the
+/// test machines, a few minutes of test runs), and a directory that a
+/// killed test left under a pid-only name was picked up by the next process
+/// with that pid (a cluster node loaded the old `nodes.conf` and refused to
+/// join: "Node ... is not empty").
+pub fn fresh_dir(name: &str) -> std::path::PathBuf {
+    loop {
+        let dir = std::env::temp_dir().join(format!(
+            "redislock-{name}-{}-{:08x}",
+            std::process::id(),
+            getrandom::u32().unwrap()
+        ));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return dir,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => panic!("cannot create {}: {e}", dir.display()),
+        }
+    }
 }
 
 /// A unique key per call, so tests never share state.
