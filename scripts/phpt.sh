@@ -5,6 +5,7 @@
 #
 #   scripts/phpt.sh path/to/redislock.so [phpt files or dirs...]
 #   PHPT_ARGS=-m scripts/phpt.sh ...   runs every test under valgrind
+#   PHPT_JOBS=3 scripts/phpt.sh ...     tests run at once (default 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 so=$(realpath "$1"); shift
@@ -21,7 +22,7 @@ export REDISLOCK_SO="$so"
 log=$(mktemp)
 set +e
 NO_INTERACTION=1 TEST_PHP_EXECUTABLE=$(command -v php) php "$runner" -q --no-color \
-  -n -d "extension=$so" ${PHPT_ARGS:-} -j2 "${targets[@]}" 2>&1 | tee "$log"
+  -n -d "extension=$so" ${PHPT_ARGS:-} "-j${PHPT_JOBS:-2}" "${targets[@]}" 2>&1 | tee "$log"
 set -e
 count() { grep -E "^Tests $1" "$log" | grep -oE '[0-9]+' | head -n1 || true; }
 passed=$(count passed); failed=$(count failed); skipped=$(count skipped); leaked=$(count leaked)
