@@ -136,6 +136,11 @@ $check = new RedisLock($key . ':after', 5, $url);
 var_dump($check->acquire(), $check->release());
 var_dump(redis_cmd($url, 'EXISTS', $key));
 echo "survived\n";
+// $self is a reference cycle: PHP leaves a cycle still alive at exit to its
+// allocator, so memcheck (run-tests -m, USE_ZEND_ALLOC=0) reports it as
+// lost (224 bytes, the same without redislock). Collected here.
+unset($odd, $self, $v);
+gc_collect_cycles();
 ?>
 --EXPECT--
 panics: 0
