@@ -68,7 +68,11 @@ pub fn put_back(server: &Arc<ServerConfig>, role: Role, con: Conn) {
 
 /// Closes every pooled connection of this process (module shutdown).
 pub fn close_all() {
-    drop(std::mem::take(&mut *idle()));
+    // Builds nothing in a process that never connected (a php-fpm master).
+    if let Some(pool) = POOL.built() {
+        let idle = std::mem::take(&mut *pool.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(idle);
+    }
 }
 
 /// Number of idle pooled connections (for tests and phpinfo).

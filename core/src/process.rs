@@ -75,6 +75,16 @@ impl<T> PerProcess<T> {
     }
 }
 
+impl<T> PerProcess<T> {
+    /// This process's value if it was built, without building it.
+    pub fn built(&self) -> Option<&T> {
+        let generation = GENERATION.load(Ordering::Acquire);
+        // SAFETY: as in `get`: slots are never freed.
+        let slot = unsafe { self.current.load(Ordering::Acquire).as_ref() }?;
+        (slot.generation == generation).then_some(&slot.value)
+    }
+}
+
 fn register_fork_handler() {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {

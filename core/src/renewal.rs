@@ -219,9 +219,12 @@ pub fn active() -> usize {
         .count()
 }
 
-/// Stops the thread and waits for it (module shutdown).
+/// Stops the thread and waits for it (module shutdown). Builds nothing in a
+/// process that never renewed (a php-fpm master).
 pub fn shutdown() {
-    let shared = SHARED.get();
+    let Some(shared) = SHARED.built() else {
+        return;
+    };
     let thread = {
         let mut renewer = shared.lock();
         renewer.shutdown = true;
