@@ -17,25 +17,16 @@ use ext_php_rs::ffi::_call_user_function_impl;
 use ext_php_rs::types::{ZendObject, Zval};
 use ext_php_rs::zend::{CatchError, ExecutorGlobals, try_catch};
 
-/// How a callback call ended.
-pub enum Called {
-    /// It returned this value.
-    Returned(Zval),
-    /// It threw (or called `exit()`): the exception is pending in the
-    /// engine and reaches PHP once the method returns.
-    Threw,
-    /// It ended in a fatal error; the caller must drop what it owns, then
-    /// call [`resume`].
-    BailedOut,
-}
-
 /// A fatal error ended the callback: carried out of the frames that own
 /// values, up to the method, which calls [`resume`].
 pub struct BailedOut;
 
 /// Calls `callable` (a zval that passed `is_callable()`) with `arg` as its
-/// only argument.
-pub fn call(callable: &Zval, arg: &mut ZendObject) -> Called {
+/// only argument. `Ok(Some(value))`: it returned; `Ok(None)`: it threw (or
+/// called `exit()`), and the exception is pending in the engine until the
+/// method returns; `Err`: it ended in a fatal error, and the caller must
+/// drop what it owns, then call [`resume`].
+pub fn call(callable: &Zval, arg: &mut ZendObject) -> Result<Option<Zval>, BailedOut> {
     let mut args = [Zval::new()];
     args[0].set_object(arg);
     let mut retval = Zval::new();
@@ -54,16 +45,12 @@ pub fn call(callable: &Zval, arg: &mut ZendObject) -> Called {
         }
     }));
     match status {
-        Err(CatchError::Bailout) => Called::BailedOut,
-        // A panic or a lost result of the closure above (an FFI call
-        // alone, so neither can happen) is reported as the pending
-        // exception, or a null return if there is none.
-        Err(_) if ExecutorGlobals::has_exception() => Called::Threw,
-        Err(_) => Called::Returned(Zval::new()),
-        Ok(_) if ExecutorGlobals::has_exception() => Called::Threw,
-        // A call the engine refused without an exception (it cannot happen
-        // for a checked callable) counts as a null return.
-        Ok(_) => Called::Returned(retval),
+        Err(CatchError::Bailout) => Err(BailedOut),
+        _ if ExecutorGlobals::has_exception() => Ok(None),
+        // Neither a panic nor a lost result can come from the closure above
+        // (an FFI call alone), and the engine refuses no checked callable
+        // without an exception; either would leave `retval` null.
+        _ => Ok(Some(retval)),
     }
 }
 

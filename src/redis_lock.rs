@@ -14,7 +14,7 @@ use redislock_core::{Lock, LockError, duration, settings};
 use crate::args::{
     self, Bytes, Callback, Float, NullableFloat, Options, PhpBytes, Servers, Signature,
 };
-use crate::callback::{self, Called};
+use crate::callback;
 use crate::exceptions::{self, Class, from_core};
 use crate::{ini, interrupt};
 
@@ -286,12 +286,9 @@ fn with_lock(
     if let Some(id) = interruptible {
         interrupt::leave(id);
     }
-    let value = match called {
-        Called::Returned(value) => Some(value),
-        Called::Threw => None,
-        // The hold stays: request shutdown releases it (auto_release).
-        Called::BailedOut => return Err(callback::BailedOut),
-    };
+    // After a fatal error the hold stays: request shutdown releases it
+    // (auto_release).
+    let value = called?;
     let lock = unsafe { lock_of(this) };
     if lock.hold_id().is_none() {
         // The callback released the lock itself (release() or
