@@ -41,9 +41,11 @@ type PoolKey = (usize, Role);
 static POOL: PerProcess<Mutex<Vec<(PoolKey, Conn)>>> = PerProcess::new(|| Mutex::new(Vec::new()));
 
 fn idle() -> MutexGuard<'static, Vec<(PoolKey, Conn)>> {
-    POOL.get()
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    guard(POOL.get())
+}
+
+fn guard(pool: &Mutex<Vec<(PoolKey, Conn)>>) -> MutexGuard<'_, Vec<(PoolKey, Conn)>> {
+    pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn key(server: &Arc<ServerConfig>, role: Role) -> PoolKey {
@@ -70,8 +72,7 @@ pub fn put_back(server: &Arc<ServerConfig>, role: Role, con: Conn) {
 pub fn close_all() {
     // Builds nothing in a process that never connected (a php-fpm master).
     if let Some(pool) = POOL.built() {
-        let idle = std::mem::take(&mut *pool.lock().unwrap_or_else(|p| p.into_inner()));
-        drop(idle);
+        drop(std::mem::take(&mut *guard(pool)));
     }
 }
 

@@ -73,9 +73,7 @@ impl<T> PerProcess<T> {
             }
         }
     }
-}
 
-impl<T> PerProcess<T> {
     /// This process's value if it was built, without building it.
     pub fn built(&self) -> Option<&T> {
         let generation = GENERATION.load(Ordering::Acquire);
