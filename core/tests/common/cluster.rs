@@ -151,12 +151,10 @@ impl RedisCluster {
         loop {
             let ok: String = query(replica, &["CLUSTER", "FAILOVER"]).unwrap();
             assert_eq!(ok, "OK");
-            let asked = Instant::now();
-            while asked.elapsed() < Duration::from_secs(10) {
-                if role(replica).as_deref() == Some("master") {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
+            if polled(Duration::from_secs(10), || {
+                role(replica).as_deref() == Some("master")
+            }) {
+                return;
             }
             assert!(
                 Instant::now() < deadline,
@@ -168,12 +166,20 @@ impl RedisCluster {
 
     /// Polls `done` every 50 ms; panics after [`SETTLE`].
     pub fn wait_until(&self, what: &str, done: impl Fn() -> bool) {
-        let deadline = Instant::now() + SETTLE;
-        while !done() {
-            assert!(Instant::now() < deadline, "timed out waiting until {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        assert!(polled(SETTLE, done), "timed out waiting until {what}");
     }
+}
+
+/// Polls `done` every 50 ms for up to `within`; whether it came true.
+fn polled(within: Duration, done: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    while !done() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
 }
 
 /// `ROLE`'s first field on `node`.
