@@ -15,7 +15,7 @@
 # (about 40 s), not the whole tree.
 
 REDISLOCK_MODULE = $(phplibdir)/redislock.so
-REDISLOCK_SOURCES = $(shell find '$(REDISLOCK_SRCDIR)/Cargo.toml' '$(REDISLOCK_SRCDIR)/Cargo.lock' '$(REDISLOCK_SRCDIR)/src' '$(REDISLOCK_SRCDIR)/core/Cargo.toml' '$(REDISLOCK_SRCDIR)/core/src' '$(REDISLOCK_SRCDIR)/core/scripts' -type f 2>/dev/null)
+REDISLOCK_SOURCES = $(shell find '$(REDISLOCK_SRCDIR)/Cargo.toml' '$(REDISLOCK_SRCDIR)/Cargo.lock' '$(REDISLOCK_SRCDIR)/src' '$(REDISLOCK_SRCDIR)/crates/core/Cargo.toml' '$(REDISLOCK_SRCDIR)/crates/core/src' '$(REDISLOCK_SRCDIR)/crates/core/scripts' -type f 2>/dev/null)
 
 all: $(REDISLOCK_MODULE)
 build-modules: $(REDISLOCK_MODULE)
@@ -41,3 +41,12 @@ $(REDISLOCK_MODULE): $(REDISLOCK_SOURCES)
 	if test ! -f "$$lib"; then echo "redislock: cargo built no library in $$target_dir/release" >&2; exit 1; fi; \
 	mkdir -p '$(phplibdir)' && cp "$$lib" '$@.tmp' && mv -f '$@.tmp' '$@' && \
 	echo "redislock: $$lib -> $@"
+
+# `make test` runs the phpt suite (php-tests/) against modules/redislock.so
+# (PHP's own rule loads it from modules/ for tests that name it in
+# --EXTENSIONS--; child processes find it through REDISLOCK_SO). The tests
+# start their own redis-server processes, so redis-server must be on the
+# PATH. `make test TESTS=php-tests/010-acquire-release.phpt` runs one.
+TESTS = $(REDISLOCK_SRCDIR)/php-tests
+export REDISLOCK_SO = $(phplibdir)/redislock.so
+export NO_INTERACTION = 1

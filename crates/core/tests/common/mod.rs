@@ -455,6 +455,11 @@ pub fn make_certificates(dir: &std::path::Path) {
 }
 
 fn signal(pid: u32, sig: &str) {
+    // Never pid 0 (our own process group) or 1, whatever was read.
+    assert!(
+        pid > 1 && pid != std::process::id(),
+        "refusing to signal pid {pid}"
+    );
     let status = Command::new("kill")
         .args([&format!("-{sig}"), &pid.to_string()])
         .status()
