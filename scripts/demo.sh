@@ -3,7 +3,7 @@
 # starts a private redis-server and runs examples/demo.php against it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh demo
 bash scripts/build.sh
 source scripts/redis.sh
 redis_start

@@ -1,25 +1,59 @@
 #!/usr/bin/env bash
-# Installs what building and testing need on a fresh Debian 12 machine
-# (only what is missing), then checks the Rust toolchain.
+# Installs what is missing on a Debian 12 machine (root, or a user with
+# sudo), then checks that every tool the next step runs is there, naming the
+# package that brings a missing one.
+#
+#   bash scripts/setup.sh demo        what building and the demo need
+#   bash scripts/setup.sh [test]      everything the test command runs
+#   bash scripts/setup.sh test PKG..  plus these Debian packages
 set -euo pipefail
 
-packages=(php8.2-cli php8.2-dev clang libclang-dev redis-server redis-tools
-          libssl-dev pkg-config openssl valgrind php8.2-fpm libfcgi-bin)
+what=${1:-test}
+case "$what" in
+  demo | test) [ $# -gt 0 ] && shift ;;
+  *) what=test ;;
+esac
+
+# Building the extension (ext-php-rs needs PHP's headers and libclang; the
+# redis crate's TLS needs OpenSSL) and one redis-server for the demo.
+packages=(php8.2-cli php8.2-dev clang libclang-dev libssl-dev pkg-config redis-server)
+# Command -> package, checked after the install.
+tools=(php:php8.2-cli phpize:php8.2-dev php-config:php8.2-dev redis-server:redis-server
+       awk:mawk mktemp:coreutils)
+if [ "$what" = test ]; then
+  packages+=(redis-tools openssl valgrind php8.2-fpm libfcgi-bin make git util-linux procps)
+  tools+=(redis-cli:redis-tools openssl:openssl valgrind:valgrind php-fpm8.2:php8.2-fpm
+          cgi-fcgi:libfcgi-bin make:make git:git flock:util-linux taskset:util-linux
+          timeout:coreutils nproc:coreutils realpath:coreutils ps:procps)
+fi
+
 missing=()
 for p in "${packages[@]}" "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
-  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  as_root=()
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || {
+      echo "setup: not root and no sudo: install as root: apt-get install ${missing[*]}" >&2
+      exit 1
+    }
+    as_root=(sudo)
+  fi
+  "${as_root[@]}" apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 # The Debian package starts a system Redis on 6379; the project never uses
 # it (tests and the demo start their own servers on free ports).
-command -v cargo >/dev/null || { echo "setup: cargo (Rust) is required: https://rustup.rs" >&2; exit 1; }
-# The flake check runs the core suite under cargo-nextest.
-if ! cargo nextest --version >/dev/null 2>&1; then
-  echo "setup: installing cargo-nextest"
-  cargo install --locked cargo-nextest
+
+absent=()
+for pair in "${tools[@]}"; do
+  command -v "${pair%%:*}" >/dev/null || absent+=("${pair%%:*} (package ${pair#*:})")
+done
+command -v cargo >/dev/null || absent+=("cargo (Rust 1.88 or newer: https://rustup.rs)")
+if [ ${#absent[@]} -gt 0 ]; then
+  printf 'setup: missing: %s\n' "${absent[@]}" >&2
+  exit 1
 fi

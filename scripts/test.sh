@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, checks formatting and
 # lints, runs the core's cargo tests (each starts its own redis-server),
-# then the core suite twice more under nextest beside a second copy,
+# then the core suite twice more beside a second copy,
 # builds the extension, checks the phpize build (scripts/phpize-test.sh),
 # runs every phpt test against it, the framework bridges' PHPUnit suites,
 # then a subset under valgrind. Ends with one
@@ -25,8 +25,8 @@ cargo_passed=$(sum passed); cargo_failed=$(sum failed)
 echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
 [ "$cargo_status" = 0 ] || { echo "${cargo_passed} passed, $((cargo_failed > 0 ? cargo_failed : 1)) failed"; exit 1; }
 
-# A bounded flake check: the core suite twice more under cargo-nextest
-# (every test at once) while a second copy loops beside it (the full
+# A bounded flake check: the core suite twice more
+# (six tests at a time) while a second copy loops beside it (the full
 # proof, 300 runs: scripts/flake-proof.sh).
 set +e
 FLAKE_RUNS=2 bash scripts/flake-proof.sh 2>&1 | tee "$log.flake"
@@ -86,7 +86,7 @@ failed=$((cargo_failed + flake_failed + phpt_failed + phpt_skipped + unit_bad + 
 [ "$phpt_status" = 0 ] || [ "$failed" -gt 0 ] || failed=1
 [ "$valgrind_status" = 0 ] || failed=$((failed + 1))
 echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
-echo "flake check (core suite under nextest beside a second copy): ${flake_passed} runs passed, ${flake_failed} failed"
+echo "flake check (core suite beside a second copy): ${flake_passed} runs passed, ${flake_failed} failed"
 echo "$phpt_line"
 echo "phpunit (bridges): ${unit_passed} passed, ${unit_bad} failed"
 echo "phpize install: ${phpize_passed} passed, ${phpize_failed} failed"
