@@ -56,7 +56,7 @@ $done = wait_until(function () use ($pid, &$status) {
     return pcntl_waitpid($pid, $status, WNOHANG) === $pid;
 }, 2.0);
 if (!$done) {
-    exec('kill -9 ' . $pid);
+    posix_kill_pid($pid, SIGKILL);
     pcntl_waitpid($pid, $status);
 }
 check('child ended', $done && pcntl_wifexited($status) && pcntl_wexitstatus($status) === 0);

@@ -55,7 +55,7 @@ wait_until(function () use (&$pids, &$exited) {
     return !$pids;
 }, 5.0);
 foreach (array_keys($pids) as $pid) {
-    exec('kill -9 ' . $pid);
+    posix_kill_pid($pid, SIGKILL);
     pcntl_waitpid($pid, $status);
 }
 check('forked at least 300 children', $forked >= 300, "$forked");
