@@ -19,7 +19,7 @@ $holder = spawn_php(sprintf('
     $l = new RedisLock($key, 10, $url);
     if (!$l->acquire()) { echo "acquire failed\n"; exit(1); }
     echo $l->token(), "\n";
-    $queued = wait_until(fn () => redis_cmd($url, "ZCARD", $key . "~q") === 1);
+    $queued = wait_until(fn () => redis_cmd($url, "ZCARD", $key . "~~q") === 1);
     usleep(150000);
     $t = hrtime(true);
     $ok = $l->release();
@@ -43,7 +43,7 @@ check('handed over within 150 ms of the release', $handoff_ms >= 0 && $handoff_m
     sprintf('%.1f ms', $handoff_ms));
 check('the lock holds our token', redis_cmd($url, 'GET', $key) === $lock->token()
     && $lock->token() !== $holder_token);
-check('queue is empty', (redis_cmd($url, 'EXISTS', $key . '~q', $key . '~w~' . $lock->token()) + count(redis_cmd($url, 'KEYS', $key . '~a~*'))) === 0);
+check('queue is empty', (redis_cmd($url, 'EXISTS', $key . '~~q', $key . '~~w~' . $lock->token()) + count(redis_cmd($url, 'KEYS', $key . '~~a~*'))) === 0);
 var_dump($lock->release());
 var_dump(redis_cmd($url, 'EXISTS', $key));
 ?>

@@ -20,16 +20,17 @@ $waiter = spawn_php(sprintf('
     usleep(200000);                              // hold a little, then release at exit',
     var_export($key, true), var_export($url, true)));
 
-check('waiter queued', wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === 1));
-$queued = redis_cmd($url, 'ZRANGE', $key . '~q', '0', '-1');
+check('waiter queued', wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === 1));
+$queued = redis_cmd($url, 'ZRANGE', $key . '~~q', '0', '-1');
 $token = $queued[0] ?? '';
 usleep(50000);                                   // it is blocked now
-// A handoff whose wake-up push was lost: owner and queue as the release
-// script leaves them, but nothing in the waiter's wake list.
+// A handoff whose wake-up push was lost: owner, queue and the waiter's
+// mark ("h": handed the lock) as the release script leaves them, but
+// nothing in the waiter's wake list.
 $t_handoff = hrtime(true);
 redis_cmd($url, 'SET', $key, $token, 'PX', '5000');
-redis_cmd($url, 'ZREM', $key . '~q', $token);
-redis_cmd($url, 'DEL', $key . '~a~' . $token);
+redis_cmd($url, 'ZREM', $key . '~~q', $token);
+redis_cmd($url, 'SET', $key . '~~a~' . $token, 'h', 'PX', '5000');
 
 $line = read_line($waiter);
 $r = json_decode($line, true);
@@ -41,7 +42,7 @@ check('the lock still holds its token', redis_cmd($url, 'GET', $key) === $token)
 $pttl = redis_cmd($url, 'PTTL', $key);
 // The hand-over gives only the alive window; the waiter claims its ttl.
 check('the waiter claimed its full lease', $pttl > 8000 && $pttl <= 10000, "pttl $pttl");
-check('no helper keys left', (redis_cmd($url, 'EXISTS', $key . '~q', $key . '~w~' . $token) + count(redis_cmd($url, 'KEYS', $key . '~a~*'))) === 0);
+check('no helper keys left', (redis_cmd($url, 'EXISTS', $key . '~~q', $key . '~~w~' . $token) + count(redis_cmd($url, 'KEYS', $key . '~~a~*'))) === 0);
 [$code, $out] = finish_php($waiter);
 check('waiter ended and released', $code === 0 && $out === '' && redis_cmd($url, 'EXISTS', $key) === 0, "exit $code: $out");
 ?>

@@ -26,7 +26,7 @@ for ($i = 0; $i < 4; $i++) {
         echo $l->release() ? "ok" : "release failed", "\n";',
         var_export($url, true), var_export($key, true), var_export($order, true), $i));
     // The next one starts only once this one is in the queue.
-    check("waiter $i queued", wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === $i + 1));
+    check("waiter $i queued", wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === $i + 1));
 }
 var_dump(redis_cmd($url, 'LLEN', $order));       // nobody got it while we hold it
 $t0 = hrtime(true);

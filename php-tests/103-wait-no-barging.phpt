@@ -1,5 +1,5 @@
 --TEST--
-No barging: a holder that releases while someone waits cannot take the lock straight back; the waiter has it
+Bounded barging: a holder that releases while someone waits may take the lock straight back once; the woken waiter, having lost that race, is handed the lock at the next release, and nobody can take it then
 --EXTENSIONS--
 redislock
 --SKIPIF--
@@ -21,11 +21,19 @@ $waiter = spawn_php(sprintf('
     usleep(300000);
     echo $l->release() ? "released" : "release failed", "\n";',
     var_export($key, true), var_export($url, true)));
-check('waiter queued', wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === 1));
-$waiter_token = redis_cmd($url, 'ZRANGE', $key . '~q', '0', '-1')[0] ?? '';
+check('waiter queued', wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === 1));
+$waiter_token = redis_cmd($url, 'ZRANGE', $key . '~~q', '0', '-1')[0] ?? '';
 
+// The waiter is stopped: the releaser takes the lock straight back.
+proc_terminate($waiter[0], SIGSTOP);
 var_dump($lock->release());
-var_dump($lock->acquire());                      // at once: already handed over
+var_dump($lock->acquire());                      // barging: the lock was free
+proc_terminate($waiter[0], SIGCONT);
+// Woken, it tried and lost: its mark now asks for the lock (starving).
+check('the waiter lost the race and is starving', wait_until(
+    fn () => str_ends_with((string) redis_cmd($url, 'GET', $key . '~~a~' . $waiter_token), ':1')));
+var_dump($lock->release());
+var_dump($lock->acquire());                      // at once: handed over
 var_dump($other->acquire());
 var_dump(redis_cmd($url, 'SET', $key, 'barger', 'NX', 'PX', '10000'));   // a plain SET NX neither
 check('the waiter owns the lock', redis_cmd($url, 'GET', $key) === $waiter_token);
@@ -38,11 +46,14 @@ check('after the waiter released', since($t0) > 0.15, sprintf('%.3f s', since($t
 check('waiter released', $code === 0 && trim($out) === 'released', "exit $code: $out");
 check('the lock holds our token', redis_cmd($url, 'GET', $key) === $lock->token());
 var_dump($lock->release());
-var_dump((redis_cmd($url, 'EXISTS', $key, $key . '~q') + count(redis_cmd($url, 'KEYS', $key . '~a~*'))));
+var_dump((redis_cmd($url, 'EXISTS', $key, $key . '~~q') + count(redis_cmd($url, 'KEYS', $key . '~~a~*'))));
 ?>
 --EXPECT--
 bool(true)
 waiter queued: ok
+bool(true)
+bool(true)
+the waiter lost the race and is starving: ok
 bool(true)
 bool(false)
 bool(false)

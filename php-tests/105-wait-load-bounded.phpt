@@ -40,8 +40,8 @@ check('waited the full 2 s', $elapsed >= 2.0 && $elapsed < 2.7, sprintf('%.3f s'
 check('lock commands between 4 and 12', $lock_calls >= 4 && $lock_calls <= 12, "$lock_calls");
 printf("blpop %s\n", ($calls1['blpop'] ?? 0) - ($calls0['blpop'] ?? 0) >= 3 ? 'used' : 'not used');
 var_dump(redis_cmd($url, 'GET', $key));
-var_dump((redis_cmd($url, 'EXISTS', $key . '~q') + count(redis_cmd($url, 'KEYS', $key . '~a~*'))));   // it left the queue
-var_dump(redis_cmd($url, 'KEYS', $key . '~w~*'));
+var_dump((redis_cmd($url, 'EXISTS', $key . '~~q') + count(redis_cmd($url, 'KEYS', $key . '~~a~*'))));   // it left the queue
+var_dump(redis_cmd($url, 'KEYS', $key . '~~w~*'));
 ?>
 --EXPECT--
 bool(false)

@@ -22,8 +22,8 @@ $w1 = spawn_php(sprintf('
     echo "waiting\n";
     var_dump($l->acquire(10.0));',
     var_export($key, true), var_export($url, true)));
-check('W1 queued', wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === 1));
-$w1_token = redis_cmd($url, 'ZRANGE', $key . '~q', '0', '-1')[0] ?? '';
+check('W1 queued', wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === 1));
+$w1_token = redis_cmd($url, 'ZRANGE', $key . '~~q', '0', '-1')[0] ?? '';
 usleep(250000);                                  // it has checked in at least once
 proc_terminate($w1[0], 9);
 $t_kill = hrtime(true);
@@ -35,8 +35,8 @@ $w2 = spawn_php(sprintf('
     $got = $l->acquire(3.0);
     echo json_encode(["got" => $got, "token" => $l->token(), "at" => hrtime(true)]), "\n";',
     var_export($key, true), var_export($url, true)));
-check('W2 queued behind W1', wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === 2));
-$queue = redis_cmd($url, 'ZRANGE', $key . '~q', '0', '-1');
+check('W2 queued behind W1', wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === 2));
+$queue = redis_cmd($url, 'ZRANGE', $key . '~~q', '0', '-1');
 check('W1 first in the queue', ($queue[0] ?? '') === $w1_token);
 
 // Release once W1's entry has gone stale (0.9 s after its last check).
@@ -51,7 +51,7 @@ check('within 1.5 s of the kill', (($r['at'] ?? 0) - $t_kill) / 1e9 < 1.5, sprin
 [$code, $out] = finish_php($w2);
 check('W2 ended', $code === 0 && $out === '', "$code: $out");
 // The dead waiter left nothing behind: no queue entry, no info, no wake list.
-var_dump((redis_cmd($url, 'EXISTS', $key, $key . '~q', $key . '~w~' . $w1_token) + count(redis_cmd($url, 'KEYS', $key . '~a~*'))));
+var_dump((redis_cmd($url, 'EXISTS', $key, $key . '~~q', $key . '~~w~' . $w1_token) + count(redis_cmd($url, 'KEYS', $key . '~~a~*'))));
 ?>
 --EXPECT--
 bool(true)

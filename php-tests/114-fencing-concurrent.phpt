@@ -8,7 +8,10 @@ redislock
 <?php
 require __DIR__ . '/config.inc';
 require __DIR__ . '/children.inc';
-$url = redislock_test_url();
+// A server of its own: its fencing counter (`~~fence`, one per prefix and
+// server) counts this test's acquires only.
+$redis = TestRedis::start();
+$url = $redis->url();
 $key = redislock_test_key('fencing');
 $log = redislock_test_key('fencing-log');
 
@@ -62,7 +65,7 @@ for ($i = 1; $i < count($tokens); $i++) {
     }
 }
 check('strictly increasing in acquisition order', $increasing);
-check('the counter is the last token', (int) redis_cmd($url, 'GET', $key . '~f') === end($tokens));
+check('the counter is the last token', (int) redis_cmd($url, 'GET', '~~fence') === end($tokens));
 $switches = 0;
 for ($i = 1; $i < count($entries); $i++) {
     $switches += explode(':', $entries[$i])[0] !== explode(':', $entries[$i - 1])[0] ? 1 : 0;
@@ -72,8 +75,8 @@ check('the processes interleaved', $switches >= 100, "$switches switches");
 var_dump($fenced->acquire());
 check('a later acquire gets a greater token', $fenced->fencingToken() > end($tokens), var_export($fenced->fencingToken(), true));
 var_dump($fenced->release(), $fenced->fencingToken());
-var_dump((redis_cmd($url, 'EXISTS', $key, $key . '~q') + count(redis_cmd($url, 'KEYS', $key . '~a~*'))));
-redis_cmd($url, 'DEL', $log, $log . ':ready', $key . '~f');
+var_dump((redis_cmd($url, 'EXISTS', $key, $key . '~~q') + count(redis_cmd($url, 'KEYS', $key . '~~a~*'))));
+redis_cmd($url, 'DEL', $log, $log . ':ready');
 ?>
 --EXPECT--
 NULL

@@ -20,7 +20,7 @@ foreach ([[30, 2], [1, 20]] as [$holder_ttl, $waiter_ttl]) {
         usleep(300000);                          // hold while the parent looks
         $l->release();',
         var_export($key, true), $waiter_ttl, var_export($url, true)));
-    check("waiter ($waiter_ttl s) queued", wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === 1));
+    check("waiter ($waiter_ttl s) queued", wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === 1));
     var_dump($lock->release());
     check('handed over', read_line($waiter) === 'got');
     $pttl = redis_cmd($url, 'PTTL', $key);

@@ -15,7 +15,7 @@ $holder = spawn_php(sprintf('
     $l = new RedisLock(%s, 10, %s);
     if (!$l->acquire()) { echo "acquire failed\n"; exit(1); }
     echo "held\n";
-    wait_until(fn () => redis_cmd(%2$s, "ZCARD", %1$s . "~q") === 1);
+    wait_until(fn () => redis_cmd(%2$s, "ZCARD", %1$s . "~~q") === 1);
     usleep(50000);
     echo $l->release() ? "released" : "release failed", "\n";',
     var_export($key, true), var_export($url, true)));

@@ -20,12 +20,12 @@ $waiter = spawn_php(sprintf('
     printf("%%s %%.3f %%s\n", var_export($got, true), since($t0), var_export($l->token(), true));
     usleep(500000);                              // still alive when the parent releases',
     var_export($key, true), var_export($url, true)));
-check('waiter queued', wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === 1));
+check('waiter queued', wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === 1));
 [$got, $elapsed, $token] = explode(' ', read_line($waiter)) + ['', 0, ''];
 check('the waiter timed out', $got === 'false' && $token === 'NULL');
 check('after its 0.3 s wait', $elapsed >= 0.3 && $elapsed < 0.8, "$elapsed s");
-var_dump((redis_cmd($url, 'EXISTS', $key . '~q') + count(redis_cmd($url, 'KEYS', $key . '~a~*'))));
-var_dump(redis_cmd($url, 'KEYS', $key . '~w~*'));
+var_dump((redis_cmd($url, 'EXISTS', $key . '~~q') + count(redis_cmd($url, 'KEYS', $key . '~~a~*'))));
+var_dump(redis_cmd($url, 'KEYS', $key . '~~w~*'));
 var_dump($lock->release());
 var_dump(redis_cmd($url, 'EXISTS', $key));      // deleted, not handed over
 [$code, $out] = finish_php($waiter);

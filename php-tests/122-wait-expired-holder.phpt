@@ -27,7 +27,7 @@ for ($i = 0; $i < 2; $i++) {
         $l->release();
         echo $t, "\n";',
         var_export($url, true), var_export($key, true), var_export($order, true), $i));
-    check("waiter $i queued", wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === $i + 1));
+    check("waiter $i queued", wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === $i + 1));
 }
 $at = [];
 foreach ($waiters as $i => $w) {
@@ -38,7 +38,7 @@ foreach ($waiters as $i => $w) {
 echo implode(',', redis_cmd($url, 'LRANGE', $order, '0', '-1')), "\n";
 check('the first waiter soon after the expiry', $at[0] > -0.05 && $at[0] < 0.2, sprintf('%.3f s', $at[0]));
 check('the second one after the first released', $at[1] - $at[0] > 0.19 && $at[1] - $at[0] < 0.45, sprintf('%.3f s', $at[1] - $at[0]));
-var_dump((redis_cmd($url, 'EXISTS', $key, $key . '~q') + count(redis_cmd($url, 'KEYS', $key . '~a~*'))));
+var_dump((redis_cmd($url, 'EXISTS', $key, $key . '~~q') + count(redis_cmd($url, 'KEYS', $key . '~~a~*'))));
 redis_cmd($url, 'DEL', $order);
 ?>
 --EXPECT--

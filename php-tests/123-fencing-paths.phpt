@@ -8,7 +8,10 @@ redislock
 <?php
 require __DIR__ . '/config.inc';
 require __DIR__ . '/children.inc';
-$url = redislock_test_url();
+// A server of its own: its fencing counter (`~~fence`) counts this test's
+// acquires only.
+$redis = TestRedis::start();
+$url = $redis->url();
 $key = redislock_test_key('fencing-paths');
 $lock = new RedisLock($key, 5, $url, ['fencing' => true]);
 $seen = [];
@@ -16,7 +19,9 @@ $seen = [];
 echo "-- free\n";
 var_dump($lock->acquire());
 $seen[] = $lock->fencingToken();
-var_dump(redis_cmd($url, 'PTTL', $key . '~f'));   // the counter never expires
+var_dump(redis_cmd($url, 'PTTL', '~~fence'));     // one counter per prefix and server, kept
+$pttl = redis_cmd($url, 'PTTL', $key . '~~f');     // the hold's token lives with its lease
+check('the hold keeps its token for its lease', $pttl > 0 && $pttl <= 5000, "$pttl");
 echo "-- reentrant\n";
 $same = new RedisLock($key, 5, $url, ['fencing' => true]);
 var_dump($same->acquire());
@@ -27,7 +32,7 @@ var_dump($lock->release(), $lock->fencingToken());
 echo "-- a plain acquire does not count\n";
 $plain = new RedisLock($key, 5, $url);
 var_dump($plain->acquire(), $plain->fencingToken(), $plain->release());
-var_dump((int) redis_cmd($url, 'GET', $key . '~f') === $seen[0]);
+var_dump((int) redis_cmd($url, 'GET', '~~fence') === $seen[0]);
 
 echo "-- blocking acquire of a free lock\n";
 var_dump($lock->acquire(1.0));
@@ -64,13 +69,13 @@ check('all integers', count(array_filter($seen, 'is_int')) === count($seen), jso
 $sorted = $seen;
 sort($sorted);
 check('strictly increasing', $sorted === $seen && count(array_unique($seen)) === count($seen), json_encode($seen));
-var_dump((redis_cmd($url, 'EXISTS', $key, $key . '~q') + count(redis_cmd($url, 'KEYS', $key . '~a~*'))));
-redis_cmd($url, 'DEL', $key . '~f');
+var_dump((redis_cmd($url, 'EXISTS', $key, $key . '~~q') + count(redis_cmd($url, 'KEYS', $key . '~~a~*'))));
 ?>
 --EXPECT--
 -- free
 bool(true)
 int(-1)
+the hold keeps its token for its lease: ok
 -- reentrant
 bool(true)
 bool(true)

@@ -36,7 +36,7 @@ check('the lock holds our token', redis_cmd($url, 'GET', $key) === $lock->token(
 [$code, $out] = finish_php($holder);
 check('holder released it', $code === 0 && trim($out) === 'released', "$code: $out");
 var_dump($lock->release());
-var_dump(redis_cmd($url, 'EXISTS', $key, $key . '~q') + count(redis_keys_left($url, $key . '~*')));
+var_dump(redis_cmd($url, 'EXISTS', $key, $key . '~~q') + count(redis_keys_left($url, $key . '~~*')));
 ?>
 --EXPECT--
 holder has the lock: ok

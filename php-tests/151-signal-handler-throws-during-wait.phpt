@@ -34,7 +34,7 @@ try {
     check('the handler\'s exception, after about 1 s', $e->getMessage() === 'job timed out' && since($t0) < 1.2, sprintf('%.3f s', since($t0)));
 }
 check('not held', $lock->token() === null && $lock->isAcquired() === false);
-check('the waiter left the queue at once', redis_cmd($url, 'EXISTS', $key . '~q') + count(redis_cmd($url, 'KEYS', $key . '~a~*')) === 0);
+check('the waiter left the queue at once', redis_cmd($url, 'EXISTS', $key . '~~q') + count(redis_cmd($url, 'KEYS', $key . '~~a~*')) === 0);
 
 // The same through withLock(): the callback never runs.
 pcntl_alarm(1);
@@ -46,7 +46,7 @@ try {
 [$code, $out] = finish_php($holder);
 check('holder released it', $code === 0 && trim($out) === 'released', "$code: $out");
 // Nobody got it: the release found no live waiter and deleted the lock.
-var_dump(redis_cmd($url, 'EXISTS', $key, $key . '~q') + count(redis_keys_left($url, $key . '~*')));
+var_dump(redis_cmd($url, 'EXISTS', $key, $key . '~~q') + count(redis_keys_left($url, $key . '~~*')));
 ?>
 --EXPECT--
 holder has the lock: ok

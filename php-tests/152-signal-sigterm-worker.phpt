@@ -27,10 +27,10 @@ $flag = spawn_php(sprintf('
     }
     echo $stop ? "stopping\n" : "not told\n";',
     var_export($key, true), var_export($url, true)));
-check('worker waiting', read_line($flag) === 'waiting' && wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === 1));
+check('worker waiting', read_line($flag) === 'waiting' && wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === 1));
 proc_terminate($flag[0], SIGTERM);
 check('its handler ran at once', read_line($flag) === 'stop requested');
-check('and it is still queued', redis_cmd($url, 'ZCARD', $key . '~q') === 1);
+check('and it is still queued', redis_cmd($url, 'ZCARD', $key . '~~q') === 1);
 var_dump($lock->release());
 [$code, $out] = finish_php($flag);
 check('it got the lock, then stopped', $code === 0 && $out === "job runs\nstopping\n", "$code: $out");
@@ -45,11 +45,11 @@ $exiting = spawn_php(sprintf('
     $l->acquire(15.0);
     echo "acquire returned\n";',
     var_export($key, true), var_export($url, true)));
-check('second worker waiting', read_line($exiting) === 'waiting' && wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === 1));
+check('second worker waiting', read_line($exiting) === 'waiting' && wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === 1));
 proc_terminate($exiting[0], SIGTERM);
 [$code, $out] = finish_php($exiting);
 check('it exited from its handler', $code === 3 && $out === "bye\n", "$code: $out");
-check('and left the queue', redis_cmd($url, 'EXISTS', $key . '~q') + count(redis_cmd($url, 'KEYS', $key . '~a~*')) === 0);
+check('and left the queue', redis_cmd($url, 'EXISTS', $key . '~~q') + count(redis_cmd($url, 'KEYS', $key . '~~a~*')) === 0);
 var_dump($lock->release());
 var_dump(redis_cmd($url, 'EXISTS', $key));
 ?>

@@ -23,10 +23,10 @@ $waiter = spawn_php(sprintf('
     echo json_encode(["got" => $got, "fence" => $l->fencingToken()]), "\n";
     $l->release();',
     var_export($key, true), var_export($url, true)));
-check('waiter queued', read_line($waiter) === 'waiting' && wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~q') === 1));
+check('waiter queued', read_line($waiter) === 'waiting' && wait_until(fn () => redis_cmd($url, 'ZCARD', $key . '~~q') === 1));
 var_dump($lock->release());
 $r = json_decode(read_line($waiter), true);
-check('handed over with a greater fencing token', ($r['got'] ?? null) === true && ($r['fence'] ?? 0) === $first + 1, json_encode($r));
+check('handed over with a greater fencing token', ($r['got'] ?? null) === true && ($r['fence'] ?? 0) > $first, json_encode($r));
 finish_php($waiter);
 
 // A wait that times out and leaves the queue, on the same server.
@@ -38,7 +38,7 @@ $other = spawn_php(sprintf('
 [$code, $out] = finish_php($other);
 echo $out;
 var_dump($lock->release());
-var_dump(redis_cmd($url, 'EXISTS', $key, $key . '~q') + count(redis_cmd($url, 'KEYS', $key . '~[aw]~*')));
+var_dump(redis_cmd($url, 'EXISTS', $key, $key . '~~q') + count(redis_cmd($url, 'KEYS', $key . '~~[aw]~*')));
 ?>
 --EXPECTF--
 array(1) {

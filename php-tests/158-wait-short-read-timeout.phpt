@@ -23,7 +23,7 @@ foreach ([0.01, 0.05, 0.01] as $rt) {
     $elapsed = since($t0);
     check("read_timeout $rt: false after 1.5 s", $got === false && $elapsed >= 1.5 && $elapsed < 2.2, var_export($got, true) . sprintf(' after %.3f s', $elapsed));
 }
-var_dump(redis_cmd($url, 'DEL', $key), redis_cmd($url, 'EXISTS', $key . '~q') + count(redis_cmd($url, 'KEYS', $key . '~*')));
+var_dump(redis_cmd($url, 'DEL', $key), redis_cmd($url, 'EXISTS', $key . '~~q') + count(redis_cmd($url, 'KEYS', $key . '~~*')));
 ?>
 --EXPECT--
 read_timeout 0.01: false after 1.5 s: ok

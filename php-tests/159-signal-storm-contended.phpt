@@ -87,7 +87,7 @@ printf("storm: %d critical sections, %d signals received, %d failed calls, %d ov
 check('many critical sections under many signals', $sections > 1000 && $signals > 8 * $seconds * 200, "$sections sections, $signals signals");
 check('no failed call', $errors === 0, "$errors");
 check('no overlapping critical sections', $overlaps === 0 && count($all) === $sections, "$overlaps overlaps");
-var_dump(redis_cmd($url, 'EXISTS', $key, $key . '~q') + count(redis_keys_left($url, $key . '~*')));
+var_dump(redis_cmd($url, 'EXISTS', $key, $key . '~~q') + count(redis_keys_left($url, $key . '~~*')));
 ?>
 --EXPECTF--
 storm: %d critical sections, %d signals received, 0 failed calls, 0 overlaps

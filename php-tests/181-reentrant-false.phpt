@@ -1,5 +1,5 @@
 --TEST--
-reentrant => false: a second object on a held key competes like another process (fails at once, times out when waiting), and takes it once released
+reentrant => false: a second object on a held key competes like another process (fails at once, times out when waiting), and takes it once released; a reentrant object never joins such a hold
 --EXTENSIONS--
 redislock
 --SKIPIF--
@@ -21,12 +21,15 @@ check('a still holds with one hold', $a->isAcquired() && $a->__debugInfo()['hold
 check('a releases', $a->release());
 check('b acquires now', $b->acquire());
 check('the key holds b\'s token', redis_cmd($url, 'GET', $key) === $b->token());
-// A reentrant object does not join a non-reentrant hold's count either way:
-// it re-enters the process's hold (default behaviour).
+// A hold taken with reentrant => false is re-entered by nobody: a default
+// (reentrant) object on the key competes for it like another process.
 $c = new RedisLock($key, 10, $url);
-check('a reentrant object joins the hold', $c->acquire() && $c->token() === $b->token());
-check('released by c (one of two)', $c->release() && $b->isAcquired());
+check('a reentrant object does not join it', !$c->acquire() && $c->token() === null);
+check('nor by waiting', !$c->acquire(0.2) && $b->isAcquired());
+check('c cannot release it', !$c->release() && redis_cmd($url, 'GET', $key) === $b->token());
 check('b releases', $b->release());
+check('c acquires now, its own hold', $c->acquire() && $c->token() !== $b->token());
+check('c releases', $c->release());
 check('nothing left', redis_cmd($url, 'EXISTS', $key) === 0);
 ?>
 --EXPECT--
@@ -38,7 +41,10 @@ a still holds with one hold: ok
 a releases: ok
 b acquires now: ok
 the key holds b's token: ok
-a reentrant object joins the hold: ok
-released by c (one of two): ok
+a reentrant object does not join it: ok
+nor by waiting: ok
+c cannot release it: ok
 b releases: ok
+c acquires now, its own hold: ok
+c releases: ok
 nothing left: ok

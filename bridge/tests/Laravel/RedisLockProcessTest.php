@@ -52,9 +52,9 @@ class RedisLockProcessTest extends LaravelTestCase
                 }
                 PHP, ['url' => $this->url(), 'prefix' => $this->prefix, 'name' => $name]);
 
-            // The child is waiting once its token is in the lock's queue (K~q).
+            // The child is waiting once its token is in the lock's queue (K~~q).
             $deadline = hrtime(true) + 10 * 1_000_000_000;
-            while ((int) $this->redis('ZCARD', $this->prefix . $name . '~q') < 1) {
+            while ((int) $this->redis('ZCARD', $this->prefix . $name . '~~q') < 1) {
                 $this->assertLessThan($deadline, hrtime(true), 'the child never queued');
                 usleep(2000);
             }

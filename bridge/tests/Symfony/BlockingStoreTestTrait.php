@@ -51,7 +51,7 @@ trait BlockingStoreTestTrait
     /** Whether a waiter is queued on the resource (the extension's queue key). */
     private static function queued(string $resource): bool
     {
-        return (int) redis_cmd(bridge_test_server()->url(), 'ZCARD', "$resource~q") > 0;
+        return (int) redis_cmd(bridge_test_server()->url(), 'ZCARD', "$resource~~q") > 0;
     }
 
     private function waitFor(callable $cond, float $seconds): bool

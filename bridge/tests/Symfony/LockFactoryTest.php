@@ -81,7 +81,7 @@ final class LockFactoryTest extends TestCase
             posix_kill(posix_getpid(), SIGKILL);
         }
         $deadline = microtime(true) + 5;
-        while ((int) redis_cmd(bridge_test_server()->url(), 'ZCARD', "$name~q") === 0) {
+        while ((int) redis_cmd(bridge_test_server()->url(), 'ZCARD', "$name~~q") === 0) {
             $this->assertLessThan($deadline, microtime(true), 'the child never queued');
             usleep(2000);
         }

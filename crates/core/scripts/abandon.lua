@@ -1,15 +1,18 @@
--- Cleans up after an acquire whose outcome is unknown (its connection timed
--- out or dropped before the reply), or a wait that PHP ended: the token may
--- have taken the lock, may be queued, or may have done nothing. Leaves the
--- queue, and if the token holds the lock, releases it (handing it to the
--- next waiter, or with ARGV[2] = '1' waking it: Redlock).
--- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = fence
--- ARGV[1] = token, ARGV[2] = '1' to wake instead of handing over
+-- Cleans up after an acquire whose outcome is unknown (its reply was lost),
+-- a wait that PHP ended, or a lease found already over when it was won:
+-- the token may hold the lock, be queued, or have done nothing. Leaves the
+-- queue and, if the token holds the lock, frees it as a release does.
+-- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = hold fence, KEYS[4] = fence
+-- counter
+-- ARGV[1] = token, ARGV[2] = '1' to only wake (Redlock), ARGV[3] = fence
+-- floor
 -- Returns 1 when the token held the lock, 0 otherwise.
--- @handoff
+-- @include fence
+-- @include queue
 leave_queue(KEYS[1], KEYS[2], ARGV[1])
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-free_lock(KEYS[1], KEYS[2], KEYS[3], ARGV[2] == '1')
+redis.call('DEL', KEYS[3])
+free_lock(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[2] == '1')
 return 1

@@ -6,23 +6,25 @@
 -- until its ttl. Runs nothing itself (redis.acl_check_cmd only asks).
 -- BLPOP (a waiter's own call) is left out: its refusal ends that wait at
 -- once with the server's message.
--- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = fence, KEYS[4] = released
+-- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = hold fence, KEYS[4] = fence
+-- counter
 -- Returns 1, or an error naming the first command refused.
 if not redis.acl_check_cmd then
   return 1
 end
-local lock, queue, fence, released = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
--- Helper keys of a waiter: any token stands for all of them.
-local alive, wake = lock .. '~a~-', lock .. '~w~-'
+local lock, queue, fence, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+-- Keys of a waiter: any token stands for all of them.
+local mark, wake = lock .. '~~a~-', lock .. '~~w~-'
 local needed = {
   {'SET', lock, '-', 'NX', 'PX', '1'}, {'GET', lock}, {'DEL', lock},
-  {'EXISTS', lock}, {'PEXPIRE', lock, '1'}, {'PTTL', lock},
-  {'ZADD', queue, '1', '-'}, {'ZRANGE', queue, '0', '0'}, {'ZREM', queue, '-'},
-  {'ZSCORE', queue, '-'}, {'INCR', fence},
-  {'LPUSH', released, '-'}, {'LTRIM', released, '0', '0'},
-  {'LPOS', released, '-'}, {'PEXPIRE', released, '1'},
-  {'SET', alive, '-', 'PX', '1'}, {'GET', alive}, {'DEL', alive},
-  {'RPUSH', wake, '-'}, {'LPOP', wake}, {'PEXPIRE', wake, '1'}, {'DEL', wake},
+  {'PEXPIRE', lock, '1'}, {'PTTL', lock},
+  {'EXISTS', queue}, {'ZADD', queue, '1', '-'}, {'ZRANGE', queue, '0', '0'},
+  {'ZREM', queue, '-'}, {'ZSCORE', queue, '-'}, {'PTTL', queue},
+  {'PEXPIRE', queue, '1'},
+  {'SET', fence, '1', 'PX', '1'}, {'GET', fence}, {'DEL', fence},
+  {'INCR', counter}, {'SET', counter, '1'},
+  {'SET', mark, '-', 'PX', '1'}, {'GET', mark}, {'DEL', mark}, {'PTTL', mark},
+  {'EXISTS', wake}, {'RPUSH', wake, '-'}, {'PEXPIRE', wake, '1'}, {'DEL', wake},
 }
 for _, call in ipairs(needed) do
   if not redis.acl_check_cmd(unpack(call)) then

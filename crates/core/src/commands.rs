@@ -14,13 +14,15 @@ use crate::scripts;
 /// `None` when the acquirer did not ask for one.
 pub type Fence = Option<i64>;
 
-/// Whether a release hands the lock to the next waiter (one server holds
-/// the lock) or only wakes it (Redlock: the waiter must win a quorum).
+/// What a release does for the next waiter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Successor {
-    /// The lock goes straight to the first live waiter.
+    /// One server decides: the first live waiter is woken, or handed the
+    /// lock when it is starving (it lost a race after a wake-up, or waited
+    /// too long).
     HandOver,
-    /// The lock is deleted and the first live waiter woken.
+    /// Redlock (a quorum decides): the lock is deleted and the first live
+    /// waiter only woken.
     Wake,
 }
 
@@ -31,9 +33,9 @@ impl Successor {
 }
 
 /// Takes the lock if it is free: `SET key token NX PX ttl`, or with
-/// `fencing` a script that also increments the lock's fence counter. On a
-/// replay (the first try's reply was lost) a script recognises a first try
-/// that went through. `None` when someone else holds the lock.
+/// `fencing` a script that also takes the next fencing token. On a replay
+/// (the first try's reply was lost) a script recognises a first try that
+/// went through. `None` when someone else holds the lock.
 pub fn try_acquire(
     keys: &LockKeys,
     token: &[u8],
@@ -44,14 +46,24 @@ pub fn try_acquire(
     let ttl = ttl_ms.to_string();
     let replay = attempt == Attempt::Replay;
     if fencing {
+        let floor = fence_floor();
         let cmd = scripts::ACQUIRE_FENCED.evalsha(
-            &[&keys.lock, &keys.fence],
-            &[token, ttl.as_bytes(), flag(replay)],
+            &[&keys.lock, &keys.fence, &keys.counter],
+            &[token, ttl.as_bytes(), floor.as_bytes(), flag(replay)],
         );
         return Call::new(vec![cmd], |r| Ok(value::<Option<i64>>(one(r)?)?.map(Some)));
     }
     let cmd = plain_acquire(keys, token, &ttl, attempt);
     Call::new(vec![cmd], |r| Ok(won(one(r)?)?.then_some(None)))
+}
+
+/// The least fencing token this client may be given: its clock, in
+/// microseconds since the Unix epoch (see `lib/fence.lua`).
+fn fence_floor() -> String {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros())
+        .to_string()
 }
 
 /// `SET key token NX PX ttl`, or on a replay the script that also accepts
@@ -101,7 +113,7 @@ pub fn try_acquire_pttl(
 /// instead of the release refusing it after.
 pub fn check_scripts(keys: &LockKeys) -> Call<()> {
     let cmd =
-        scripts::PERMITTED.evalsha(&[&keys.lock, &keys.queue, &keys.fence, &keys.released], &[]);
+        scripts::PERMITTED.evalsha(&[&keys.lock, &keys.queue, &keys.fence, &keys.counter], &[]);
     Call::new(vec![cmd], |r| value::<i64>(one(r)?).map(drop))
 }
 
@@ -112,41 +124,63 @@ pub fn reenter(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
     Call::new(vec![cmd], is_one)
 }
 
-/// Releases the lock if it still holds `token`: hands it to the next live
-/// waiter (or wakes it, see [`Successor`]) or deletes it. True when it was
-/// ours.
-///
-/// The release adds `token` to the lock's recently released tokens (`K~r`,
-/// the last 16, kept `replay_window` after the last release): a replay (the
-/// first try's reply was lost) that finds the key no longer ours but its
-/// token there reports the first try's release instead of "not ours".
+/// What a release found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Released {
+    /// The lock held our token and is released.
+    Yes,
+    /// The lock did not hold our token.
+    NotOurs,
+    /// A replay (the first try's reply was lost) found the lock no longer
+    /// ours: the first try may have released it. The caller decides from
+    /// its own clock ([`crate::Lock::release`]).
+    GoneOnReplay,
+}
+
+/// Releases the lock if it still holds `token`: deletes it and, when
+/// others wait, wakes the first or hands it the lock (see [`Successor`]).
+/// `fenced`: the hold has a fencing token, whose key goes too.
 pub fn release(
     keys: &LockKeys,
     token: &[u8],
     successor: Successor,
-    replay_window: Duration,
+    fenced: bool,
     attempt: Attempt,
-) -> Call<bool> {
-    let window = replay_window.as_millis().max(1).to_string();
+) -> Call<Released> {
     let cmd = scripts::RELEASE.evalsha(
-        &[&keys.lock, &keys.queue, &keys.fence, &keys.released],
+        &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
         &[
             token,
             successor.flag(),
-            window.as_bytes(),
-            flag(attempt == Attempt::Replay),
+            fence_floor().as_bytes(),
+            flag(fenced),
         ],
     );
-    Call::new(vec![cmd], is_one)
+    match attempt {
+        Attempt::First => Call::new(vec![cmd], |r| {
+            Ok(if is_one(r)? {
+                Released::Yes
+            } else {
+                Released::NotOurs
+            })
+        }),
+        Attempt::Replay => Call::new(vec![cmd], |r| {
+            Ok(if is_one(r)? {
+                Released::Yes
+            } else {
+                Released::GoneOnReplay
+            })
+        }),
+    }
 }
 
-/// Cleans up after an acquire of `token` whose outcome is unknown, or a
-/// wait that PHP ended: leaves the queue and releases the lock if the token
-/// holds it. True when it did.
+/// Cleans up after an acquire of `token` whose outcome is unknown, a wait
+/// that PHP ended, or a lease that was over when it was won: leaves the
+/// queue and frees the lock if the token holds it. True when it did.
 pub fn abandon(keys: &LockKeys, token: &[u8], successor: Successor) -> Call<bool> {
     let cmd = scripts::ABANDON.evalsha(
-        &[&keys.lock, &keys.queue, &keys.fence],
-        &[token, successor.flag()],
+        &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
+        &[token, successor.flag(), fence_floor().as_bytes()],
     );
     Call::new(vec![cmd], is_one)
 }
@@ -183,77 +217,50 @@ pub struct Waiter<'a> {
     pub token: &'a [u8],
     /// The lease it asks for.
     pub ttl_ms: u64,
-    /// How long its queue entry counts as live without a [`check`].
+    /// How long its queue entry counts as live without another step.
     pub alive_ms: u64,
     /// Whether it wants a fencing token.
     pub fencing: bool,
 }
 
-/// Takes the lock if it is free and nobody waits, else joins the queue of
-/// waiters (one round trip). Safe to replay: the token is the queue member,
-/// so a replay keeps the first try's place.
-pub fn enqueue(keys: &LockKeys, waiter: &Waiter<'_>) -> Call<Queued> {
-    let cmd = scripts::ENQUEUE.evalsha(
-        &[&keys.lock, &keys.queue, &keys.fence],
+/// One step of a blocking acquire on the server that decides (one round
+/// trip, `wait.lua`): claims a lock a release handed to the waiter, takes a
+/// free lock, or joins (stays in) the queue; `starving` asks the next
+/// release to hand the lock over instead of only waking the waiter. With
+/// `give_up` the waiter leaves, unless the lock was handed to it. Safe to
+/// replay: the token is the queue member, and a replay that finds the lock
+/// holding the token claims it.
+pub fn wait_step(
+    keys: &LockKeys,
+    waiter: &Waiter<'_>,
+    starving: bool,
+    give_up: bool,
+    attempt: Attempt,
+) -> Call<Queued> {
+    let cmd = scripts::WAIT.evalsha(
+        &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
         &[
             waiter.token,
             waiter.ttl_ms.to_string().as_bytes(),
             waiter.alive_ms.to_string().as_bytes(),
             flag(waiter.fencing),
+            fence_floor().as_bytes(),
+            flag(starving),
+            flag(give_up),
+            flag(attempt == Attempt::Replay),
         ],
     );
-    Call::new(vec![cmd], |r| queued_reply("enqueue", one(r)?))
+    Call::new(vec![cmd], |r| queued_reply("wait", one(r)?))
 }
 
-/// A queued waiter's check (one round trip): takes a lock handed over
-/// without a wake-up or freed by an expiry, else renews the waiter's entry.
-/// With `give_up` the waiter leaves the queue unless the lock was already
-/// handed to it.
-pub fn check(keys: &LockKeys, waiter: &Waiter<'_>, give_up: bool) -> Call<Queued> {
-    Call::new(vec![check_cmd(keys, waiter, give_up)], |r| {
-        queued_reply("check", one(r)?)
+/// Blocks up to `timeout` for the wake-up of the waiter holding `token`
+/// (`BLPOP` on its own list). True when woken. The waiter's next
+/// [`wait_step`] is a round trip of its own, sent once the waiter runs: a
+/// lock is never taken on the server for a process that is not running.
+pub fn wait_for_wake(keys: &LockKeys, token: &[u8], timeout: Duration) -> Call<bool> {
+    Call::blocking(timeout, vec![blpop(keys, token, timeout)], |r| {
+        Ok(value::<Option<(Vec<u8>, Vec<u8>)>>(one(r)?)?.is_some())
     })
-}
-
-fn check_cmd(keys: &LockKeys, waiter: &Waiter<'_>, give_up: bool) -> redis::Cmd {
-    scripts::CHECK.evalsha(
-        &[&keys.lock, &keys.queue, &keys.fence],
-        &[
-            waiter.token,
-            waiter.ttl_ms.to_string().as_bytes(),
-            waiter.alive_ms.to_string().as_bytes(),
-            flag(give_up),
-            flag(waiter.fencing),
-        ],
-    )
-}
-
-/// Blocks up to `timeout` for the wake-up of `waiter` (`BLPOP` on its own
-/// list), followed in the same round trip by the waiter's [`check`]: it
-/// claims the full lease of a lock handed to us (the hand-over set only the
-/// waiter's alive window), or, after a timeout, finds a lost wake-up or an
-/// expired holder and renews the waiter's place.
-pub fn wait_and_check(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Duration) -> Call<Queued> {
-    Call::blocking(
-        timeout,
-        vec![
-            blpop(keys, waiter.token, timeout),
-            check_cmd(keys, waiter, false),
-        ],
-        |r| {
-            let [popped, checked] = two(r)?;
-            // The wake-up element is the fencing token ("-" without one).
-            let popped: Option<(Vec<u8>, String)> = value(popped)?;
-            let pushed = popped.and_then(|(_, fence)| fence.parse().ok());
-            Ok(match queued_reply("check", checked)? {
-                // The BLPOP took the fencing token out of the wake list.
-                Queued::Acquired { fence: None } if pushed.is_some() => {
-                    Queued::Acquired { fence: pushed }
-                }
-                other => other,
-            })
-        },
-    )
 }
 
 /// A Redlock waiter joins the wake-up queue of one server (or renews its
@@ -275,7 +282,7 @@ pub fn leave_wake_queue(keys: &LockKeys, waiter: &Waiter<'_>) -> Call<()> {
 /// A Redlock waiter blocks up to `timeout` for a wake-up on one server,
 /// then renews its place in that server's queue, in one round trip. True
 /// when it was woken (a release on that server).
-pub fn wait_for_wake(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Duration) -> Call<bool> {
+pub fn wait_for_quorum_wake(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Duration) -> Call<bool> {
     Call::blocking(
         timeout,
         vec![
@@ -285,7 +292,7 @@ pub fn wait_for_wake(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Duration) ->
         |r| {
             let [popped, joined] = two(r)?;
             value::<i64>(joined)?;
-            Ok(value::<Option<(Vec<u8>, String)>>(popped)?.is_some())
+            Ok(value::<Option<(Vec<u8>, Vec<u8>)>>(popped)?.is_some())
         },
     )
 }
@@ -295,7 +302,6 @@ fn notify_queue_cmd(keys: &LockKeys, waiter: &Waiter<'_>, leave: bool) -> redis:
         &[&keys.lock, &keys.queue],
         &[
             waiter.token,
-            waiter.ttl_ms.to_string().as_bytes(),
             waiter.alive_ms.to_string().as_bytes(),
             flag(leave),
         ],

@@ -41,9 +41,15 @@ pub struct Entry {
     pub topology: Arc<Topology>,
     /// The fencing token of this hold (option `fencing`).
     pub fence: Option<i64>,
-    /// The renewal thread's view of the lease (option `auto_renew`).
-    /// Renewal stops when the entry leaves the table.
-    pub lease: Option<Arc<Lease>>,
+    /// What this process knows of the lease; with `renewed`, the renewal
+    /// thread keeps it up to date until the entry leaves the table.
+    pub lease: Arc<Lease>,
+    /// Whether the renewal thread renews the lease (option `auto_renew`).
+    pub renewed: bool,
+    /// Whether other acquires of this process may join the hold (option
+    /// `reentrant` of the acquirer): a hold taken with `reentrant => false`
+    /// is never re-entered, by any object.
+    pub reentrant: bool,
     /// The [`crate::context`] (PHP Fiber) that took the hold: only it
     /// re-enters it.
     pub context: u64,
@@ -51,9 +57,7 @@ pub struct Entry {
 
 impl Entry {
     fn stop_renewal(&self) {
-        if let Some(lease) = &self.lease {
-            lease.stop();
-        }
+        self.lease.stop();
     }
 }
 
@@ -108,19 +112,21 @@ pub fn is_lost(id: u64) -> bool {
         entries
             .iter()
             .find(|e| e.id == id)
-            .and_then(|e| e.lease.as_ref())
-            .is_some_and(|lease| lease.is_lost())
+            .is_some_and(|e| e.renewed && e.lease.is_lost())
     })
 }
 
-/// A copy of the entry for `redis_key` in `scope` taken in `context`, if
-/// held.
+/// A copy of the reentrant entry for `redis_key` in `scope` taken in
+/// `context`, if held.
 pub fn find(scope: &str, redis_key: &[u8], context: u64) -> Option<Entry> {
     with_entries(|entries| {
         entries
             .iter()
             .find(|e| {
-                &**e.topology.scope() == scope && e.keys.lock == redis_key && e.context == context
+                e.reentrant
+                    && &**e.topology.scope() == scope
+                    && e.keys.lock == redis_key
+                    && e.context == context
             })
             .cloned()
     })

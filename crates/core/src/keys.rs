@@ -1,23 +1,38 @@
 //! Names of the keys of one lock.
 //!
 //! The lock itself lives at `K = prefix + key` and holds the owner token.
-//! Its helper keys are `K` followed by a `~` suffix, so they are unique to
-//! the lock, start with the same prefix (ACL key patterns such as `~app:*`
-//! cover them), and share the lock's hash slot whenever `K` carries a hash
-//! tag:
+//! Its helper keys are `K` followed by `~~` and a tag. No lock name may
+//! contain `~~` ([`check_name`]), so a helper key can never be another
+//! lock's key; helper keys start with the same prefix (ACL key patterns
+//! such as `~app:*` cover them) and share the lock's hash slot whenever `K`
+//! carries a hash tag:
 //!
-//! | key | type | what |
+//! | key | type | what, and how long it lives |
 //! |---|---|---|
-//! | `K~q` | sorted set | waiters' tokens, scored by arrival order |
-//! | `K~a~<token>` | string | `<ttl ms>:<alive ms>:<fenced>` of a waiter, expiring when it stops checking in |
-//! | `K~w~<token>` | list | wake-up of the waiter with that token |
-//! | `K~f` | string | fencing counter (option `fencing`), never expires |
-//! | `K~r` | list | the last 16 released tokens, expiring once a lost reply's replay is due |
+//! | `K~~q` | sorted set | waiters' tokens in arrival order; gone a second after the last waiter's mark |
+//! | `K~~a~<token>` | string | a waiter's mark `<ttl ms>:<fenced>:<starving>` (or `h`: handed the lock), expiring when it stops checking in |
+//! | `K~~w~<token>` | list | wake-up of the waiter with that token; expires a second after its push |
+//! | `K~~f` | string | fencing token of the current hold (option `fencing`), with the lease |
 //!
-//! The scripts build `K~a~<token>` and `K~w~<token>` of other waiters
-//! themselves (`lib/handoff.lua`): legal in Redis Cluster only because every
+//! and one fencing counter per prefix and server (on Cluster per prefix and
+//! hash slot), shared by every lock under that prefix: `prefix~~fence`
+//! ([`fence_counter`]).
+//!
+//! The scripts build `K~~a~<token>` and `K~~w~<token>` of other waiters
+//! themselves (`lib/queue.lua`): legal in Redis Cluster only because every
 //! key here shares `K`'s hash slot, which is why helper keys always start
 //! with the whole of `K`.
+
+use std::sync::OnceLock;
+
+/// What separates a lock name from the tag of its helper keys; no lock
+/// name may contain it.
+pub const SEPARATOR: &[u8] = b"~~";
+
+/// Whether `name` contains [`SEPARATOR`].
+pub fn has_separator(name: &[u8]) -> bool {
+    name.windows(SEPARATOR.len()).any(|w| w == SEPARATOR)
+}
 
 /// The part of `key` that Redis Cluster hashes: the content of the first
 /// `{...}` if it is not empty, else the whole key.
@@ -48,42 +63,62 @@ pub fn hash_slot(key: &[u8]) -> u16 {
     crc % 16384
 }
 
-/// `K~suffix` for the lock key `K`.
-pub fn helper_key(lock_key: &[u8], suffix: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(lock_key.len() + suffix.len() + 1);
+/// `K~~tag` for the lock key `K`.
+pub fn helper_key(lock_key: &[u8], tag: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(lock_key.len() + tag.len() + SEPARATOR.len());
     out.extend_from_slice(lock_key);
-    out.push(b'~');
-    out.extend_from_slice(suffix.as_bytes());
+    out.extend_from_slice(SEPARATOR);
+    out.extend_from_slice(tag.as_bytes());
     out
 }
 
-/// The waiter queue of a lock.
+/// `K~~q`, the waiter queue of the lock `K`.
 pub fn queue_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "q")
 }
 
-/// The recently released tokens of a lock (a release's replay looks for its
-/// token there).
-pub fn released_key(lock_key: &[u8]) -> Vec<u8> {
-    helper_key(lock_key, "r")
-}
-
-/// The fencing counter of a lock.
+/// `K~~f`, the fencing token of the current hold of the lock `K`.
 pub fn fence_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "f")
 }
 
-/// The prefix of the wake-up lists of a lock's waiters; a waiter's list is
-/// this prefix followed by its token.
-pub fn wake_prefix(lock_key: &[u8]) -> Vec<u8> {
-    helper_key(lock_key, "w~")
+/// The shortest decimal number whose hash slot is `slot`, for every slot:
+/// a hash tag that puts a key into a chosen slot.
+fn slot_tags() -> &'static [u32] {
+    static TAGS: OnceLock<Vec<u32>> = OnceLock::new();
+    TAGS.get_or_init(|| {
+        let mut tags = vec![u32::MAX; 16384];
+        let mut missing = tags.len();
+        let mut n = 0u32;
+        while missing > 0 {
+            let slot = usize::from(hash_slot(n.to_string().as_bytes()));
+            if tags[slot] == u32::MAX {
+                tags[slot] = n;
+                missing -= 1;
+            }
+            n += 1;
+        }
+        tags
+    })
 }
 
-/// The wake-up list of the waiter holding `token`.
-pub fn wake_key(lock_key: &[u8], token: &[u8]) -> Vec<u8> {
-    let mut key = wake_prefix(lock_key);
-    key.extend_from_slice(token);
-    key
+/// The fencing counter of the locks under `prefix` that live with
+/// `lock_key`: `prefix~~fence`, on Redis Cluster (`cluster`) with a hash
+/// tag that puts it into `lock_key`'s slot unless the prefix carries one.
+/// `None` on Cluster when no such name shares the lock's slot (a prefix
+/// with an unclosed `{`).
+pub fn fence_counter(prefix: &[u8], lock_key: &[u8], cluster: bool) -> Option<Vec<u8>> {
+    let plain = helper_key(prefix, "fence");
+    if !cluster {
+        return Some(plain);
+    }
+    let slot = hash_slot(lock_key);
+    if hash_tag(&plain) != &plain[..] && hash_slot(&plain) == slot {
+        return Some(plain);
+    }
+    let tag = slot_tags()[usize::from(slot)];
+    let tagged = [&plain[..], b"{", tag.to_string().as_bytes(), b"}"].concat();
+    (hash_slot(&tagged) == slot).then_some(tagged)
 }
 
 /// All key names of one lock, computed once per lock object.
@@ -91,34 +126,33 @@ pub fn wake_key(lock_key: &[u8], token: &[u8]) -> Vec<u8> {
 pub struct LockKeys {
     /// The lock key `K` (prefix + user key).
     pub lock: Vec<u8>,
-    /// `K~q`.
+    /// `K~~q`, the waiters.
     pub queue: Vec<u8>,
-    /// `K~f`.
+    /// `K~~f`, the fencing token of the current hold.
     pub fence: Vec<u8>,
-    /// `K~r`.
-    pub released: Vec<u8>,
-    /// `K~w~`.
+    /// The fencing counter shared by the locks under the lock's prefix
+    /// ([`fence_counter`]).
+    pub counter: Vec<u8>,
+    /// `K~~w~`, the prefix of the waiters' wake-up lists.
     pub wake_prefix: Vec<u8>,
 }
 
 impl LockKeys {
-    /// The key names of the lock stored at `lock`.
-    pub fn new(lock: Vec<u8>) -> Self {
+    /// The key names of the lock stored at `lock`, whose fencing counter is
+    /// `counter`.
+    pub fn new(lock: Vec<u8>, counter: Vec<u8>) -> Self {
         Self {
             queue: queue_key(&lock),
             fence: fence_key(&lock),
-            released: released_key(&lock),
-            wake_prefix: wake_prefix(&lock),
+            wake_prefix: helper_key(&lock, "w~"),
+            counter,
             lock,
         }
     }
 
     /// The wake-up list of the waiter holding `token`.
     pub fn wake(&self, token: &[u8]) -> Vec<u8> {
-        let mut key = Vec::with_capacity(self.wake_prefix.len() + token.len());
-        key.extend_from_slice(&self.wake_prefix);
-        key.extend_from_slice(token);
-        key
+        [&self.wake_prefix[..], token].concat()
     }
 }
 
@@ -152,18 +186,45 @@ mod tests {
 
     #[test]
     fn helper_keys_extend_the_lock_key() {
-        assert_eq!(queue_key(b"app:jobs:1"), b"app:jobs:1~q");
-        assert_eq!(fence_key(b"app:jobs:1"), b"app:jobs:1~f");
-        assert_eq!(wake_key(b"app:jobs:1", b"ab12"), b"app:jobs:1~w~ab12");
+        let keys = LockKeys::new(b"app:jobs:1".to_vec(), b"app:~~fence".to_vec());
+        assert_eq!(keys.queue, b"app:jobs:1~~q");
+        assert_eq!(keys.fence, b"app:jobs:1~~f");
+        assert_eq!(keys.wake(b"ab12"), b"app:jobs:1~~w~ab12");
+        assert!(has_separator(&keys.queue) && !has_separator(b"app:jobs:1~x~"));
     }
 
     #[test]
     fn locks_sharing_a_hash_tag_have_their_own_helper_keys() {
-        assert_ne!(queue_key(b"jobs:{t}:a"), queue_key(b"jobs:{t}:b"));
+        let keys = |k: &[u8]| LockKeys::new(k.to_vec(), Vec::new());
+        assert_ne!(keys(b"jobs:{t}:a").queue, keys(b"jobs:{t}:b").queue);
         for key in [&b"jobs:{t}:a"[..], b"app:{tenant7}:jobs"] {
-            assert_eq!(hash_tag(&queue_key(key)), hash_tag(key));
-            assert_eq!(hash_tag(&wake_key(key, b"t")), hash_tag(key));
-            assert_eq!(hash_tag(&fence_key(key)), hash_tag(key));
+            let k = keys(key);
+            for helper in [&k.queue, &k.fence, &k.wake(b"t")] {
+                assert_eq!(hash_tag(helper), hash_tag(key));
+            }
         }
+    }
+
+    #[test]
+    fn fence_counters_share_the_lock_slot_one_per_prefix_and_slot() {
+        assert_eq!(
+            fence_counter(b"app:", b"app:x", false).unwrap(),
+            b"app:~~fence"
+        );
+        for (prefix, lock) in [
+            (&b"app:"[..], &b"app:{job}"[..]),
+            (b"", b"{42}"),
+            (b"app:", b"app:user:{42}:lock"),
+            (b"t{7}:", b"t{7}:job"),
+        ] {
+            let counter = fence_counter(prefix, lock, true).unwrap();
+            assert_eq!(hash_slot(&counter), hash_slot(lock), "{counter:?}");
+            assert!(counter.starts_with(prefix) && has_separator(&counter));
+        }
+        // Two locks in one slot share one counter.
+        let a = fence_counter(b"p:", b"p:{user1000}.a", true);
+        assert_eq!(a, fence_counter(b"p:", b"p:{user1000}.following", true));
+        // Every slot has a tag.
+        assert!(slot_tags().iter().all(|&n| n != u32::MAX));
     }
 }

@@ -24,42 +24,59 @@ use crate::scripts;
 use crate::stats::{self, Counter};
 use crate::topology::Topology;
 
-/// What the renewal thread knows of one hold, shared with its lock object.
+/// What this process knows of one hold's lease, on its own monotonic
+/// clock: until when it lasts (counted from the send of the request that
+/// won or last extended it, minus the topology's drift), whether it was
+/// found lost. Every hold has one; with `auto_renew` the renewal thread
+/// keeps it up to date.
 #[derive(Debug)]
 pub struct Lease {
     lost: AtomicBool,
     stopped: AtomicBool,
-    /// Milliseconds since [`epoch`] until which the lease is known to last.
-    valid_until_ms: AtomicU64,
+    /// Microseconds on [`clock_us`] until which the lease lasts.
+    valid_until_us: AtomicU64,
     /// The lease each renewal sets (the lock's ttl, or the last explicit
     /// `refresh($ttl)`).
     ttl_ms: AtomicU64,
-    /// Raise the lost-lease hook when this lease is lost.
+    /// Raise the lost-lease hook when the renewal thread finds this lease
+    /// lost.
     notify: bool,
 }
 
 impl Lease {
-    /// True once a renewal found the lease gone, or it ran out unrenewed.
+    /// The lease of a hold of `ttl_ms` that lasts until `valid_until` (on
+    /// [`clock_us`]); `notify` raises the lost-lease hook when the renewal
+    /// thread finds it lost.
+    pub fn new(ttl_ms: u64, valid_until: u64, notify: bool) -> Arc<Self> {
+        Arc::new(Self {
+            lost: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            valid_until_us: AtomicU64::new(valid_until),
+            ttl_ms: AtomicU64::new(ttl_ms),
+            notify,
+        })
+    }
+
+    /// True once the lease was found gone, or ran out unrenewed.
     pub fn is_lost(&self) -> bool {
         self.lost.load(Ordering::Acquire)
     }
 
-    /// How long the lease is known to last from now (zero when lost or run
-    /// out by the thread's knowledge).
+    /// How long the lease lasts from now by this process's clock (zero when
+    /// lost or run out).
     pub fn valid_for(&self) -> Duration {
         if self.is_lost() {
             return Duration::ZERO;
         }
-        let until = self.valid_until_ms.load(Ordering::Acquire);
-        Duration::from_millis(until.saturating_sub(now_ms()))
+        let until = self.valid_until_us.load(Ordering::Acquire);
+        Duration::from_micros(until.saturating_sub(clock_us(Instant::now())))
     }
 
-    /// Records a successful `refresh()` to `ttl_ms` sent at `sent_at_ms`;
-    /// later renewals use that lease length.
-    pub fn refreshed(&self, ttl_ms: u64, sent_at_ms: u64) {
+    /// Records an extension to `ttl_ms` that lasts until `valid_until` (a
+    /// successful `refresh()`); later renewals use that lease length.
+    pub fn refreshed(&self, ttl_ms: u64, valid_until: u64) {
         self.ttl_ms.store(ttl_ms, Ordering::Release);
-        self.valid_until_ms
-            .store(sent_at_ms + ttl_ms, Ordering::Release);
+        self.valid_until_us.store(valid_until, Ordering::Release);
     }
 
     /// Ends renewal of this hold (released, destroyed, request end).
@@ -67,8 +84,18 @@ impl Lease {
         self.stopped.store(true, Ordering::Release);
     }
 
-    /// Marks the lease lost (a renewal or a refresh found it gone).
-    pub fn mark_lost(&self) {
+    /// Marks the lease lost, found so by PHP's thread (a release, refresh
+    /// or check that found the lock no longer ours, or its time over).
+    /// Counted once per lease in [`stats`].
+    pub fn found_lost(&self) {
+        if !self.lost.swap(true, Ordering::AcqRel) {
+            stats::add(Counter::LostLeases);
+        }
+    }
+
+    /// Marks the lease lost, found so by the renewal thread: also raises the
+    /// lost-lease hook when asked to.
+    fn mark_lost(&self) {
         if self.lost.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -80,10 +107,18 @@ impl Lease {
         }
     }
 
-    fn renewed(&self, sent_at_ms: u64, ttl_ms: u64) {
-        self.valid_until_ms
-            .fetch_max(sent_at_ms + ttl_ms, Ordering::AcqRel);
+    /// Records that the lease lasts at least until `valid_until` (a
+    /// renewal, or a reentrant acquire that made it last its ttl).
+    pub fn extended(&self, valid_until: u64) {
+        self.valid_until_us.fetch_max(valid_until, Ordering::AcqRel);
     }
+}
+
+/// The end of a lease of `ttl_ms` won or extended by a request sent at
+/// `sent`, with `drift` (the clock drift the topology allows) taken off,
+/// on [`clock_us`].
+pub fn lease_end(sent: Instant, ttl_ms: u64, drift: Duration) -> u64 {
+    (clock_us(sent) + ttl_ms * 1000).saturating_sub(drift.as_micros() as u64)
 }
 
 /// A hold to keep renewed.
@@ -95,12 +130,8 @@ pub struct Job {
     pub key: Vec<u8>,
     /// Our owner token.
     pub token: Vec<u8>,
-    /// Lease to set at each renewal.
-    pub ttl_ms: u64,
     /// Stop renewing after this long (`max_hold`).
     pub max_hold: Option<Duration>,
-    /// Call the lost-lease hook when the lease is lost.
-    pub notify: bool,
     /// Renew at once instead of after a third of the lease.
     pub renew_now: bool,
 }
@@ -158,37 +189,38 @@ impl Shared {
 
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
+    *EPOCH.get_or_init(|| {
+        let now = Instant::now();
+        now.checked_sub(Duration::from_secs(1)).unwrap_or(now)
+    })
 }
 
-/// Milliseconds on the renewal clock (for [`Lease::refreshed`]).
-pub fn now_ms() -> u64 {
-    epoch().elapsed().as_millis() as u64
+/// Microseconds since this process's lease clock started, at `at`
+/// (rounded up, so a lease counted from it never lasts too long). The
+/// clock starts a second before its first use, so no instant of interest
+/// comes before it.
+pub fn clock_us(at: Instant) -> u64 {
+    let since = at.saturating_duration_since(epoch());
+    since.as_micros() as u64 + u64::from(!since.subsec_nanos().is_multiple_of(1000))
 }
 
-/// Starts renewing a hold that was just taken (its lease lasts `ttl_ms`
-/// from about now). Starts the thread on first use in this process.
-pub fn renew(job: Job) -> Arc<Lease> {
+/// Starts renewing `lease`, a hold just taken (renewal is due at a third
+/// of its lease, or at once with `renew_now`). Starts the thread on first
+/// use in this process.
+pub fn renew(job: Job, lease: Arc<Lease>) {
     // Initialised here, on PHP's thread, so a fork can never catch the
     // renewal thread half-way through initialising them.
     scripts::prepare();
-    let now_ms = now_ms();
-    let lease = Arc::new(Lease {
-        lost: AtomicBool::new(false),
-        stopped: AtomicBool::new(false),
-        valid_until_ms: AtomicU64::new(now_ms + job.ttl_ms),
-        ttl_ms: AtomicU64::new(job.ttl_ms),
-        notify: job.notify,
-    });
     let now = Instant::now();
+    let ttl_ms = lease.ttl_ms.load(Ordering::Acquire);
     let entry = Entry {
         next_due: if job.renew_now {
             now
         } else {
-            now + interval(job.ttl_ms)
+            now + interval(ttl_ms)
         },
         started: now,
-        lease: lease.clone(),
+        lease,
         job,
     };
     let shared = SHARED.get();
@@ -205,7 +237,6 @@ pub fn renew(job: Job) -> Arc<Lease> {
     }
     drop(renewer);
     shared.wake.notify_all();
-    lease
 }
 
 /// Number of holds being renewed in this process.
@@ -337,7 +368,6 @@ fn renew_batch(mut due: Vec<Due>) {
 
 fn renew_on(batch: &[Due]) {
     let topology = &batch[0].topology;
-    let sent_at = now_ms();
     let sent = Instant::now();
     let keys: Vec<&[u8]> = batch.iter().map(|d| &d.key[..]).collect();
     let results = topology.run_batch(Role::Renewal, &keys, &|indices, _| {
@@ -358,10 +388,10 @@ fn renew_on(batch: &[Due]) {
             continue;
         }
         if votes.agree(|ok| *ok) && topology.validity(d.ttl_ms, elapsed).is_some() {
-            // Counted from the send, as every lease: the drift is what
-            // the servers' clocks may take off it.
-            let drift = topology.drift(d.ttl_ms).as_millis() as u64;
-            d.lease.renewed(sent_at, d.ttl_ms.saturating_sub(drift));
+            // Counted from the send, as every lease, less the drift the
+            // servers' clocks may take off it.
+            d.lease
+                .extended(lease_end(sent, d.ttl_ms, topology.drift(d.ttl_ms)));
             stats::add(Counter::Renewals);
         } else {
             d.lease.mark_lost();

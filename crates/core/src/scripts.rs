@@ -40,73 +40,71 @@ impl Lua {
     }
 }
 
-fn plain(code: &str) -> Lua {
-    Lua::new(code.to_owned())
-}
-
-/// Builds a script that may hand a free lock to a waiter: the shared
-/// helpers (`lib/handoff.lua`) replace the script's `-- @handoff` line, so a
-/// script can take its fast path before any helper closure is created
+/// Builds a script from its file: each `-- @include NAME` line is replaced
+/// by `lib/NAME.lua`. Scripts put their includes after their fast path, so
+/// a call that returns early creates none of the library's closures
 /// (creating them costs Redis a few microseconds per call).
-fn with_handoff(script: &str) -> Lua {
-    let lib = include_str!("../scripts/lib/handoff.lua");
-    assert!(
-        script.contains("-- @handoff\n"),
-        "script lacks its -- @handoff line"
-    );
-    Lua::new(script.replacen("-- @handoff\n", lib, 1))
+fn script(code: &str) -> Lua {
+    let mut out = String::with_capacity(code.len() * 2);
+    for line in code.split_inclusive('\n') {
+        match line.trim_end().strip_prefix("-- @include ") {
+            Some("fence") => out.push_str(include_str!("../scripts/lib/fence.lua")),
+            Some("queue") => out.push_str(include_str!("../scripts/lib/queue.lua")),
+            Some(other) => panic!("no script library {other}"),
+            None => out.push_str(line),
+        }
+    }
+    Lua::new(out)
 }
 
-/// Compare-and-delete, or hand over to the next waiter (release). With its
-/// notify flag, the next waiter is only woken (Redlock).
+/// Compare-and-delete; with waiters, wakes the first or hands it the lock
+/// (release). With its notify flag, the next waiter is only woken
+/// (Redlock).
 pub static RELEASE: LazyLock<Lua> =
-    LazyLock::new(|| with_handoff(include_str!("../scripts/release.lua")));
+    LazyLock::new(|| script(include_str!("../scripts/release.lua")));
 
-/// Take the lock if free, else join the queue (blocking acquire).
-pub static ENQUEUE: LazyLock<Lua> =
-    LazyLock::new(|| with_handoff(include_str!("../scripts/enqueue.lua")));
-
-/// A queued waiter's check after a wake-up timeout, or its give-up.
-pub static CHECK: LazyLock<Lua> =
-    LazyLock::new(|| with_handoff(include_str!("../scripts/check.lua")));
+/// A step of a blocking acquire on one master: claim a hand-over, take a
+/// free lock, join or stay in the queue, or give up.
+pub static WAIT: LazyLock<Lua> = LazyLock::new(|| script(include_str!("../scripts/wait.lua")));
 
 /// Compare-and-pexpire (refresh).
-pub static REFRESH: LazyLock<Lua> = LazyLock::new(|| plain(include_str!("../scripts/refresh.lua")));
+pub static REFRESH: LazyLock<Lua> =
+    LazyLock::new(|| script(include_str!("../scripts/refresh.lua")));
 
 /// Acquire that is safe to replay after a dropped connection.
 pub static ACQUIRE_REPLAY: LazyLock<Lua> =
-    LazyLock::new(|| plain(include_str!("../scripts/acquire_replay.lua")));
+    LazyLock::new(|| script(include_str!("../scripts/acquire_replay.lua")));
 
 /// Remaining lease if still ours.
 pub static OWNED_PTTL: LazyLock<Lua> =
-    LazyLock::new(|| plain(include_str!("../scripts/owned_pttl.lua")));
+    LazyLock::new(|| script(include_str!("../scripts/owned_pttl.lua")));
 
 /// The first acquire's check: scripts run here, and the ACL lets this user
 /// run every command of the other scripts on the lock's keys.
 pub static PERMITTED: LazyLock<Lua> =
-    LazyLock::new(|| plain(include_str!("../scripts/permitted.lua")));
+    LazyLock::new(|| script(include_str!("../scripts/permitted.lua")));
 
 /// Reentrant acquire: confirm ownership, never shorten the lease.
-pub static REENTER: LazyLock<Lua> = LazyLock::new(|| plain(include_str!("../scripts/reenter.lua")));
+pub static REENTER: LazyLock<Lua> =
+    LazyLock::new(|| script(include_str!("../scripts/reenter.lua")));
 
-/// SET NX PX plus INCR of the fence counter (acquire with fencing).
+/// SET NX PX plus the next fencing token (acquire with fencing).
 pub static ACQUIRE_FENCED: LazyLock<Lua> =
-    LazyLock::new(|| plain(include_str!("../scripts/acquire_fenced.lua")));
+    LazyLock::new(|| script(include_str!("../scripts/acquire_fenced.lua")));
 
 /// Cleanup of a token whose acquire timed out: leave the queue, release.
 pub static ABANDON: LazyLock<Lua> =
-    LazyLock::new(|| with_handoff(include_str!("../scripts/abandon.lua")));
+    LazyLock::new(|| script(include_str!("../scripts/abandon.lua")));
 
 /// A Redlock waiter joins, renews or leaves the wake-up queue of one server.
 pub static NOTIFY_QUEUE: LazyLock<Lua> =
-    LazyLock::new(|| with_handoff(include_str!("../scripts/notify_queue.lua")));
+    LazyLock::new(|| script(include_str!("../scripts/notify_queue.lua")));
 
 /// Every script, for [`load_all`].
-fn all() -> [&'static Lua; 11] {
+fn all() -> [&'static Lua; 10] {
     [
         &RELEASE,
-        &ENQUEUE,
-        &CHECK,
+        &WAIT,
         &REFRESH,
         &ACQUIRE_REPLAY,
         &OWNED_PTTL,

@@ -1,12 +1,15 @@
 //! Fencing tokens (option `fencing`): every successful acquire gets a number
 //! strictly greater than every earlier one for that key, atomically with the
-//! acquire, on every path (free lock, handoff to a waiter, lost wake-up).
+//! acquire, on every path (free lock, handoff to a waiter, lost wake-up),
+//! from one counter per prefix and server that never goes below the
+//! client's clock in microseconds.
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{RedisServer, never, release_as, unique_key};
+use redislock_core::call::Attempt;
 use redislock_core::{Lock, LockOptions, OptionValue, commands, keys};
 
 fn fenced(server: &RedisServer, key: &[u8], host: &str) -> Lock {
@@ -19,11 +22,20 @@ fn fenced(server: &RedisServer, key: &[u8], host: &str) -> Lock {
     Lock::new(key.to_vec(), 5.0, &[url], options).unwrap()
 }
 
-fn counter(server: &RedisServer, key: &[u8]) -> i64 {
+/// The server's fencing counter (no prefix).
+fn counter(server: &RedisServer) -> i64 {
     redis::cmd("GET")
-        .arg(keys::fence_key(key))
-        .query(&mut server.client())
+        .arg("~~fence")
+        .query::<Option<i64>>(&mut server.client())
         .unwrap()
+        .unwrap_or(0)
+}
+
+fn now_us() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64
 }
 
 #[test]
@@ -32,16 +44,14 @@ fn each_acquire_gets_a_greater_token() {
     let key = unique_key("fence");
     let mut a = fenced(&server, &key, "127.0.0.1");
     let mut last = 0;
+    let before = now_us();
     for _ in 0..20 {
         assert_eq!(a.fencing_token(), None, "no token while not held");
         assert!(a.acquire(Duration::ZERO, &never).unwrap());
         let fence = a.fencing_token().unwrap();
         assert!(fence > last, "{fence} after {last}");
-        assert_eq!(
-            fence,
-            counter(&server, &key),
-            "kept in the {{key}}:f counter"
-        );
+        assert!(fence >= before, "never below the client's clock");
+        assert_eq!(fence, counter(&server), "taken from the server's counter");
         last = fence;
         assert!(a.release().unwrap());
     }
@@ -54,9 +64,10 @@ fn a_failed_acquire_does_not_consume_a_token() {
     let mut a = fenced(&server, &key, "127.0.0.1");
     let mut b = fenced(&server, &key, "localhost");
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    let taken = counter(&server);
     assert!(!b.acquire(Duration::ZERO, &never).unwrap());
     assert!(!b.acquire(Duration::from_millis(50), &never).unwrap());
-    assert_eq!(counter(&server, &key), 1);
+    assert_eq!(counter(&server), taken);
     assert!(a.release().unwrap());
 }
 
@@ -74,7 +85,7 @@ fn a_reentrant_acquire_keeps_the_holds_token() {
 }
 
 #[test]
-fn a_handoff_to_a_waiter_carries_a_greater_token() {
+fn a_waiter_gets_a_greater_token() {
     let server = RedisServer::start();
     let key = unique_key("fencehandoff");
     let mut holder = fenced(&server, &key, "127.0.0.1");
@@ -104,17 +115,17 @@ fn a_handoff_to_a_waiter_carries_a_greater_token() {
         std::thread::sleep(Duration::from_millis(2));
     }
     assert!(holder.release().unwrap());
-    assert_eq!(waiter.join().unwrap(), Some(first + 1));
+    let fence = waiter.join().unwrap().unwrap();
+    assert!(fence > first, "{fence} after {first}");
 }
 
+/// The fencing token of a hand-over is kept with the hold (`K~~f`), not in
+/// the wake-up: a waiter whose wake-up is lost (its BLPOP popped it and the
+/// reply never arrived) still gets it when it claims the lock.
 #[test]
 fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
     let server = RedisServer::start();
     let key = unique_key("fencelost");
-    let mut waiter = fenced(&server, &key, "127.0.0.1");
-    // Queue a waiter behind a holder, then hand over with the real release
-    // script but remove the wake-up before the waiter reads it: the fencing
-    // token travels in the wake list, the check must still find it.
     let _: () = redis::cmd("SET")
         .arg(&key)
         .arg("holder")
@@ -129,9 +140,19 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
         fencing: true,
     };
     let mut con = server.client();
-    let lock_keys = keys::LockKeys::new(key.clone());
+    let lock_keys = keys::LockKeys::new(key.clone(), b"~~fence".to_vec());
+    let step = |con: &mut redis::Connection, starving| {
+        commands::wait_step(&lock_keys, &w, starving, false, Attempt::First)
+            .query(con)
+            .unwrap()
+    };
     assert!(matches!(
-        commands::enqueue(&lock_keys, &w).query(&mut con).unwrap(),
+        step(&mut con, false),
+        commands::Queued::Waiting { .. }
+    ));
+    // Starving: the next release hands the lock over.
+    assert!(matches!(
+        step(&mut con, true),
         commands::Queued::Waiting { .. }
     ));
     assert!(release_as(
@@ -140,20 +161,28 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
         b"holder",
         commands::Successor::HandOver
     ));
-    let checked = commands::check(&lock_keys, &w, false)
+    let handed = counter(&server);
+    let _: () = redis::cmd("DEL")
+        .arg(lock_keys.wake(b"w1"))
         .query(&mut con)
         .unwrap();
-    assert_eq!(checked, commands::Queued::Acquired { fence: Some(1) });
-    // And through a Lock: the fence of a normal acquire continues from there.
+    assert_eq!(
+        step(&mut con, false),
+        commands::Queued::Acquired {
+            fence: Some(handed)
+        }
+    );
     assert!(release_as(
         &server,
         &key,
         b"w1",
         commands::Successor::HandOver
     ));
-    assert!(waiter.acquire(Duration::ZERO, &never).unwrap());
-    assert_eq!(waiter.fencing_token(), Some(2));
-    assert!(waiter.release().unwrap());
+    // And through a Lock: the next token is greater.
+    let mut next = fenced(&server, &key, "127.0.0.1");
+    assert!(next.acquire(Duration::ZERO, &never).unwrap());
+    assert!(next.fencing_token().unwrap() > handed);
+    assert!(next.release().unwrap());
 }
 
 #[test]
@@ -166,7 +195,24 @@ fn without_the_option_no_token_is_handed_out() {
     assert!(a.release().unwrap());
     let exists: i64 = redis::cmd("EXISTS")
         .arg(keys::fence_key(&key))
+        .arg("~~fence")
         .query(&mut server.client())
         .unwrap();
     assert_eq!(exists, 0);
+}
+
+/// A counter lost with a restart of a server without persistence starts
+/// again from the client's clock: above every token given before.
+#[test]
+fn a_lost_counter_starts_again_above_earlier_tokens() {
+    let server = RedisServer::start();
+    let key = unique_key("fencerestart");
+    let mut a = fenced(&server, &key, "127.0.0.1");
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    let before = a.fencing_token().unwrap();
+    assert!(a.release().unwrap());
+    let _: () = server.cmd(&["FLUSHALL"]);
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.fencing_token().unwrap() > before);
+    assert!(a.release().unwrap());
 }

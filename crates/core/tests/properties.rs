@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use redis::{ConnectionLike, PushKind, RedisResult, Value, VerbatimFormat};
 use redislock_core::call::{Attempt, Call};
-use redislock_core::commands::{self, Queued, Successor, Waiter};
+use redislock_core::commands::{self, Queued, Released, Successor, Waiter};
 use redislock_core::duration::{self, MAX_SECONDS};
 use redislock_core::keys::LockKeys;
 use redislock_core::numeric::{float_to_string, parse_numeric};
@@ -1131,7 +1131,7 @@ impl Exercise<'_> {
 const TOKEN: &[u8] = b"0123456789abcdef0123456789abcdef";
 
 fn keys() -> LockKeys {
-    LockKeys::new(b"prop:lock".to_vec())
+    LockKeys::new(b"prop:lock".to_vec(), b"prop:~~fence".to_vec())
 }
 
 fn waiter(fencing: bool) -> Waiter<'static> {
@@ -1161,21 +1161,30 @@ fn exercise_all_calls(e: &Exercise<'_>) {
     e.run(commands::check_scripts(&k), |_| false);
     e.run(commands::reenter(&k.lock, TOKEN, 1000), |b| *b);
     for successor in [Successor::HandOver, Successor::Wake] {
-        e.run(
-            commands::release(&k, TOKEN, successor, Duration::from_secs(5), Attempt::First),
-            |b| *b,
-        );
+        for (fenced, attempt) in [(false, Attempt::First), (true, Attempt::Replay)] {
+            e.run(
+                commands::release(&k, TOKEN, successor, fenced, attempt),
+                |r| *r == Released::Yes,
+            );
+        }
         e.run(commands::abandon(&k, TOKEN, successor), |b| *b);
     }
     for fencing in [false, true] {
         let w = waiter(fencing);
-        e.run(commands::enqueue(&k, &w), Queued::is_acquired);
-        e.run(commands::check(&k, &w, false), Queued::is_acquired);
-        e.run(commands::check(&k, &w, true), Queued::is_acquired);
-        e.run(commands::wait_and_check(&k, &w, wait), Queued::is_acquired);
+        for (starving, give_up, attempt) in [
+            (false, false, Attempt::First),
+            (true, false, Attempt::Replay),
+            (false, true, Attempt::First),
+        ] {
+            e.run(
+                commands::wait_step(&k, &w, starving, give_up, attempt),
+                Queued::is_acquired,
+            );
+        }
+        e.run(commands::wait_for_wake(&k, w.token, wait), |b| *b);
         e.run(commands::join_wake_queue(&k, &w), |_| false);
         e.run(commands::leave_wake_queue(&k, &w), |_| false);
-        e.run(commands::wait_for_wake(&k, &w, wait), |b| *b);
+        e.run(commands::wait_for_quorum_wake(&k, &w, wait), |b| *b);
     }
     e.run(commands::owner(&k.lock), Option::is_some);
     e.run(commands::refresh(&k.lock, TOKEN, 1000), |b| *b);
@@ -1230,13 +1239,17 @@ proptest! {
     fn well_formed_replies_are_read_as_documented(n in int(), m in int()) {
         let k = keys();
         let parse_one = |call: Call<bool>, v: Value| (call.parse)(vec![v]).unwrap();
-        prop_assert_eq!(parse_one(commands::release(&k, TOKEN, Successor::HandOver, Duration::from_secs(5), Attempt::First), Value::Int(n)), n == 1);
+        let released = |attempt| {
+            (commands::release(&k, TOKEN, Successor::HandOver, false, attempt).parse)(vec![Value::Int(n)]).unwrap()
+        };
+        prop_assert_eq!(released(Attempt::First), if n == 1 { Released::Yes } else { Released::NotOurs });
+        prop_assert_eq!(released(Attempt::Replay), if n == 1 { Released::Yes } else { Released::GoneOnReplay });
         prop_assert_eq!(parse_one(commands::refresh(&k.lock, TOKEN, 1), Value::Int(n)), n == 1);
         prop_assert_eq!(parse_one(commands::force_release(&k.lock), Value::Int(n)), n == 1);
         let pttl = (commands::owned_pttl(&k.lock, TOKEN).parse)(vec![Value::Int(n)]).unwrap();
         prop_assert_eq!(pttl, (n != -2 && n != -3).then_some(n));
         let w = waiter(true);
-        let queued = |v: Vec<Value>| (commands::enqueue(&k, &w).parse)(vec![Value::Array(v)]);
+        let queued = |v: Vec<Value>| (commands::wait_step(&k, &w, false, false, Attempt::First).parse)(vec![Value::Array(v)]);
         prop_assert_eq!(
             queued(vec![Value::Int(1), Value::Int(n)]).unwrap(),
             Queued::Acquired { fence: (n >= 0).then_some(n) }

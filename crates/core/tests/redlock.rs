@@ -171,7 +171,7 @@ fn a_held_lock_is_refused_and_a_waiter_is_woken_by_the_release() {
         let got = l.acquire(Duration::from_secs(8), &never).unwrap();
         (got, Instant::now(), l)
     });
-    let queue = format!("{}~q", std::str::from_utf8(&key).unwrap());
+    let queue = format!("{}~~q", std::str::from_utf8(&key).unwrap());
     let deadline = Instant::now() + Duration::from_secs(5);
     while servers[0].cmd::<i64>(&["ZCARD", &queue]) == 0 {
         assert!(Instant::now() < deadline, "the waiter never queued");
@@ -220,7 +220,7 @@ fn a_wait_runs_out_when_a_quorum_stays_held() {
     );
     for s in &servers {
         assert_eq!(
-            s.cmd::<i64>(&["EXISTS", &format!("{key_s}~q")]),
+            s.cmd::<i64>(&["EXISTS", &format!("{key_s}~~q")]),
             0,
             "no queue left"
         );

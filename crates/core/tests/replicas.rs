@@ -106,7 +106,7 @@ fn a_hand_over_is_on_the_replica_when_the_waiter_returns() {
         let token = String::from_utf8(l.token().unwrap()).unwrap();
         (token, l)
     });
-    let queue = format!("{name}~q");
+    let queue = format!("{name}~~q");
     let deadline = Instant::now() + Duration::from_secs(5);
     while master.cmd::<i64>(&["ZCARD", &queue]) == 0 {
         assert!(Instant::now() < deadline, "the waiter never queued");

@@ -44,7 +44,7 @@ fn blocking_waits_work_where_scripts_may_not_call_time() {
     )
     .unwrap();
     assert!(!other.acquire(Duration::from_millis(300), &never).unwrap());
-    let queue: i64 = server.cmd(&["ZCARD", &format!("{}~q", String::from_utf8_lossy(&key))]);
+    let queue: i64 = server.cmd(&["ZCARD", &format!("{}~~q", String::from_utf8_lossy(&key))]);
     assert_eq!(queue, 0);
     assert!(holder.release().unwrap());
 }

@@ -452,8 +452,8 @@ fn tls_client_certificate_required_and_present() {
     let identity = (certs.path("client.crt"), certs.path("client.key"));
     assert_eq!(
         tls_dbsize(server.port, Some((&identity.0, &identity.1))),
-        1,
-        "released, queue gone: only the released tokens (`~r`, they expire)"
+        0,
+        "released, queue gone: nothing left"
     );
 }
 
@@ -473,15 +473,10 @@ fn acl_url(server: &RedisServer) -> String {
     format!("redis://locker:{PASSWORD}@127.0.0.1:{}", server.port)
 }
 
-/// Every key of the lock `key` (the lock and its `~` helpers) but its
-/// recently released tokens (`~r`), which expire by themselves.
+/// Every key of the lock `key` (the lock and its `~~` helpers).
 fn keys_of(server: &RedisServer, key: &[u8]) -> Vec<String> {
     let pattern = format!("{}*", String::from_utf8_lossy(key));
-    without_released(server.cmd(&["KEYS", &pattern]))
-}
-
-fn without_released(keys: Vec<String>) -> Vec<String> {
-    keys.into_iter().filter(|k| !k.ends_with("~r")).collect()
+    server.cmd(&["KEYS", &pattern])
 }
 
 #[test]
@@ -542,14 +537,9 @@ fn acl_user_without_blpop_cannot_wait() {
     assert!(holder.release().unwrap());
 }
 
-/// FINDING: a waiter whose `BLPOP` is refused (a server error, not a
-/// connection error) returns the error without leaving the queue
-/// (`wait_in_queue` abandons its entry only after an interrupt): its `K~q`
-/// entry and `K~a~<token>` alive mark stay (the check script sent behind
-/// the refused `BLPOP` even renews them), so a release within the alive
-/// window (`2 x retry_delay + 0.5 s`, 1.5 s by default) hands the lock to
-/// that token, which nobody holds, and the lock stays taken for that
-/// window.
+/// A waiter whose `BLPOP` is refused (a server error, not a connection
+/// error) leaves the queue before it returns the error: no `K~~q` entry or
+/// `K~~a~<token>` mark stays behind for a release to hand the lock to.
 #[test]
 fn acl_user_without_blpop_leaves_nothing_queued() {
     let server = acl_server(&["~*", "+@all", "-blpop"]);
@@ -609,16 +599,12 @@ fn acl_least_privilege_user_works() {
         "+del",
         "+exists",
         "+incr",
-        "+lpop",
         "+pexpire",
         "+rpush",
         "+zadd",
         "+zrange",
         "+zrem",
         "+zscore",
-        "+lpush",
-        "+ltrim",
-        "+lpos",
     ]);
     let url = acl_url(&server);
     let key = unique_key("least-privilege");
@@ -657,9 +643,12 @@ fn acl_least_privilege_user_works() {
     assert!(got && fence.is_some(), "{got} {fence:?}");
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
     assert!(holder.force_release().unwrap());
-    let fence_key = format!("app:{}~f", String::from_utf8_lossy(&key));
-    let left = without_released(server.cmd(&["KEYS", "app:*"]));
-    assert_eq!(left, vec![fence_key], "only the fencing counter stays");
+    let left: Vec<String> = server.cmd(&["KEYS", "app:*"]);
+    assert_eq!(
+        left,
+        vec!["app:~~fence".to_owned()],
+        "only the prefix's fencing counter stays"
+    );
 }
 
 /// An ACL user that may run `EVALSHA` but not a command that the scripts
@@ -669,7 +658,7 @@ fn acl_least_privilege_user_works() {
 /// command; every acquire path (plain, fenced, blocking) is checked.
 #[test]
 fn acl_user_without_a_script_command_gets_no_lock() {
-    for command in ["del", "zadd", "rpush", "incr", "lpush"] {
+    for command in ["del", "zadd", "rpush", "incr", "exists"] {
         let rule = format!("-{command}");
         let server = acl_server(&["~*", "+@all", &rule]);
         let key = unique_key("acl-no-script-command");

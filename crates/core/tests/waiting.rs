@@ -1,7 +1,7 @@
 //! Blocked acquires: queued waiters are woken by the release itself (the
-//! lock is handed to the longest-waiting one), a lost wake-up or a crashed
-//! holder costs a bounded fallback, deadlines are honoured, and waiting
-//! costs only a few commands per second.
+//! longest-waiting one, or handed the lock when it is starving), a lost
+//! wake-up or a crashed holder costs a bounded fallback, deadlines are
+//! honoured, and waiting costs only a few commands per second.
 //!
 //! The "other process" in these tests is a raw connection running the same
 //! commands, so the process-wide reentrancy of holds does not interfere.
@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, lock, never, release_as, unique_key};
+use redislock_core::call::Attempt;
 use redislock_core::{Lock, LockOptions, OptionValue, commands, keys};
 
 /// Takes `key` for `token` as another process would.
@@ -107,6 +108,14 @@ fn a_lost_wake_up_costs_at_most_the_fallback() {
         .unwrap();
     let token = members[0].clone();
     hold(&server, &key, &token, 5_000);
+    let mark = [&key[..], b"~~a~", token.as_bytes()].concat();
+    let _: () = redis::cmd("SET")
+        .arg(mark)
+        .arg("h")
+        .arg("PX")
+        .arg(5_000)
+        .query(&mut server.client())
+        .unwrap();
     let _: i64 = redis::cmd("ZREM")
         .arg(keys::queue_key(&key))
         .arg(&token)
@@ -159,7 +168,8 @@ fn a_crashed_waiter_is_skipped() {
         alive_ms: 100,
         fencing: false,
     };
-    let queued = commands::enqueue(&keys::LockKeys::new(key.clone()), &dead)
+    let lock_keys = keys::LockKeys::new(key.clone(), b"~~fence".to_vec());
+    let queued = commands::wait_step(&lock_keys, &dead, true, false, Attempt::First)
         .query(&mut server.client())
         .unwrap();
     assert!(
@@ -257,10 +267,13 @@ fn waiters_are_served_first_come_first_served() {
     assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
 }
 
+/// Barging is allowed, starvation is not: a releaser that takes the lock
+/// straight back wins at most one race against a woken waiter; the waiter,
+/// now starving, is handed the lock at the next release.
 #[test]
-fn the_releasing_process_cannot_barge_ahead_of_waiters() {
+fn a_waiter_that_lost_a_race_is_handed_the_lock_next() {
     let server = RedisServer::start();
-    let key = unique_key("nobarge");
+    let key = unique_key("starving");
     let mut a = lock(&server, &key, 5.0);
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
     // Another process queues up.
@@ -269,15 +282,53 @@ fn the_releasing_process_cannot_barge_ahead_of_waiters() {
     let waiter = std::thread::spawn(move || {
         let mut l = Lock::new(k, 5.0, &[url], LockOptions::default()).unwrap();
         let got = l.acquire(Duration::from_secs(5), &never).unwrap();
-        std::thread::sleep(Duration::from_millis(100));
+        let token = l.token();
+        std::thread::sleep(Duration::from_millis(300));
         assert!(l.release().unwrap());
-        got
+        (got, token)
     });
     wait_until("the waiter is queued", || queue_len(&server, &key) == 1);
-    assert!(a.release().unwrap());
-    // The lock went straight to the waiter: an immediate try fails.
-    assert!(!a.acquire(Duration::ZERO, &never).unwrap());
-    assert!(waiter.join().unwrap());
+    let mut releases = 0;
+    loop {
+        assert!(a.release().unwrap());
+        releases += 1;
+        if !a.acquire(Duration::ZERO, &never).unwrap() {
+            break;
+        }
+        assert!(releases < 2, "the waiter lost a race twice in a row");
+        // Wait until the woken waiter has tried and lost.
+        wait_until("the waiter lost its race", || {
+            starving_marks(&server, &key) == 1
+        });
+    }
+    let owner: Option<Vec<u8>> = redis::cmd("GET")
+        .arg(&key)
+        .query(&mut server.client())
+        .unwrap();
+    let (got, token) = waiter.join().unwrap();
+    assert!(got);
+    assert_eq!(
+        owner, token,
+        "the waiter held it after at most two releases"
+    );
+}
+
+/// Waiters of `key` whose mark says they are starving.
+fn starving_marks(server: &RedisServer, key: &[u8]) -> usize {
+    let marks: Vec<Vec<u8>> = redis::cmd("KEYS")
+        .arg([key, b"~~a~*"].concat())
+        .query(&mut server.client())
+        .unwrap();
+    marks
+        .iter()
+        .filter(|m| {
+            let v: Option<String> = redis::cmd("GET")
+                .arg(m)
+                .query(&mut server.client())
+                .unwrap();
+            v.is_some_and(|v| v.ends_with(":1") || v == "h")
+        })
+        .count()
 }
 
 #[test]
@@ -290,9 +341,9 @@ fn waiting_costs_a_few_commands_per_second() {
     assert!(!waiter.acquire(Duration::from_secs(2), &never).unwrap());
     // What the waiter sent (the scripts' own SETs count as "set" calls).
     let sent = server.calls("evalsha") + server.calls("blpop");
-    // One enqueue, then per 500 ms fallback one BLPOP with its check in the
-    // same round trip, and a final give-up: 1 + 2 * 4 + 1 = 10 commands in
-    // 2 s, plus the first-use NOSCRIPT replies of two scripts.
+    // One first step, then per 500 ms fallback one BLPOP and one step,
+    // and a final give-up: 1 + 2 * 4 + 1 = 10 commands in 2 s, plus the
+    // first-use NOSCRIPT reply.
     assert!(sent <= 12, "{sent} commands in 2 s of waiting");
     assert!(sent >= 4, "{sent}");
 }

@@ -1,26 +1,32 @@
 //! A blocked acquire where one server holds the key (single server,
-//! Sentinel, Cluster): the waiter queues there, and a release hands the
-//! lock straight to the first live waiter and wakes it (FIFO, no barging).
+//! Sentinel, Cluster), in the manner of Go's `sync.Mutex`:
+//!
+//! - a free lock goes to whoever asks first, queued or not (barging): the
+//!   lock never waits for a chosen successor to be scheduled;
+//! - waiters queue on the server and sleep (`BLPOP` on their own list); a
+//!   release wakes the first live one, which then tries for it;
+//! - a waiter that was woken and lost the race, or has waited longer than
+//!   [`STARVING_AFTER`], is starving: the next release hands the lock
+//!   straight to it (the lock is set to its token and it claims the full
+//!   lease when it runs), so nobody waits long behind barging newcomers.
+//!
+//! Every step is a round trip of its own, sent when the waiter runs, and a
+//! lock it wins counts only if its lease, counted from that send, is not
+//! over when the reply is read; a waiter paused past its lease undoes what
+//! it won and waits on.
 
 use std::time::{Duration, Instant};
 
-use super::{Lock, alive_window, block_time};
+use super::{Lock, Won, alive_window, block_time};
 use crate::call::{Attempt, Call};
-use crate::commands::{self, Fence, Queued, Successor, Waiter};
+use crate::commands::{self, Queued, Successor, Waiter};
 use crate::error::Result;
 use crate::pool::Role;
 use crate::stats::{self, Counter};
 
-/// One step of a blocking acquire on the command connection.
-#[derive(Debug, Clone, Copy)]
-enum Step {
-    /// Take the lock if free, else join the queue.
-    Join,
-    /// Look for a lost wake-up or an expired holder; stay queued.
-    Check,
-    /// Leave the queue (unless the lock was handed over meanwhile).
-    GiveUp,
-}
+/// How long a waiter may wait before the next release hands the lock to it
+/// rather than waking it to race newcomers.
+pub const STARVING_AFTER: Duration = Duration::from_millis(5);
 
 impl Lock {
     /// Runs a call on the one server that holds the key.
@@ -28,11 +34,9 @@ impl Lock {
         self.topology.run_on(0, role, &self.keys.lock, build)
     }
 
-    /// A blocking acquire: take the lock if free, else queue up and sleep
-    /// until the releaser hands the lock over and wakes us (BLPOP on our own
-    /// wake-up list). A wake-up is never waited for longer than the holder's
-    /// remaining lease or `retry_delay`; then one check finds a lost
-    /// wake-up, or hands an expired lock to the head of the queue.
+    /// A blocking acquire (see the module documentation). A wake-up is never
+    /// waited for longer than the holder's remaining lease or `retry_delay`;
+    /// then a step finds a lost wake-up or a lease that ran out.
     ///
     /// When the wait fails (PHP ended it, [`crate::LockError::Interrupted`]: a
     /// signal handler threw or called `exit()`; or a step failed: a refused
@@ -44,7 +48,7 @@ impl Lock {
         token: &[u8],
         wait: Duration,
         stop: &dyn Fn() -> bool,
-    ) -> Result<Option<Fence>> {
+    ) -> Result<Option<Won>> {
         let waiter = Waiter {
             token,
             ttl_ms: self.ttl_ms,
@@ -53,18 +57,20 @@ impl Lock {
         };
         let waited = self.wait_for_turn(&waiter, wait, stop);
         if waited.is_err() {
-            // PHP ended the wait, or a step failed (a refused BLPOP, a lost
-            // connection): leave the queue, and free the lock if it was
-            // handed to us meanwhile, so a release never hands it to a
-            // waiter that is gone. Best effort: should it fail, the queue
-            // entry and any lock handed to us expire within the alive
-            // window.
-            let keys = &*self.keys;
-            let _ = self.on_master(Role::Command, &|_| {
-                commands::abandon(keys, token, Successor::HandOver)
-            });
+            // Leave the queue, and free the lock if it was handed to us
+            // meanwhile, so it never stays with a waiter that is gone. Best
+            // effort: should it fail, the queue entry and any lock handed to
+            // us expire within the alive window.
+            self.abandon_on_master(token);
         }
         waited
+    }
+
+    fn abandon_on_master(&self, token: &[u8]) {
+        let keys = &*self.keys;
+        let _ = self.on_master(Role::Command, &|_| {
+            commands::abandon(keys, token, Successor::HandOver)
+        });
     }
 
     fn wait_for_turn(
@@ -72,52 +78,67 @@ impl Lock {
         waiter: &Waiter<'_>,
         wait: Duration,
         stop: &dyn Fn() -> bool,
-    ) -> Result<Option<Fence>> {
-        let deadline = Instant::now() + wait;
+    ) -> Result<Option<Won>> {
+        let started = Instant::now();
+        let deadline = started + wait;
         let fallback = self.options.retry_delay;
         let keys = &*self.keys;
-        let step = |step: Step| {
-            self.on_master(Role::Command, &|_| {
-                let call = match step {
-                    Step::Join => commands::enqueue(keys, waiter),
-                    Step::Check => commands::check(keys, waiter, false),
-                    Step::GiveUp => commands::check(keys, waiter, true),
-                };
-                self.acked(call, Queued::is_acquired)
-            })
-        };
-        let done = |queued: Queued| match queued {
-            Queued::Acquired { fence } => Some(fence),
-            _ => None,
-        };
-        let mut holder_pttl = match step(Step::Join)? {
-            Queued::Waiting { pttl_ms } => pttl_ms,
-            other => return Ok(done(other)),
-        };
-        stats::add(Counter::Contended);
-        loop {
-            let now = Instant::now();
-            if now >= deadline || stop() {
-                // Leave the queue, unless the lock was handed to us meanwhile.
-                return Ok(done(step(Step::GiveUp)?));
-            }
-            let block = block_time(deadline - now, holder_pttl, fallback);
-            let waited = self.on_master(Role::Blocking, &|_| {
+        let step = |starving: bool, give_up: bool| -> Result<(Queued, Instant)> {
+            let sent = Instant::now();
+            let queued = self.on_master(Role::Command, &|attempt| {
                 self.acked(
-                    commands::wait_and_check(keys, waiter, block),
+                    commands::wait_step(keys, waiter, starving, give_up, attempt),
                     Queued::is_acquired,
                 )
-            });
-            let queued = match waited {
-                Ok(queued) => queued,
-                // A late reply may still have woken us: look again.
-                Err(e) if e.is_timeout() => step(Step::Check)?,
+            })?;
+            Ok((queued, sent))
+        };
+        let mut first = true;
+        let mut starving = false;
+        loop {
+            let now = Instant::now();
+            let give_up = !first && (now >= deadline || stop());
+            let (queued, sent) = step(starving, give_up)?;
+            let holder_pttl = match queued {
+                Queued::Acquired { fence } => {
+                    if self
+                        .topology
+                        .validity(self.ttl_ms, sent.elapsed())
+                        .is_some()
+                    {
+                        return Ok(Some(Won { fence, sent }));
+                    }
+                    // Won, but this process was paused until the lease was
+                    // over: it may be someone else's by now. Undo, wait on.
+                    self.abandon_on_master(waiter.token);
+                    if give_up {
+                        return Ok(None);
+                    }
+                    0
+                }
+                Queued::GaveUp => return Ok(None),
+                Queued::Waiting { pttl_ms } if !give_up => pttl_ms,
+                Queued::Waiting { .. } => return Ok(None),
+            };
+            if std::mem::take(&mut first) {
+                stats::add(Counter::Contended);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                continue;
+            }
+            let block = block_time(deadline - now, holder_pttl, fallback);
+            let woken = match self.on_master(Role::Blocking, &|_| {
+                commands::wait_for_wake(keys, waiter.token, block)
+            }) {
+                Ok(woken) => woken,
+                // A late reply may still have woken us: the next step looks.
+                Err(e) if e.is_timeout() => false,
                 Err(e) => return Err(e),
             };
-            match queued {
-                Queued::Waiting { pttl_ms } => holder_pttl = pttl_ms,
-                other => return Ok(done(other)),
-            }
+            // Woken and about to race for it, or waited too long: should
+            // this step not win, the next release hands the lock to us.
+            starving = woken || started.elapsed() >= STARVING_AFTER;
         }
     }
 }

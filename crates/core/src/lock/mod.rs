@@ -13,15 +13,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::call::{Attempt, Call};
-use crate::commands::{self, Fence, Successor};
+use crate::commands::{self, Fence, Released, Successor};
 use crate::context;
 use crate::duration;
 use crate::error::{LockError, Result};
 use crate::holds::{self, Entry, Left};
-use crate::keys::LockKeys;
+use crate::keys::{self, LockKeys};
 use crate::options::{LockOptions, OnLost};
 use crate::pool::Role;
-use crate::renewal::{self, Job};
+use crate::renewal::{self, Job, Lease};
 use crate::stats::{self, Counter};
 use crate::token;
 use crate::topology::{Topology, Votes, Waiting};
@@ -53,6 +53,14 @@ fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Duration) -> D
         .min(lease)
         .min(fallback)
         .max(Duration::from_millis(1))
+}
+
+/// An acquire that won: the hold's fencing token, and when the request that
+/// won it was sent (its lease is counted from then).
+#[derive(Debug, Clone, Copy)]
+struct Won {
+    fence: Fence,
+    sent: Instant,
 }
 
 /// What an object contributes to a hold in the process-wide table.
@@ -116,11 +124,25 @@ impl Lock {
         if servers.is_empty() {
             return Err(LockError::invalid("servers", "must not be empty"));
         }
+        if keys::has_separator(&key) {
+            return Err(LockError::invalid(
+                "key",
+                "must not contain \"~~\": redislock's helper keys use it",
+            ));
+        }
+        if keys::has_separator(&[&options.prefix[..], &key[..]].concat()) {
+            return Err(LockError::invalid(
+                "key",
+                "must not start with \"~\" when the prefix ends with \"~\": the lock name \
+                 (prefix + key) would contain \"~~\", which redislock's helper keys use",
+            ));
+        }
         let topology = Topology::build(servers, &options)?;
         let redis_key = topology.lock_key(&options.prefix, &key)?;
+        let counter = topology.fence_counter(&options.prefix, &redis_key)?;
         Ok(Self {
             key,
-            keys: Arc::new(LockKeys::new(redis_key)),
+            keys: Arc::new(LockKeys::new(redis_key, counter)),
             ttl_ms,
             topology,
             options,
@@ -187,8 +209,8 @@ impl Lock {
             }
         };
         match won {
-            Some(fence) => {
-                self.adopt(token, fence, false);
+            Some(Won { fence, sent }) => {
+                self.adopt(token, fence, sent, false);
                 stats::add(Counter::Acquired);
                 stats::wait(started.elapsed());
                 Ok(true)
@@ -205,9 +227,11 @@ impl Lock {
     }
 
     /// One try on every server of the key at once: held when a quorum
-    /// accepted it and the lease left is positive. A failed try is undone
-    /// on every server that may have accepted it.
-    fn try_once(&mut self, token: &[u8]) -> Result<Option<Fence>> {
+    /// accepted it and the lease left, counted from the send, is positive
+    /// (a reply read after a long pause of this process may come too late:
+    /// the lease may have ended and been given to someone else). A failed
+    /// or late try is undone on every server that may have accepted it.
+    fn try_once(&mut self, token: &[u8]) -> Result<Option<Won>> {
         let fencing = self.options.fencing;
         let keys = &*self.keys;
         let ttl_ms = self.ttl_ms;
@@ -218,12 +242,22 @@ impl Lock {
                 Option::is_some,
             )
         });
+        let in_time = |votes: &Votes<Option<Fence>>| {
+            votes.agree(Option::is_some) && self.topology.validity(ttl_ms, sent.elapsed()).is_some()
+        };
         if votes.is_single() {
-            return Ok(votes.replies()?.pop().flatten().flatten());
+            let votes = votes.decided()?;
+            if in_time(&votes) {
+                let fence = votes.replies()?.pop().flatten().flatten().flatten();
+                return Ok(Some(Won { fence, sent }));
+            }
+            if votes.agree(Option::is_some) {
+                self.undo(token);
+            }
+            return Ok(None);
         }
-        if votes.agree(Option::is_some) && self.topology.validity(ttl_ms, sent.elapsed()).is_some()
-        {
-            return Ok(Some(None));
+        if in_time(&votes) {
+            return Ok(Some(Won { fence: None, sent }));
         }
         self.undo(token);
         votes.decided()?;
@@ -314,14 +348,23 @@ impl Lock {
             return Ok(false);
         };
         let ttl_ms = self.ttl_ms;
+        let sent = Instant::now();
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             commands::reenter(&entry.keys.lock, &entry.token, ttl_ms)
         });
-        if !votes.decided()?.agree(|ours| *ours) {
+        let ours = votes.decided()?.agree(|ours| *ours)
+            && entry.topology.validity(ttl_ms, sent.elapsed()).is_some();
+        if !ours {
+            entry.lease.found_lost();
             holds::remove(entry.id);
             self.share = None;
             return Ok(false);
         }
+        // The lease now lasts at least this acquirer's ttl from the send.
+        let drift = entry.topology.drift(ttl_ms);
+        entry
+            .lease
+            .extended(renewal::lease_end(sent, ttl_ms, drift));
         holds::join_id(entry.id);
         match self.share.as_mut() {
             Some(share) => share.own += 1,
@@ -335,21 +378,29 @@ impl Lock {
         Ok(true)
     }
 
-    /// Records a hold of `token` (just won, or handed over) as this object's,
-    /// and starts renewing it with `auto_renew`. `renew_now` asks for a first
-    /// renewal at once (a restored hold whose remaining lease is unknown).
-    fn adopt(&mut self, token: Vec<u8>, fence: Fence, renew_now: bool) {
-        let lease = self.options.auto_renew.then(|| {
-            renewal::renew(Job {
-                topology: self.topology.clone(),
-                key: self.keys.lock.clone(),
-                token: token.clone(),
-                ttl_ms: self.ttl_ms,
-                max_hold: self.options.max_hold,
-                notify: self.options.on_lost == OnLost::Interrupt,
-                renew_now,
-            })
-        });
+    /// Records a hold of `token`, won by a request sent at `sent`, as this
+    /// object's, and starts renewing it with `auto_renew`. `renew_now` asks
+    /// for a first renewal at once (a restored hold whose remaining lease is
+    /// unknown).
+    fn adopt(&mut self, token: Vec<u8>, fence: Fence, sent: Instant, renew_now: bool) {
+        let drift = self.topology.drift(self.ttl_ms);
+        let lease = Lease::new(
+            self.ttl_ms,
+            renewal::lease_end(sent, self.ttl_ms, drift),
+            self.options.on_lost == OnLost::Interrupt,
+        );
+        if self.options.auto_renew {
+            renewal::renew(
+                Job {
+                    topology: self.topology.clone(),
+                    key: self.keys.lock.clone(),
+                    token: token.clone(),
+                    max_hold: self.options.max_hold,
+                    renew_now,
+                },
+                lease.clone(),
+            );
+        }
         let id = holds::insert(Entry {
             id: 0,
             keys: self.keys.clone(),
@@ -359,6 +410,8 @@ impl Lock {
             topology: self.topology.clone(),
             fence,
             lease,
+            renewed: self.options.auto_renew,
+            reentrant: self.options.reentrant,
             context: context::current(),
         });
         self.share = Some(Share { id, own: 1 });
@@ -391,7 +444,9 @@ impl Lock {
             });
             return Ok(());
         }
-        self.adopt(token, None, true);
+        // The remaining lease is unknown: counted as a whole ttl from now,
+        // and asked for at once by the renewal thread with auto_renew.
+        self.adopt(token, None, Instant::now(), true);
         Ok(())
     }
 
@@ -404,6 +459,11 @@ impl Lock {
         let Some(share) = self.share.as_mut() else {
             return Ok(false);
         };
+        // A hold belongs to the context (PHP Fiber) that took it: another
+        // one sharing this object releases nothing.
+        if holds::get(share.id).is_some_and(|e| e.context != context::current()) {
+            return Ok(false);
+        }
         match holds::leave(share.id, 1) {
             Left::NotHeld => {
                 self.share = None;
@@ -455,22 +515,32 @@ impl Lock {
         Ok(votes.decided()?.agree(Option::is_some))
     }
 
-    /// Whether the lease is still ours: with `auto_renew` from the renewal
+    /// Whether the lease is still ours. False once it is over by this
+    /// process's clock (counted from the send of the request that won or
+    /// last extended it); otherwise, with `auto_renew`, from the renewal
     /// thread's knowledge (no round trip), else asks Redis (one `GET` on
     /// every server of the key).
     pub fn is_acquired(&mut self) -> Result<bool> {
         let Some(entry) = self.live_entry() else {
             return Ok(false);
         };
-        if let Some(lease) = &entry.lease {
-            return Ok(!lease.valid_for().is_zero());
+        if entry.lease.valid_for().is_zero() {
+            entry.lease.found_lost();
+            return Ok(false);
+        }
+        if entry.renewed {
+            return Ok(true);
         }
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             commands::owner(&entry.keys.lock)
         });
-        Ok(votes
+        let ours = votes
             .decided()?
-            .agree(|owner| owner.as_deref() == Some(&entry.token[..])))
+            .agree(|owner| owner.as_deref() == Some(&entry.token[..]));
+        if !ours {
+            entry.lease.found_lost();
+        }
+        Ok(ours)
     }
 
     /// Sets our lease to `ttl` seconds (default: the lock's ttl) if it is
@@ -483,7 +553,6 @@ impl Lock {
         let Some(entry) = self.live_entry() else {
             return Ok(false);
         };
-        let sent_at = renewal::now_ms();
         let sent = Instant::now();
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             self.acked(
@@ -493,13 +562,14 @@ impl Lock {
         });
         let extended = votes.decided()?.agree(|ok| *ok)
             && entry.topology.validity(ttl_ms, sent.elapsed()).is_some();
-        if let Some(lease) = &entry.lease {
-            // An auto-renewed hold keeps the lease length asked for here.
-            if extended {
-                lease.refreshed(ttl_ms, sent_at);
-            } else {
-                lease.mark_lost();
-            }
+        // An auto-renewed hold keeps the lease length asked for here.
+        if extended {
+            let drift = entry.topology.drift(ttl_ms);
+            entry
+                .lease
+                .refreshed(ttl_ms, renewal::lease_end(sent, ttl_ms, drift));
+        } else {
+            entry.lease.found_lost();
         }
         Ok(extended)
     }
@@ -532,11 +602,16 @@ impl Lock {
         }
         leases.sort_unstable_by(|a, b| b.cmp(a));
         let ms = leases[quorum - 1];
-        Ok(Some(if ms == i64::MAX {
-            f64::INFINITY
-        } else {
-            ms as f64 / 1000.0
-        }))
+        if ms == i64::MAX {
+            return Ok(Some(f64::INFINITY));
+        }
+        // Never more than this process's clock gives the lease.
+        let ours = entry.lease.valid_for();
+        if ours.is_zero() {
+            entry.lease.found_lost();
+            return Ok(None);
+        }
+        Ok(Some((ms as f64 / 1000.0).min(ours.as_secs_f64())))
     }
 
     /// The owner token of the current hold.
@@ -592,17 +667,31 @@ fn successor_on(topology: &Topology) -> Successor {
 }
 
 /// Compare-and-delete of one entry on every server of its key.
+///
+/// A release whose reply was lost is sent again; when that replay finds
+/// the lock no longer ours, the first try may have released it, or the
+/// lease may have ended before it arrived. No log in Redis tells which:
+/// this process's clock does. Sent while the lease still lasted, the first
+/// try ended a hold that was ours until then, and the release counts;
+/// sent after, the lease had already ended and the release reports it lost.
 fn release_entry(entry: &Entry) -> Result<bool> {
     let successor = successor_on(&entry.topology);
-    let window = entry.topology.replay_window();
+    let in_lease = !entry.lease.valid_for().is_zero();
+    let fenced = entry.fence.is_some();
     let votes = entry
         .topology
         .run(Role::Command, &entry.keys.lock, &|attempt| {
-            commands::release(&entry.keys, &entry.token, successor, window, attempt)
+            commands::release(&entry.keys, &entry.token, successor, fenced, attempt)
         });
-    let released = votes.decided()?.agree(|released| *released);
+    let released = votes.decided()?.agree(|found| match found {
+        Released::Yes => true,
+        Released::GoneOnReplay => in_lease,
+        Released::NotOurs => false,
+    });
     if released {
         stats::add(Counter::Releases);
+    } else {
+        entry.lease.found_lost();
     }
     Ok(released)
 }

@@ -18,8 +18,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Lock, alive_window, block_time};
-use crate::commands::{self, Fence, Waiter};
+use super::{Lock, Won, alive_window, block_time};
+use crate::commands::{self, Waiter};
 use crate::error::{LockError, Result};
 use crate::pool::Role;
 use crate::stats::{self, Counter};
@@ -35,7 +35,7 @@ impl Lock {
         token: &[u8],
         wait: Duration,
         stop: &dyn Fn() -> bool,
-    ) -> Result<Option<Fence>> {
+    ) -> Result<Option<Won>> {
         let waiter = Waiter {
             token,
             ttl_ms: self.ttl_ms,
@@ -54,7 +54,7 @@ impl Lock {
                     .validity(self.ttl_ms, sent.elapsed())
                     .is_some()
             {
-                break Ok(Some(None));
+                break Ok(Some(Won { fence: None, sent }));
             }
             if std::mem::take(&mut first) {
                 stats::add(Counter::Contended);
@@ -88,7 +88,7 @@ impl Lock {
                     let woken = self
                         .topology
                         .run_on(node, Role::Blocking, &keys.lock, &|_| {
-                            commands::wait_for_wake(keys, &waiter, block)
+                            commands::wait_for_quorum_wake(keys, &waiter, block)
                         });
                     match woken {
                         Ok(_) => {}

@@ -111,6 +111,20 @@ impl Topology {
         }
     }
 
+    /// The fencing counter shared by the locks under `prefix` that live with
+    /// `lock_key` ([`crate::keys::fence_counter`]): one per server, on
+    /// Redis Cluster one per hash slot.
+    pub fn fence_counter(&self, prefix: &[u8], lock_key: &[u8]) -> Result<Vec<u8>> {
+        let cluster = matches!(self.kind, Kind::Cluster(_));
+        crate::keys::fence_counter(prefix, lock_key, cluster).ok_or_else(|| {
+            LockError::invalid(
+                "options[\"prefix\"]",
+                "has a \"{\" without its \"}\": on Redis Cluster a prefix may carry a whole \
+                 hash tag or none",
+            )
+        })
+    }
+
     /// Identifies the keyspace: two locks on the same key and scope are the
     /// same lock (reentrancy).
     pub fn scope(&self) -> &Arc<str> {

@@ -25,8 +25,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use redislock_core::call::Attempt;
-use redislock_core::commands::{self, Successor};
-use redislock_core::keys::LockKeys;
+use redislock_core::commands::{self, Released, Successor};
+use redislock_core::keys::{self, LockKeys};
 use redislock_core::{Lock, LockOptions};
 
 /// Ports the fixture listens on: below the ephemeral range.
@@ -556,15 +556,14 @@ pub fn lock(server: &RedisServer, key: &[u8], ttl: f64) -> Lock {
 /// holder's first try (what its `release()` sends to one server). True
 /// when `token` held it.
 pub fn release_as(server: &RedisServer, key: &[u8], token: &[u8], successor: Successor) -> bool {
-    commands::release(
-        &LockKeys::new(key.to_vec()),
-        token,
-        successor,
-        Duration::from_secs(5),
-        Attempt::First,
-    )
-    .query(&mut server.client())
-    .unwrap()
+    // A key with a hash tag is a Cluster lock: its counter needs that slot.
+    let cluster = keys::hash_tag(key) != key;
+    let counter = keys::fence_counter(b"", key, cluster).unwrap();
+    let keys = LockKeys::new(key.to_vec(), counter);
+    commands::release(&keys, token, successor, false, Attempt::First)
+        .query(&mut server.client())
+        .unwrap()
+        == Released::Yes
 }
 
 /// Never stop waiting early.

@@ -1,0 +1,110 @@
+-- The waiters of a lock K. Every key below starts with the whole of K, so
+-- it shares K's hash slot (K carries a hash tag on Cluster) and, with the
+-- "~~" that no lock name may contain, can never be another lock's key:
+--   K~~q (sorted set):     member = waiter token, score = arrival order
+--   K~~a~<token> (string): the waiter's mark "<ttl ms>:<fenced>:<starving>",
+--                          expiring when it stops checking in (a live
+--                          waiter renews it at least every retry_delay);
+--                          "h" once a release handed it the lock
+--   K~~w~<token> (list):   the waiter blocks on it; a release pushes "1"
+--   K~~f (string):         the fencing token of the current hold
+-- K~~a~<token> and K~~w~<token> of other waiters are built here, not
+-- passed in KEYS: legal in Redis Cluster because they share K's slot.
+-- No script calls TIME (liveness is key expiry), and no call does more than
+-- a constant amount of work: a release looks at no more than SCAN waiters.
+
+-- Waiters looked at per call; dead ones among them are dropped.
+local SCAN = 8
+
+local function mark_key(lock, token)
+  return lock .. '~~a~' .. token
+end
+
+local function wake_key(lock, token)
+  return lock .. '~~w~' .. token
+end
+
+-- Puts a waiter at the back of the queue (an existing entry keeps its
+-- place) with its mark, live for alive_ms.
+local function join_queue(lock, queue, token, mark, alive_ms)
+  if not redis.call('ZSCORE', queue, token) then
+    local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')
+    local score = 0
+    if last[2] then
+      score = tonumber(last[2]) + 1
+    end
+    redis.call('ZADD', queue, score, token)
+  end
+  redis.call('SET', mark_key(lock, token), mark, 'PX', alive_ms)
+  if redis.call('PTTL', queue) < alive_ms + 1000 then
+    redis.call('PEXPIRE', queue, alive_ms + 1000)
+  end
+end
+
+-- Removes a waiter's queue entry, mark and wake list.
+local function leave_queue(lock, queue, token)
+  redis.call('ZREM', queue, token)
+  redis.call('DEL', mark_key(lock, token), wake_key(lock, token))
+end
+
+-- Wakes a waiter (one element on its list, never more).
+local function wake(lock, token, ms)
+  local list = wake_key(lock, token)
+  if redis.call('EXISTS', list) == 0 then
+    redis.call('RPUSH', list, '1')
+    redis.call('PEXPIRE', list, ms + 1000)
+  end
+end
+
+-- The longest-waiting live waiter among the first SCAN of the queue, with
+-- its mark; the dead ones looked at are dropped.
+local function first_live(lock, queue)
+  for _, token in ipairs(redis.call('ZRANGE', queue, 0, SCAN - 1)) do
+    local mark = redis.call('GET', mark_key(lock, token))
+    if mark then
+      return token, mark
+    end
+    redis.call('ZREM', queue, token)
+  end
+  return nil, nil
+end
+
+-- Hands the free lock to the waiter head (with its mark) if it is
+-- starving (it lost a race after a wake-up, or waited too long): the lock
+-- is set to its token for what is left of its mark's life (at most its
+-- ttl), with its fencing token, and it is woken; it claims the full lease
+-- when it runs. True when handed over.
+local function hand_over(lock, queue, hold_fence, counter, floor, head, mark)
+  local ttl, fenced, starving = string.match(mark, '^(%d+):([01]):([01])')
+  if starving ~= '1' then
+    return false
+  end
+  local mark_at = mark_key(lock, head)
+  local claim = math.min(tonumber(ttl), redis.call('PTTL', mark_at))
+  if claim <= 0 then
+    return false
+  end
+  redis.call('SET', lock, head, 'PX', claim)
+  if fenced == '1' then
+    redis.call('SET', hold_fence, next_fence(counter, floor), 'PX', claim)
+  end
+  redis.call('ZREM', queue, head)
+  redis.call('SET', mark_at, 'h', 'PX', claim)
+  wake(lock, head, claim)
+  return true
+end
+
+-- Frees a lock its owner gives up: a starving first waiter is handed the
+-- lock; otherwise the lock is deleted and the first live waiter woken to
+-- try for it (a newcomer may take it first: barging). With notify
+-- (Redlock, where a quorum decides) the waiter is only woken.
+local function free_lock(lock, queue, hold_fence, counter, floor, notify)
+  local head, mark = first_live(lock, queue)
+  if head and not notify and hand_over(lock, queue, hold_fence, counter, floor, head, mark) then
+    return
+  end
+  redis.call('DEL', lock)
+  if head then
+    wake(lock, head, 1000)
+  end
+end

@@ -1,0 +1,59 @@
+-- One step of a blocking acquire where one server decides (single server,
+-- Sentinel, Cluster), run when the waiter starts, after each wake-up or
+-- wake-up timeout, and when it gives up:
+-- 1. the lock was handed to us by a release (our mark says so), or, on a
+--    replay, our first try took it: claim the full lease;
+-- 2. giving up: leave the queue;
+-- 3. the lock is free (its holder's lease ran out, or a woken waiter is
+--    slow to come): take it, whether or not others wait (barging), unless
+--    the first waiter is starving: that one is handed it, as a release
+--    would have done;
+-- 4. else join the queue, or stay in it, with our mark renewed; starving
+--    (we were woken and lost the race, or waited too long) asks the next
+--    release to hand the lock to us.
+-- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = hold fence, KEYS[4] = fence
+-- counter
+-- ARGV[1] = token, ARGV[2] = lease ms, ARGV[3] = mark's life ms,
+-- ARGV[4] = '1' for a fencing token, ARGV[5] = fence floor, ARGV[6] = '1'
+-- when starving, ARGV[7] = '1' to give up, ARGV[8] = '1' on a replay
+-- Returns {1, fencing token or -1} when the lock is ours, {2} after giving
+-- up, {0, the lock's PTTL} while waiting.
+-- @include fence
+-- @include queue
+local lock, queue, hold_fence, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local token, ttl, fenced, floor = ARGV[1], ARGV[2], ARGV[4] == '1', ARGV[5]
+
+local function won(fence)
+  leave_queue(lock, queue, token)
+  return {1, fence or -1}
+end
+
+if redis.call('GET', lock) == token
+    and (ARGV[8] == '1' or redis.call('GET', mark_key(lock, token)) == 'h') then
+  redis.call('PEXPIRE', lock, ttl)
+  local fence = nil
+  if fenced then
+    fence = tonumber(redis.call('GET', hold_fence)) or next_fence(counter, floor)
+    redis.call('SET', hold_fence, fence, 'PX', ttl)
+  end
+  return won(fence)
+end
+if ARGV[7] == '1' then
+  leave_queue(lock, queue, token)
+  return {2}
+end
+if redis.call('EXISTS', lock) == 0 then
+  local head, mark = first_live(lock, queue)
+  if not (head and head ~= token
+      and hand_over(lock, queue, hold_fence, counter, floor, head, mark)) then
+    redis.call('SET', lock, token, 'PX', ttl)
+    local fence = nil
+    if fenced then
+      fence = next_fence(counter, floor)
+      redis.call('SET', hold_fence, fence, 'PX', ttl)
+    end
+    return won(fence)
+  end
+end
+join_queue(lock, queue, token, ttl .. ':' .. ARGV[4] .. ':' .. ARGV[6], tonumber(ARGV[3]))
+return {0, redis.call('PTTL', lock)}
