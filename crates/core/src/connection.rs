@@ -11,16 +11,23 @@ use redis::{ConnectionLike, Value};
 
 use crate::error::{ConnectionFailure, LockError, Result};
 use crate::options::{LockOptions, TlsOptions};
+use crate::process::PerProcess;
 use crate::url::{Endpoint, ServerUrl};
 use crate::wire::{self, Conn, Stream};
+
+/// The interned configs of this process ([`intern`]).
+static REGISTRY: PerProcess<Mutex<Vec<Arc<ServerConfig>>>> =
+    PerProcess::new(|| Mutex::new(Vec::new()));
 
 /// The one shared instance of `config`: equal configs (several lock
 /// objects on one server) get the same `Arc`, so the pool can key
 /// connections by its address. The registry keeps every distinct config of
-/// the process (a handful).
+/// the process (a handful). It is per process ([`PerProcess`]): the renewal
+/// thread reaches it (a Sentinel's master, a Cluster node), and a fork at
+/// that moment must not leave the child a registry locked forever.
 pub fn intern(config: ServerConfig) -> Arc<ServerConfig> {
-    static REGISTRY: Mutex<Vec<Arc<ServerConfig>>> = Mutex::new(Vec::new());
     let mut registry = REGISTRY
+        .get()
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(known) = registry.iter().find(|known| ***known == config) {
@@ -361,7 +368,39 @@ fn pem_certificates(pem: &[u8]) -> Vec<&[u8]> {
 
 #[cfg(test)]
 mod tests {
-    use super::pem_certificates;
+    use super::*;
+
+    /// A fork while another thread holds the registry (the renewal thread
+    /// resolving a Sentinel's master) leaves the child a registry of its
+    /// own: interning there returns instead of waiting forever.
+    #[test]
+    fn a_fork_while_the_registry_is_held_leaves_the_child_its_own() {
+        let url = ServerUrl::parse("servers", "redis://127.0.0.1:1").unwrap();
+        let config = ServerConfig::new(url, &LockOptions::default());
+        let held = REGISTRY.get().lock().unwrap();
+        // SAFETY: the child only interns a config and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            intern(config);
+            unsafe { libc::_exit(0) };
+        }
+        drop(held);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut status = 0;
+        // SAFETY: waiting for (and at worst killing) our own child.
+        while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } != pid {
+            if Instant::now() >= deadline {
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                panic!("the child hung on the registry its parent held at fork time");
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    }
 
     #[test]
     fn every_certificate_of_a_pem_file_is_found() {

@@ -9,6 +9,7 @@
 //! (pooled connections, holds, renewal jobs, topology caches) is fork-safe by
 //! construction, without a list of them here.
 
+use std::marker::PhantomData;
 use std::sync::Once;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
@@ -26,9 +27,12 @@ struct Slot<T> {
 }
 
 /// A value created on first use, replaced by a fresh one in a forked child.
+/// Shared between threads only when `T` is (the marker: an `AtomicPtr`
+/// alone would make it `Sync` for any `T`).
 pub struct PerProcess<T> {
     current: AtomicPtr<Slot<T>>,
     init: fn() -> T,
+    _value: PhantomData<T>,
 }
 
 impl<T> PerProcess<T> {
@@ -37,6 +41,7 @@ impl<T> PerProcess<T> {
         Self {
             current: AtomicPtr::new(std::ptr::null_mut()),
             init,
+            _value: PhantomData,
         }
     }
 

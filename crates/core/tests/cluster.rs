@@ -414,3 +414,12 @@ fn cluster_options_are_checked_before_anything_is_sent() {
     .unwrap_err();
     assert!(matches!(err, LockError::InvalidArgument { .. }), "{err:?}");
 }
+
+/// A fork while the renewal thread follows the Cluster's slot map leaves no
+/// child deadlocked on a lock that thread held.
+#[test]
+fn forks_while_renewing_leave_no_child_hung() {
+    let cluster = RedisCluster::start(3, 0);
+    let hung = common::forks_hung_while_renewing(&[cluster.seed()], &cluster_options(), 150);
+    assert_eq!(hung, 0, "children hung after fork");
+}

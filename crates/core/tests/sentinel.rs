@@ -389,3 +389,13 @@ fn sentinels_and_master_over_tls() {
     );
     let _ = std::fs::remove_dir_all(&certs);
 }
+
+/// A fork while the renewal thread asks the Sentinels for the master leaves
+/// no child deadlocked on a lock that thread held (the registry of servers
+/// is per process).
+#[test]
+fn forks_while_renewing_leave_no_child_hung() {
+    let group = Group::start(None);
+    let hung = common::forks_hung_while_renewing(&group.urls(None), &sentinel_options(&[]), 150);
+    assert_eq!(hung, 0, "children hung after fork");
+}

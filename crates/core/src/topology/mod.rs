@@ -30,6 +30,7 @@ use crate::error::{LockError, Result};
 use crate::exchange;
 use crate::options::LockOptions;
 use crate::pool::Role;
+use crate::process::PerProcess;
 use crate::url::ServerUrl;
 
 /// How a blocked acquire waits for its turn on this topology.
@@ -343,10 +344,13 @@ impl Topology {
     }
 }
 
-/// The one shared instance of a topology.
+/// The one shared instance of a topology (per process, as
+/// [`connection::intern`]'s registry and for the same reason).
 fn intern(kind: Kind) -> Arc<Topology> {
-    static REGISTRY: Mutex<Vec<Arc<Topology>>> = Mutex::new(Vec::new());
+    static REGISTRY: PerProcess<Mutex<Vec<Arc<Topology>>>> =
+        PerProcess::new(|| Mutex::new(Vec::new()));
     let mut registry = REGISTRY
+        .get()
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(known) = registry.iter().find(|t| t.kind == kind) {

@@ -570,3 +570,67 @@ pub fn release_as(server: &RedisServer, key: &[u8], token: &[u8], successor: Suc
 pub fn never() -> bool {
     false
 }
+
+/// Forks `forks` children, one every few milliseconds, while this process's
+/// renewal thread renews a hold on `urls` (ttl 0.3 s: a renewal every
+/// 100 ms, which asks a Sentinel for its master or a Cluster for its map
+/// when its cache is stale). Each child builds a lock of its own on the
+/// same servers, takes and releases it, and exits; a child that has not
+/// exited 10 s later is hung (a lock the renewal thread held at fork time,
+/// never released in the child) and is killed. Returns how many hung.
+pub fn forks_hung_while_renewing(urls: &[String], options: &LockOptions, forks: usize) -> usize {
+    let mut renewed = options.clone();
+    renewed
+        .set("auto_renew", redislock_core::OptionValue::Bool(true))
+        .unwrap();
+    let mut held = Lock::new(unique_key("fork-renewed"), 0.3, urls, renewed).unwrap();
+    assert!(held.acquire(Duration::ZERO, &never).unwrap());
+    let mut children = Vec::new();
+    for i in 0..forks {
+        let key = unique_key(&format!("fork-child-{i}"));
+        // SAFETY: the child only runs the lock code (fork-safe by design:
+        // per-process state) and leaves with _exit, running no destructor.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let ok = Lock::new(key, 5.0, urls, options.clone())
+                .and_then(|mut l| Ok(l.acquire(Duration::ZERO, &never)? && l.release()?))
+                .unwrap_or(false);
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        children.push(pid);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut hung = 0;
+    let mut failed = 0;
+    for pid in children {
+        let mut status = 0;
+        loop {
+            // SAFETY: waiting for our own child.
+            let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if done == pid {
+                failed += usize::from(!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0));
+                break;
+            }
+            if Instant::now() >= deadline {
+                hung += 1;
+                assert!(pid > 1);
+                // SAFETY: our own child, read from fork() above.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    assert!(
+        held.is_acquired().unwrap(),
+        "the parent's hold stayed renewed"
+    );
+    assert!(held.release().unwrap());
+    assert_eq!(failed, 0, "children whose lock failed");
+    hung
+}
