@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, never, unique_key, wait_until};
 use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue, keys};
 
 const CONNECT_TIMEOUT: f64 = 0.5;
@@ -136,15 +136,6 @@ fn failure<T: std::fmt::Debug>(what: &str, result: Result<T, LockError>) -> Conn
     }
 }
 
-/// Polls `cond` every 5 ms for up to 5 s.
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 fn exists(server: &RedisServer, key: &[u8]) -> bool {
     server.cmd::<i64>(&["EXISTS", std::str::from_utf8(key).unwrap()]) == 1
 }
@@ -216,12 +207,16 @@ fn replies_delayed_past_the_read_timeout_time_out_then_recover() {
     let result = within("release, replies late", Duration::ZERO, || a.release());
     assert_eq!(failure("release", result), ConnectionFailure::TimedOut);
     // The release ran (only its reply was late): the key is free.
-    wait_until("the late release", || !exists(&server, &key));
+    wait_until("the late release", Duration::from_secs(5), || {
+        !exists(&server, &key)
+    });
     let result = within("acquire, replies late", Duration::ZERO, || {
         a.acquire(Duration::ZERO, &never)
     });
     assert_eq!(failure("acquire", result), ConnectionFailure::TimedOut);
-    wait_until("the late SET", || exists(&server, &key));
+    wait_until("the late SET", Duration::from_secs(5), || {
+        exists(&server, &key)
+    });
 
     proxy.pass();
     // The timed-out acquire's SET is cleaned up first, then taken anew.
@@ -308,7 +303,9 @@ fn a_black_hole_ends_a_blocked_wait_within_its_timeouts() {
         let result = w.acquire(Duration::from_secs(8), &never);
         (result, Instant::now(), w)
     });
-    wait_until("the waiter to queue", || queued(&server, &key) == 1);
+    wait_until("the waiter to queue", Duration::from_secs(5), || {
+        queued(&server, &key) == 1
+    });
     proxy.black_hole();
     let cut = Instant::now();
     let (result, ended, mut w) = waiter.join().unwrap();
@@ -374,7 +371,9 @@ fn debug_sleep_times_out_then_recovers() {
     });
     // Asleep: a PING goes unanswered (on a raw socket: a client's own
     // connection setup would wait for the end of the sleep).
-    wait_until("DEBUG SLEEP to begin", || !answers_ping(server.port));
+    wait_until("DEBUG SLEEP to begin", Duration::from_secs(5), || {
+        !answers_ping(server.port)
+    });
     let result = within("acquire, DEBUG SLEEP", Duration::ZERO, || {
         a.acquire(Duration::ZERO, &never)
     });
@@ -421,7 +420,9 @@ fn killed_client_connections_are_replaced() {
         let result = w.acquire(Duration::from_secs(5), &never);
         (result, Instant::now(), w)
     });
-    wait_until("the waiter to queue", || queued(&server, &key) == 1);
+    wait_until("the waiter to queue", Duration::from_secs(5), || {
+        queued(&server, &key) == 1
+    });
     // Let it block in BLPOP, then kill it there.
     std::thread::sleep(Duration::from_millis(30));
     let killed_at = Instant::now();
@@ -703,7 +704,9 @@ const LOADING: &str = "server error LOADING";
 
 /// Waits until a restarted server has loaded its data.
 fn wait_loaded(server: &RedisServer) {
-    wait_until("the data to load", || answers_ping(server.port));
+    wait_until("the data to load", Duration::from_secs(5), || {
+        answers_ping(server.port)
+    });
 }
 
 /// Keeps keys across restarts, as a server that locks must: without

@@ -121,12 +121,8 @@ impl Group {
         port.parse().unwrap()
     }
 
-    fn wait_until(&self, what: &str, mut cond: impl FnMut() -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !cond() {
-            assert!(Instant::now() < deadline, "timed out waiting until {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+    fn wait_until(&self, what: &str, cond: impl FnMut() -> bool) {
+        common::wait_until(what, Duration::from_secs(60), cond);
     }
 }
 

@@ -11,7 +11,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, lock, never, release_as, unique_key};
+use common::{RedisServer, lock, never, release_as, unique_key, wait_until};
 use redislock_core::call::Attempt;
 use redislock_core::{Lock, LockOptions, OptionValue, commands, keys};
 
@@ -52,14 +52,6 @@ fn spawn_waiter(
     })
 }
 
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
 #[test]
 fn a_release_wakes_the_waiter_at_once() {
     let server = RedisServer::start();
@@ -68,7 +60,9 @@ fn a_release_wakes_the_waiter_at_once() {
     let url = server.url();
     let k = key.clone();
     let waiter = spawn_waiter(url, k, LockOptions::default());
-    wait_until("the waiter is queued", || queue_len(&server, &key) == 1);
+    wait_until("the waiter is queued", Duration::from_secs(5), || {
+        queue_len(&server, &key) == 1
+    });
     std::thread::sleep(Duration::from_millis(50));
     let released_at = Instant::now();
     assert!(release(&server, &key, "holder"));
@@ -98,7 +92,9 @@ fn a_lost_wake_up_costs_at_most_the_fallback() {
     let url = server.url();
     let k = key.clone();
     let waiter = spawn_waiter(url, k, options);
-    wait_until("the waiter is queued", || queue_len(&server, &key) == 1);
+    wait_until("the waiter is queued", Duration::from_secs(5), || {
+        queue_len(&server, &key) == 1
+    });
     // Hand the lock over as the release script would, but drop the wake-up.
     let members: Vec<String> = redis::cmd("ZRANGE")
         .arg(keys::queue_key(&key))
@@ -179,7 +175,9 @@ fn a_crashed_waiter_is_skipped() {
     let url = server.url();
     let k = key.clone();
     let waiter = spawn_waiter(url, k, LockOptions::default());
-    wait_until("both are queued", || queue_len(&server, &key) == 2);
+    wait_until("both are queued", Duration::from_secs(5), || {
+        queue_len(&server, &key) == 2
+    });
     std::thread::sleep(Duration::from_millis(150));
     let released_at = Instant::now();
     assert!(release(&server, &key, "holder"));
@@ -256,7 +254,7 @@ fn waiters_are_served_first_come_first_served() {
             std::thread::sleep(Duration::from_millis(20));
             assert!(l.release().unwrap());
         }));
-        wait_until("the waiter is queued", || {
+        wait_until("the waiter is queued", Duration::from_secs(5), || {
             queue_len(&server, &key) == id + 1
         });
     }
@@ -287,7 +285,9 @@ fn a_waiter_that_lost_a_race_is_handed_the_lock_next() {
         assert!(l.release().unwrap());
         (got, token)
     });
-    wait_until("the waiter is queued", || queue_len(&server, &key) == 1);
+    wait_until("the waiter is queued", Duration::from_secs(5), || {
+        queue_len(&server, &key) == 1
+    });
     let mut releases = 0;
     loop {
         assert!(a.release().unwrap());
@@ -297,7 +297,7 @@ fn a_waiter_that_lost_a_race_is_handed_the_lock_next() {
         }
         assert!(releases < 2, "the waiter lost a race twice in a row");
         // Wait until the woken waiter has tried and lost.
-        wait_until("the waiter lost its race", || {
+        wait_until("the waiter lost its race", Duration::from_secs(5), || {
             starving_marks(&server, &key) == 1
         });
     }

@@ -151,7 +151,7 @@ impl RedisCluster {
         loop {
             let ok: String = query(replica, &["CLUSTER", "FAILOVER"]).unwrap();
             assert_eq!(ok, "OK");
-            if polled(Duration::from_secs(10), || {
+            if super::poll_until(Duration::from_secs(10), || {
                 role(replica).as_deref() == Some("master")
             }) {
                 return;
@@ -164,22 +164,10 @@ impl RedisCluster {
         }
     }
 
-    /// Polls `done` every 50 ms; panics after [`SETTLE`].
+    /// Polls `done`; panics after [`SETTLE`].
     pub fn wait_until(&self, what: &str, done: impl Fn() -> bool) {
-        assert!(polled(SETTLE, done), "timed out waiting until {what}");
+        super::wait_until(what, SETTLE, done);
     }
-}
-
-/// Polls `done` every 50 ms for up to `within`; whether it came true.
-fn polled(within: Duration, done: impl Fn() -> bool) -> bool {
-    let deadline = Instant::now() + within;
-    while !done() {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
 }
 
 /// `ROLE`'s first field on `node`.

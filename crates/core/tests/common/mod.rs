@@ -566,6 +566,27 @@ pub fn release_as(server: &RedisServer, key: &[u8], token: &[u8], successor: Suc
         == Released::Yes
 }
 
+/// Polls `cond` every 5 ms until it holds or `within` has passed; whether
+/// it held. The one poll loop of the tests.
+pub fn poll_until(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    while !cond() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
+}
+
+/// [`poll_until`], or a panic that names `what` when it never held.
+pub fn wait_until(what: &str, within: Duration, cond: impl FnMut() -> bool) {
+    assert!(
+        poll_until(within, cond),
+        "timed out after {within:?} waiting until {what}"
+    );
+}
+
 /// Never stop waiting early.
 pub fn never() -> bool {
     false

@@ -1,0 +1,135 @@
+//! The keys a lock leaves in Redis: no lock name can meet another lock's
+//! helper keys, every helper key is gone within a bounded time after its
+//! last use, and fencing needs one counter per prefix and server, not one
+//! per lock name.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{RedisServer, never, release_as, unique_key};
+use redislock_core::call::Attempt;
+use redislock_core::commands::{self, Queued, Successor, Waiter};
+use redislock_core::keys::LockKeys;
+use redislock_core::{Lock, LockError, LockOptions, OptionValue};
+
+fn keys(server: &RedisServer, pattern: &str) -> Vec<String> {
+    let mut keys: Vec<String> = server.cmd(&["KEYS", pattern]);
+    keys.sort();
+    keys
+}
+
+fn fenced(server: &RedisServer, key: &[u8]) -> Lock {
+    let mut options = LockOptions::default();
+    options.set("fencing", OptionValue::Bool(true)).unwrap();
+    options
+        .set("prefix", OptionValue::Text(b"fk:".to_vec()))
+        .unwrap();
+    // Each object competes like another process would.
+    options.set("reentrant", OptionValue::Bool(false)).unwrap();
+    Lock::new(key.to_vec(), 5.0, &[server.url()], options).unwrap()
+}
+
+/// Names that once shared keys with another lock's helpers (`job~r` was
+/// the released-token log of `job`, `job~f` its fence counter, `job~q` its
+/// queue) are plain, independent locks; the separator of helper keys,
+/// `~~`, is refused in names with a ValueError that says why.
+#[test]
+fn no_lock_name_meets_another_locks_helper_keys() {
+    let server = RedisServer::start();
+    let base = unique_key("collide");
+    let name = |suffix: &str| [&base[..], suffix.as_bytes()].concat();
+    let mut job = fenced(&server, &base);
+    let mut others: Vec<Lock> = ["~r", "~f", "~q", "~a~x", "~w~x"]
+        .iter()
+        .map(|s| fenced(&server, &name(s)))
+        .collect();
+    for other in &mut others {
+        assert!(other.acquire(Duration::ZERO, &never).unwrap());
+    }
+    // `job` is taken, waited for, handed over and released while they hold.
+    assert!(job.acquire(Duration::ZERO, &never).unwrap());
+    let mut waiter = fenced(&server, &base);
+    assert!(!waiter.acquire(Duration::from_millis(100), &never).unwrap());
+    assert!(job.release().unwrap(), "no WRONGTYPE from a neighbour");
+    assert!(job.acquire(Duration::from_millis(500), &never).unwrap());
+    assert!(job.release().unwrap());
+    for other in &mut others {
+        assert!(other.is_acquired().unwrap() && other.release().unwrap());
+    }
+    for bad in ["a~~b", "~~", "x~~"] {
+        let err = Lock::new(bad.into(), 5.0, &[server.url()], LockOptions::default()).unwrap_err();
+        assert!(
+            matches!(&err, LockError::InvalidArgument { param, reason }
+                if param == "key" && reason.contains("~~")),
+            "{bad}: {err:?}"
+        );
+    }
+    let mut options = LockOptions::default();
+    options
+        .set("prefix", OptionValue::Text(b"app~".to_vec()))
+        .unwrap();
+    let err = Lock::new(b"~job".to_vec(), 5.0, &[server.url()], options).unwrap_err();
+    assert!(err.to_string().contains("prefix + key"), "{err}");
+}
+
+/// 1,000 lock names used with fencing leave one key: the prefix's counter.
+/// Every other helper key of a lock (queue, marks, wake-ups, the hold's
+/// fencing token) is gone once it is released.
+#[test]
+fn fencing_many_names_leaves_one_counter() {
+    let server = RedisServer::start();
+    let base = unique_key("many");
+    let mut last = 0;
+    for i in 0..1000 {
+        let mut l = fenced(
+            &server,
+            format!("{}:{i}", String::from_utf8_lossy(&base)).as_bytes(),
+        );
+        assert!(l.acquire(Duration::ZERO, &never).unwrap());
+        let fence = l.fencing_token().unwrap();
+        assert!(fence > last);
+        last = fence;
+        assert!(l.release().unwrap());
+    }
+    assert_eq!(keys(&server, "fk:*"), vec!["fk:~~fence".to_owned()]);
+}
+
+/// The helper keys of a contended lock expire by themselves when their
+/// owners vanish without a word: a waiter's queue entry and mark within its
+/// alive window, a wake-up a second after its push, the hold's fencing
+/// token with the lease it was handed.
+#[test]
+fn helper_keys_of_vanished_owners_expire() {
+    let server = RedisServer::start();
+    let key = unique_key("vanish");
+    let _: () = server.cmd(&[
+        "SET",
+        &String::from_utf8_lossy(&key),
+        "holder",
+        "PX",
+        "5000",
+    ]);
+    let keys_of_lock = LockKeys::new(key.clone(), b"~~fence".to_vec());
+    let waiter = Waiter {
+        token: b"w1",
+        ttl_ms: 5_000,
+        alive_ms: 300,
+        fencing: true,
+    };
+    let step = commands::wait_step(&keys_of_lock, &waiter, true, false, Attempt::First);
+    let queued = step.query(&mut server.client()).unwrap();
+    assert!(matches!(queued, Queued::Waiting { .. }), "{queued:?}");
+    // The holder releases: the lock, with a fencing token, is handed to the
+    // starving waiter, which is woken... and has vanished.
+    assert!(release_as(&server, &key, b"holder", Successor::HandOver));
+    let pattern = format!("{}*", String::from_utf8_lossy(&key));
+    let left = keys(&server, &pattern);
+    assert_eq!(
+        left.len(),
+        4,
+        "lock, its fence, the mark, the wake-up: {left:?}"
+    );
+    std::thread::sleep(Duration::from_millis(2_500));
+    assert_eq!(keys(&server, &pattern), Vec::<String>::new());
+}
