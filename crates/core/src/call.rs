@@ -36,6 +36,9 @@ pub struct Call<T> {
     /// Option `replicas`: a `WAIT` after the commands, and when its count
     /// must be reached ([`Call::acknowledged`]).
     pub ack: Option<Ack<T>>,
+    /// A reply not read by then counts as timed out, even within the read
+    /// timeout ([`Call::within`]).
+    pub until: Option<std::time::Instant>,
 }
 
 /// How many replicas must acknowledge a call's writes (`WAIT`), and for
@@ -62,7 +65,15 @@ impl<T> Call<T> {
             parse,
             asking: false,
             ack: None,
+            until: None,
         }
+    }
+
+    /// The call with its replies due by `until` at the latest (the renewal
+    /// of a lease: a server that answers later cannot help keep it).
+    pub fn within(mut self, until: std::time::Instant) -> Self {
+        self.until = Some(until);
+        self
     }
 
     /// A call whose first command blocks on the server for up to `block`.
@@ -72,11 +83,8 @@ impl<T> Call<T> {
         parse: fn(Vec<Value>) -> RedisResult<T>,
     ) -> Self {
         Self {
-            cmds,
             block: Some(block),
-            parse,
-            asking: false,
-            ack: None,
+            ..Self::new(cmds, parse)
         }
     }
 

@@ -119,12 +119,14 @@ fn replay<T>(
 
 /// Readies `con` for `call` (a blocking call's reply is awaited for its
 /// block plus the read timeout plus Redis's timer slack; PHP may end it
-/// early) and returns when its replies are due.
+/// early) and returns when its replies are due (no later than the call's
+/// own `until`).
 fn prepare<T>(con: &mut Conn, call: &Call<T>, server: &ServerConfig) -> Instant {
     if let Some(block) = call.block {
         con.begin_wait(block + server.read_timeout + REDIS_TIMER_SLACK);
     }
-    con.reply_deadline()
+    let due = con.reply_deadline();
+    call.until.map_or(due, |until| until.min(due))
 }
 
 /// Classifies the outcome and puts the connection back unless it broke.

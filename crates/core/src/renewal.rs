@@ -268,6 +268,10 @@ pub fn shutdown() {
     }
 }
 
+/// The least time a renewal round gets for its replies, however little is
+/// left of the leases (a round trip on a loaded machine).
+const MIN_ROUND: Duration = Duration::from_millis(20);
+
 /// Renew at a third of the lease.
 fn interval(ttl_ms: u64) -> Duration {
     Duration::from_millis((ttl_ms / 3).max(1))
@@ -369,13 +373,23 @@ fn renew_batch(mut due: Vec<Due>) {
 fn renew_on(batch: &[Due]) {
     let topology = &batch[0].topology;
     let sent = Instant::now();
+    // A round is bounded by the leases it protects, not by the read
+    // timeout: half of the shortest lease left. A server that answers
+    // later (frozen, overloaded) cannot help keep them, and waiting for it
+    // would let them run out on the servers that did answer.
+    let left = batch
+        .iter()
+        .map(|d| d.lease.valid_for())
+        .min()
+        .unwrap_or_default();
+    let until = sent + (left / 2).max(MIN_ROUND);
     let keys: Vec<&[u8]> = batch.iter().map(|d| &d.key[..]).collect();
     let results = topology.run_batch(Role::Renewal, &keys, &|indices, _| {
         let items: Vec<(&[u8], &[u8], u64)> = indices
             .iter()
             .map(|&i| (&batch[i].key[..], &batch[i].token[..], batch[i].ttl_ms))
             .collect();
-        commands::refresh_many(&items)
+        commands::refresh_many(&items).within(until)
     });
     let elapsed = sent.elapsed();
     for (d, votes) in batch.iter().zip(results) {

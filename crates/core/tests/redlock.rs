@@ -279,3 +279,52 @@ fn auto_renew_keeps_the_lease_on_every_master() {
     assert_eq!(holders(&servers, &key), 3, "renewed on every master");
     assert!(a.release().unwrap());
 }
+
+/// A frozen master never costs the lease while a majority answers: a
+/// renewal round waits at most half of what is left of the lease (not the
+/// read timeout, 2 s here, which is most of the 3 s lease), so the lease
+/// stays renewed on the two live masters, `is_acquired()` stays true the
+/// whole time, and nobody else can take the lock.
+#[test]
+fn a_frozen_master_does_not_cost_a_renewed_lease() {
+    let servers = masters(3);
+    let key = unique_key("redlock-frozen-renew");
+    let mut opts = options(&[("read_timeout", 2.0)]);
+    opts.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    let mut a = redlock(&servers, &key, 3.0, opts);
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    servers[0].pause();
+    // Another holder (not re-entering this process's hold).
+    let mut other_options = options(&[("read_timeout", 0.2)]);
+    other_options
+        .set("reentrant", OptionValue::Bool(false))
+        .unwrap();
+    let mut other = redlock(&servers, &key, 3.0, other_options);
+    let until = Instant::now() + Duration::from_secs(7);
+    let mut checks = 0;
+    while Instant::now() < until {
+        assert!(
+            a.is_acquired().unwrap(),
+            "the lease was lost after {checks} checks"
+        );
+        checks += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The live masters both still hold our token (renewed past its 3 s).
+    let live = [&servers[1], &servers[2]];
+    let key_s = String::from_utf8_lossy(&key).into_owned();
+    let token = String::from_utf8(a.token().unwrap()).unwrap();
+    for server in live {
+        assert_eq!(
+            server.cmd::<Option<String>>(&["GET", &key_s]),
+            Some(token.clone())
+        );
+    }
+    drop(
+        other
+            .acquire(Duration::ZERO, &never)
+            .map(|got| assert!(!got)),
+    );
+    servers[0].resume();
+    assert!(a.release().unwrap());
+}
