@@ -32,7 +32,8 @@ $forms = [
     // Well-formed: the connection error shows the URL masked.
     "redis://:$pw@127.0.0.1:1",
     "redis://u:$pw@127.0.0.1:1/2",
-    // A user name without a password (never sent): a password without its ':'.
+    // A user name without a password (refused, never echoed): most often a
+    // password without its ':'.
     "redis://$pw@127.0.0.1:1",
     "rediss://u:$pw@127.0.0.1:1",
     "unix:///nonexistent-redislock/x.sock?password=$pw",
@@ -128,7 +129,7 @@ redis://:PW@127.0.0.1:1
 redis://u:PW@127.0.0.1:1/2
     accepted, RedisLock\ConnectionException on acquire
 redis://PW@127.0.0.1:1
-    accepted, RedisLock\ConnectionException on acquire
+    ValueError: RedisLock::__construct(): Argument #3 ($servers) has a malformed server URL "redis://***@127.0.0.1:1": names a user but no password, so no AUTH could be sent: write user:password@ (or :password@ for a password alone)
 rediss://u:PW@127.0.0.1:1
     accepted, RedisLock\ConnectionException on acquire
 unix:///nonexistent-redislock/x.sock?password=PW

@@ -2,6 +2,8 @@
 
 namespace RedisLock\Bridge\Laravel;
 
+use RedisLock\Bridge\Masked;
+
 use Illuminate\Cache\Lock;
 use Illuminate\Contracts\Cache\LockTimeoutException;
 
@@ -300,8 +302,9 @@ class RedisLockLock extends Lock
     }
 
     /**
-     * What var_dump() shows: name, owner, seconds, prefix, servers with
-     * passwords masked, and the extension's own view of the hold.
+     * What var_dump() shows: name, seconds, prefix, servers and options
+     * with passwords and the owner masked by the extension's own rules, and
+     * whether this object holds the lock.
      *
      * @return array<string, mixed>
      */
@@ -309,11 +312,12 @@ class RedisLockLock extends Lock
     {
         return [
             'name' => $this->name,
-            'owner' => $this->owner,
+            'owner' => Masked::owner($this->owner),
             'seconds' => $this->seconds,
             'prefix' => $this->prefix,
-            'servers' => RedisLockStore::maskServers($this->servers),
-            'lock' => $this->lock,
+            'servers' => Masked::servers($this->servers, $this->options),
+            'options' => Masked::options($this->options),
+            'held' => $this->lock?->token() !== null,
         ];
     }
 

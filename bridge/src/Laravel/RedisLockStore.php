@@ -2,6 +2,8 @@
 
 namespace RedisLock\Bridge\Laravel;
 
+use RedisLock\Bridge\Masked;
+
 use Illuminate\Contracts\Cache\Factory as CacheFactory;
 use Illuminate\Contracts\Cache\LockProvider;
 use Illuminate\Contracts\Cache\Repository as CacheRepository;
@@ -283,8 +285,8 @@ class RedisLockStore implements Store, LockProvider
     }
 
     /**
-     * What var_dump() shows: prefix, entry store and servers, with
-     * passwords masked.
+     * What var_dump() shows: prefix, entry store, servers and options, with
+     * passwords and owners masked by the extension's own rules.
      *
      * @return array<string, mixed>
      */
@@ -293,25 +295,10 @@ class RedisLockStore implements Store, LockProvider
         return [
             'prefix' => $this->prefix,
             'store' => $this->entryStoreName,
-            'servers' => self::maskServers($this->servers),
+            'servers' => Masked::servers($this->servers, $this->options),
+            'options' => Masked::options($this->options),
             'autoRenewTtl' => $this->autoRenewTtl,
         ];
-    }
-
-    /**
-     * Redis URLs with their passwords replaced by `***` (the `:password@`
-     * part and `password=` query parameters).
-     *
-     * @param  string|array<int, string>|null  $servers
-     * @return string|array<int, string>|null
-     */
-    public static function maskServers(#[\SensitiveParameter] string|array|null $servers): string|array|null
-    {
-        $mask = static fn ($url) => is_string($url)
-            ? preg_replace(['~^([a-z]+://[^/@]*?:)[^/@]*@~i', '~([?&]pass(?:word)?=)[^&]*~i'], ['$1***@', '$1***'], $url)
-            : $url;
-
-        return is_array($servers) ? array_map($mask, $servers) : $mask($servers);
     }
 
     /**

@@ -3,6 +3,7 @@
 namespace RedisLock\Bridge\Symfony;
 
 use RedisLock;
+use RedisLock\Bridge\Masked;
 use Symfony\Component\Lock\BlockingStoreInterface;
 use Symfony\Component\Lock\Exception\InvalidTtlException;
 use Symfony\Component\Lock\Exception\LockConflictedException;
@@ -53,6 +54,21 @@ final class RedisLockStore implements BlockingStoreInterface
         }
         $this->options['reentrant'] = false;
         $this->locks = new \WeakMap();
+    }
+
+    /**
+     * What var_dump() and print_r() show: servers and options with
+     * passwords and owners masked by the extension's own rules.
+     *
+     * @return array<string, mixed>
+     */
+    public function __debugInfo(): array
+    {
+        return [
+            'servers' => Masked::servers($this->servers, $this->options),
+            'options' => Masked::options($this->options),
+            'initialTtl' => $this->initialTtl,
+        ];
     }
 
     /** Takes the lock for the Key, or extends it when the Key holds it already. */

@@ -13,6 +13,10 @@ use crate::error::{LockError, Result};
 /// The advice given when credentials in a URL are not URL-encoded.
 const ENCODE_HINT: &str = "URL-encode the user name and password, e.g. with rawurlencode()";
 
+/// Why a user name without a password is refused.
+const USER_WITHOUT_PASSWORD: &str = "names a user but no password, so no AUTH could be sent: \
+     write user:password@ (or :password@ for a password alone)";
+
 /// The port used when a `redis://` URL names none.
 pub const DEFAULT_PORT: u16 = 6379;
 
@@ -154,7 +158,10 @@ fn parse_tcp(rest: &str, tls: bool) -> std::result::Result<ServerUrl, String> {
         None => (None, None),
         Some(info) => match info.split_once(':') {
             Some((u, p)) => (non_empty(credential(u)?), Some(credential(p)?)),
-            None => (non_empty(credential(info)?), None),
+            None if info.is_empty() => (None, None),
+            // AUTH needs a password: this is most often a password written
+            // without its ':' (never echoed back).
+            None => return Err(USER_WITHOUT_PASSWORD.into()),
         },
     };
     let (host, port) = split_host_port(hostport).map_err(|why| {
@@ -280,6 +287,9 @@ fn parse_unix(rest: &str) -> std::result::Result<ServerUrl, String> {
                     .to_owned());
             }
         }
+    }
+    if url.username.is_some() && url.password.is_none() {
+        return Err(USER_WITHOUT_PASSWORD.into());
     }
     Ok(url)
 }
@@ -412,6 +422,12 @@ fn mask_query(text: &str) -> String {
         None => text.to_owned(),
         Some((before, query)) => {
             let mut secret = false;
+            // A user without a password may be a password in the wrong
+            // parameter: shown only beside a password.
+            let with_password = query.split('&').any(|pair| {
+                pair.split_once('=')
+                    .is_some_and(|(n, _)| is_credential_name(n))
+            });
             let pairs: Vec<String> = query
                 .split('&')
                 .map(|pair| match pair.split_once('=') {
@@ -420,6 +436,7 @@ fn mask_query(text: &str) -> String {
                         secret = true;
                         format!("{name}=***")
                     }
+                    Some(("user", _)) if !with_password => "user=***".to_owned(),
                     Some((name, _)) if ["db", "user"].contains(&name) => pair.to_owned(),
                     None if pair.is_empty() => String::new(),
                     _ => "***".to_owned(),
@@ -605,13 +622,16 @@ mod tests {
     }
 
     #[test]
-    fn a_user_name_without_password_is_masked() {
-        // `redis://secret@h` is a user name for the URL, but one without a
-        // password is never sent: most likely it is a password.
-        let u = parse("redis://Hunter2pw@h:1");
-        assert_eq!(u.username.as_deref(), Some("Hunter2pw"));
-        assert_eq!(u.redacted(), "redis://***@h:1/0");
+    fn a_user_name_without_password_is_refused_unechoed() {
+        // `redis://secret@h` names a user without a password, so no AUTH
+        // could be sent: most likely it is a password without its ':'.
+        for url in ["redis://Hunter2pw@h:1", "unix:///s.sock?user=Hunter2pw"] {
+            let msg = err(url);
+            assert!(msg.contains("no password"), "{msg}");
+            assert!(!msg.contains("Hunter2pw"), "{msg}");
+        }
         assert_eq!(parse("redis://u:@h:1").redacted(), "redis://u:***@h:1/0");
+        assert_eq!(parse("redis://@h:1").redacted(), "redis://h:1/0");
     }
 
     #[test]

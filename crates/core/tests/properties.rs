@@ -241,8 +241,8 @@ fn tcp_url() -> impl Strategy<Value = UrlSpec> {
                 endpoint: Endpoint::Tcp { host, port: 0, tls },
                 port,
                 db,
+                password: with_user(&username, password),
                 username,
-                password,
                 encoding,
                 trailing_slash: slash,
                 scheme_upper: upper,
@@ -268,13 +268,22 @@ fn unix_url() -> impl Strategy<Value = UrlSpec> {
                 },
                 port: None,
                 db,
+                password: with_user(&username, password),
                 username,
-                password,
                 encoding,
                 trailing_slash: reorder,
                 scheme_upper: upper,
             },
         )
+}
+
+/// A user name goes with a password (an empty one at least): a URL naming a
+/// user without one is refused.
+fn with_user(username: &Option<String>, password: Option<String>) -> Option<String> {
+    match username {
+        Some(user) if !user.is_empty() => password.or_else(|| Some(String::new())),
+        _ => password,
+    }
 }
 
 fn any_url() -> impl Strategy<Value = UrlSpec> {
