@@ -117,6 +117,15 @@ pub fn check_scripts(keys: &LockKeys) -> Call<()> {
     Call::new(vec![cmd], |r| value::<i64>(one(r)?).map(drop))
 }
 
+/// The server's role (`ROLE`'s first field: `master`, `slave` or
+/// `sentinel`).
+pub fn role() -> Call<String> {
+    Call::new(vec![redis::cmd("ROLE")], |r| {
+        let fields: Vec<Value> = value(one(r)?)?;
+        value(fields.into_iter().next().unwrap_or(Value::Nil))
+    })
+}
+
 /// Confirms that the lock still holds `token` and makes its lease at least
 /// `ttl_ms` long (a reentrant acquire). False when the lease was lost.
 pub fn reenter(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {

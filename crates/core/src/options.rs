@@ -179,6 +179,27 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(2);
 /// Default longest time a queued waiter sleeps before it checks the lock
 /// itself (what a lost wake-up can cost at most).
 pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(500);
+/// Longest key prefix accepted, in bytes.
+pub const MAX_PREFIX_LEN: usize = 1024;
+
+/// A key prefix, if it is one: at most [`MAX_PREFIX_LEN`] bytes, without
+/// the `~~` that only helper keys contain. `param` names it in errors.
+pub fn checked_prefix(param: &str, prefix: Vec<u8>) -> Result<Vec<u8>> {
+    if prefix.len() > MAX_PREFIX_LEN {
+        return Err(LockError::invalid(
+            param,
+            format!("must be at most {MAX_PREFIX_LEN} bytes long"),
+        ));
+    }
+    if crate::keys::has_separator(&prefix) {
+        return Err(LockError::invalid(
+            param,
+            "must not contain \"~~\": redislock's helper keys use it",
+        ));
+    }
+    Ok(prefix)
+}
+
 /// Default Redlock clock drift factor.
 pub const DEFAULT_DRIFT_FACTOR: f64 = 0.01;
 
@@ -276,7 +297,7 @@ impl LockOptions {
             (_, value) => value,
         };
         match (name, value) {
-            ("prefix", OptionValue::Text(t)) => self.prefix = t,
+            ("prefix", OptionValue::Text(t)) => self.prefix = checked_prefix(&param, t)?,
             ("auto_release", OptionValue::Bool(b)) => self.auto_release = b,
             ("auto_renew", OptionValue::Bool(b)) => self.auto_renew = b,
             ("reentrant", OptionValue::Bool(b)) => self.reentrant = b,

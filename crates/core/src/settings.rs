@@ -62,7 +62,7 @@ pub fn defaults(get: impl Fn(&str) -> Option<String>) -> Result<Defaults> {
     let ttl = seconds(DEFAULT_TTL)?;
     duration::ttl_ms(DEFAULT_TTL, ttl)?;
     let options = LockOptions {
-        prefix: text(PREFIX).into_bytes(),
+        prefix: crate::options::checked_prefix(PREFIX, text(PREFIX).into_bytes())?,
         connect_timeout: duration::positive(CONNECT_TIMEOUT, seconds(CONNECT_TIMEOUT)?)?,
         read_timeout: duration::positive(READ_TIMEOUT, seconds(READ_TIMEOUT)?)?,
         ..LockOptions::default()

@@ -99,6 +99,32 @@ impl ServerUrl {
         }
     }
 
+    /// The server this URL reaches, whatever it is called: the addresses
+    /// its host resolves to (with the port), or the socket's canonical
+    /// path. The database is left out: two databases of one server are one
+    /// server. Resolves names with the system resolver (no Redis command);
+    /// a name that does not resolve stands for itself.
+    pub fn server_identity(&self) -> Vec<String> {
+        match &self.endpoint {
+            Endpoint::Tcp { host, port, .. } => {
+                use std::net::ToSocketAddrs;
+                let resolved: Vec<String> = (host.as_str(), *port)
+                    .to_socket_addrs()
+                    .map(|addrs| addrs.map(|a| a.to_string()).collect())
+                    .unwrap_or_default();
+                if resolved.is_empty() {
+                    vec![format!("{host}:{port}")]
+                } else {
+                    resolved
+                }
+            }
+            Endpoint::Unix { path } => {
+                let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+                vec![format!("unix:{}", path.display())]
+            }
+        }
+    }
+
     /// The URL with the password replaced by `***`.
     pub fn redacted(&self) -> String {
         let auth = match (&self.username, &self.password) {

@@ -133,3 +133,36 @@ fn helper_keys_of_vanished_owners_expire() {
     std::thread::sleep(Duration::from_millis(2_500));
     assert_eq!(keys(&server, &pattern), Vec::<String>::new());
 }
+
+/// A prefix is bounded (a 200 MB prefix once took 10 s to send), may not
+/// contain `~~`, and on Cluster a brace in it that spoils the hash tag is
+/// blamed on the prefix, not on the key.
+#[test]
+fn prefixes_are_bounded_and_blamed_for_their_own_faults() {
+    let set = |options: &mut LockOptions, prefix: &[u8]| {
+        options.set("prefix", OptionValue::Text(prefix.to_vec()))
+    };
+    let mut options = LockOptions::default();
+    for bad in [vec![b'p'; 1025], b"a~~b".to_vec()] {
+        let err = set(&mut options, &bad).unwrap_err();
+        assert!(
+            matches!(&err, LockError::InvalidArgument { param, .. } if param.contains("prefix")),
+            "{err:?}"
+        );
+    }
+    set(&mut options, &[b'p'; 1024]).unwrap();
+    let mut cluster = LockOptions::default();
+    cluster.set("cluster", OptionValue::Bool(true)).unwrap();
+    set(&mut cluster, b"app{}:").unwrap();
+    let err = Lock::new(
+        b"job".to_vec(),
+        5.0,
+        &["redis://127.0.0.1:1".into()],
+        cluster,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, LockError::InvalidArgument { param, .. } if param.contains("prefix")),
+        "{err}"
+    );
+}

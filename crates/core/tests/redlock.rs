@@ -254,14 +254,39 @@ fn fencing_is_refused_over_several_masters() {
 #[test]
 fn the_same_master_twice_is_refused() {
     let server = RedisServer::start();
-    let err = Lock::new(
-        b"k".to_vec(),
-        10.0,
-        &[server.url(), format!("{}/0", server.url())],
-        LockOptions::default(),
-    )
-    .unwrap_err();
-    assert!(err.to_string().contains("twice"), "{err}");
+    let other = RedisServer::start();
+    let p = server.port;
+    // One server under two names, or two of its databases, is one master.
+    for twice in [
+        vec![server.url(), format!("{}/0", server.url())],
+        vec![
+            format!("redis://127.0.0.1:{p}"),
+            format!("redis://localhost:{p}"),
+            other.url(),
+        ],
+        vec![
+            format!("redis://127.0.0.1:{p}/0"),
+            format!("redis://127.0.0.1:{p}/1"),
+            other.url(),
+        ],
+    ] {
+        let err = Lock::new(b"k".to_vec(), 10.0, &twice, LockOptions::default()).unwrap_err();
+        assert!(
+            matches!(&err, LockError::InvalidArgument { param, .. } if param == "servers")
+                && err.to_string().contains("twice"),
+            "{twice:?}: {err}"
+        );
+    }
+    // Two servers on one host are two masters.
+    assert!(
+        Lock::new(
+            b"k".to_vec(),
+            10.0,
+            &[server.url(), other.url()],
+            LockOptions::default()
+        )
+        .is_ok()
+    );
 }
 
 #[test]

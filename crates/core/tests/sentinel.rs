@@ -395,3 +395,24 @@ fn forks_while_renewing_leave_no_child_hung() {
     let hung = common::forks_hung_while_renewing(&group.urls(None), &sentinel_options(&[]), 150);
     assert_eq!(hung, 0, "children hung after fork");
 }
+
+/// A Sentinel given as a plain server: the error says so and what to write
+/// instead, not that the server "refuses EVALSHA".
+#[test]
+fn a_sentinel_named_as_a_server_says_so() {
+    let group = Group::start(None);
+    let url = group.urls(None)[0].clone();
+    let mut lock = Lock::new(
+        unique_key("sentinel-as-server"),
+        5.0,
+        &[url],
+        LockOptions::default(),
+    )
+    .unwrap();
+    let err = lock.acquire(Duration::ZERO, &never).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("this is a Sentinel") && msg.contains("option \"sentinel\""),
+        "{msg}"
+    );
+}

@@ -316,10 +316,31 @@ impl Lock {
         let keys = &*self.keys;
         let votes = self.run(Role::Command, &|_| commands::check_scripts(keys));
         if let Some(refused) = votes.refused() {
-            return Err(refused);
+            return Err(self.sentinel_named(refused));
         }
         self.topology.mark_scripts_checked(key, &votes.oks());
         votes.decided().map(drop)
+    }
+
+    /// A server that refuses our scripts may be a Sentinel named as a
+    /// Redis server (Sentinels know no EVALSHA): then that is the error,
+    /// with what to write instead; otherwise `refused` itself.
+    fn sentinel_named(&self, refused: LockError) -> LockError {
+        let votes = self.run(Role::Command, &|_| commands::role());
+        let names = self.topology.names();
+        match votes.replies() {
+            Ok(roles) => match roles.iter().position(|r| r.as_deref() == Some("sentinel")) {
+                Some(at) => LockError::Server {
+                    server: names.get(at).cloned().unwrap_or_default(),
+                    detail: "this is a Sentinel, not a Redis server (ROLE says \"sentinel\"): \
+                             list the Sentinels and set option \"sentinel\" to the name of \
+                             the master group, and redislock finds the master through them"
+                        .into(),
+                },
+                None => refused,
+            },
+            Err(_) => refused,
+        }
     }
 
     /// Releases whatever the tokens of earlier, interrupted acquires may

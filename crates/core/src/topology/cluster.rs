@@ -163,6 +163,16 @@ impl Cluster {
         if has_tag(&wrapped) {
             return Ok(wrapped);
         }
+        if prefix.contains(&b'{') {
+            // The prefix's "{" (an empty "{}" or one never closed) takes the
+            // place of the tag the key would get.
+            return Err(LockError::invalid(
+                "options[\"prefix\"]",
+                "has a \"{\" that leaves the lock without a Redis Cluster hash tag \
+                 (the first {...} of a name is its tag, and an empty or unclosed one \
+                 does not count): put a whole, non-empty {tag} in the prefix, or no brace",
+            ));
+        }
         Err(LockError::invalid(
             "key",
             "cannot be given a Redis Cluster hash tag (it starts with \"}\"); \

@@ -32,15 +32,21 @@ impl PartialEq for Redlock {
 impl Redlock {
     /// Redlock over `servers` (at least two, each named once).
     pub fn new(servers: Vec<Arc<ServerConfig>>, options: &LockOptions) -> Result<Self> {
+        // Independent servers: not one server under two names (localhost
+        // and 127.0.0.1) or two of its databases.
+        let identities: Vec<Vec<String>> =
+            servers.iter().map(|s| s.url.server_identity()).collect();
         for (i, server) in servers.iter().enumerate() {
-            if servers[..i]
-                .iter()
-                .any(|s| s.url.keyspace() == server.url.keyspace())
-            {
+            if let Some(same) = (0..i).find(|&j| {
+                identities[j]
+                    .iter()
+                    .any(|address| identities[i].contains(address))
+            }) {
                 return Err(LockError::invalid(
                     "servers",
                     format!(
-                        "names {} twice; Redlock needs independent servers",
+                        "names one server twice ({} and {}); Redlock needs independent servers",
+                        servers[same].name(),
                         server.name()
                     ),
                 ));
