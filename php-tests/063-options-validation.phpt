@@ -112,7 +112,7 @@ ValueError: RedisLock::__construct(): Argument #4 ($options) sets sentinel_user 
 -- Redlock
 accepted
 RedisLock\LockException: option "fencing" is not available over several servers (Redlock): each server counts on its own, so no token would be strictly greater than every earlier one; use one server, Sentinel or Cluster for fencing
-ValueError: RedisLock::__construct(): Argument #3 ($servers) names redis://127.0.0.1:1/0 twice; Redlock needs independent servers
+ValueError: RedisLock::__construct(): Argument #3 ($servers) names one server twice (redis://127.0.0.1:1/0 and redis://127.0.0.1:1/0); Redlock needs independent servers
 accepted
 RedisLock\LockException: option "replicas" is not available over several servers (Redlock): each master stands alone, a quorum of masters is what keeps a lock; use it with one server, Sentinel or Cluster
 accepted
