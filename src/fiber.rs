@@ -8,8 +8,15 @@ pub fn install() {
     redislock_core::context::set_source(current);
 }
 
-/// The running Fiber, by address; 0 outside any Fiber. Only called on the
-/// PHP thread (lock calls), never by the renewal thread.
+/// The running Fiber, by the address of its context (what the engine's
+/// Fiber switch observer names); 0 in the main flow. Only called on the
+/// PHP thread (lock calls, interrupts), never by the renewal thread.
 fn current() -> u64 {
-    ExecutorGlobals::get().active_fiber as usize as u64
+    let globals = ExecutorGlobals::get();
+    let context = globals.current_fiber_context;
+    if context.is_null() || context == globals.main_fiber_context {
+        0
+    } else {
+        context as usize as u64
+    }
 }

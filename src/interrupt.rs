@@ -10,6 +10,7 @@
 //! running, and always chains to the handler installed before it (pcntl's
 //! async signals use the same hook).
 
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -29,9 +30,20 @@ static PENDING: AtomicBool = AtomicBool::new(false);
 /// The interrupt handler that was installed before ours.
 static PREVIOUS: OnceLock<Option<Handler>> = OnceLock::new();
 
-/// Holds whose `withLock()` callback is running with interrupts enabled,
-/// innermost last, with whether the interrupt was already thrown.
-static ACTIVE: Mutex<Vec<(u64, bool)>> = Mutex::new(Vec::new());
+/// A `withLock()` callback running with interrupts enabled.
+#[derive(Debug, Clone, Copy)]
+struct Running {
+    /// The hold it runs under.
+    hold: u64,
+    /// The Fiber running it ([`redislock_core::context`]): the interrupt
+    /// is thrown there and nowhere else.
+    context: u64,
+    /// Whether the interrupt was thrown already.
+    thrown: bool,
+}
+
+/// The running callbacks, innermost last.
+static ACTIVE: Mutex<Vec<Running>> = Mutex::new(Vec::new());
 
 /// True once PHP's execution time limit has been hit (`EG(timed_out)`).
 /// A blocked acquire checks it between waits and gives up, so the engine
@@ -87,6 +99,27 @@ pub fn install() {
         }
     }
     redislock_core::renewal::set_lost_hook(lease_lost);
+    // SAFETY: module startup, PHP's thread; the engine calls the observer
+    // on every Fiber switch, on this thread.
+    unsafe { zend_observer_fiber_switch_register(Some(on_fiber_switch)) };
+}
+
+unsafe extern "C" {
+    /// The engine's Fiber switch observer registry (PHP 8.1+; not in
+    /// ext-php-rs's bindings).
+    fn zend_observer_fiber_switch_register(
+        handler: Option<unsafe extern "C" fn(*mut c_void, *mut c_void)>,
+    );
+}
+
+/// Called by the engine before it switches Fibers: when an interrupt is
+/// owed to a callback that runs in the Fiber being switched to, asks the
+/// engine to interrupt again, so it is thrown there at its next opcode.
+unsafe extern "C" fn on_fiber_switch(_from: *mut c_void, _to: *mut c_void) {
+    if PENDING.load(Ordering::Acquire) {
+        // SAFETY: as in `lease_lost`.
+        unsafe { zend_atomic_bool_store(&raw mut executor_globals.vm_interrupt, true) };
+    }
 }
 
 /// Called on the renewal thread: flag it and ask the engine to interrupt.
@@ -98,15 +131,20 @@ fn lease_lost() {
     unsafe { zend_atomic_bool_store(&raw mut executor_globals.vm_interrupt, true) };
 }
 
-/// Marks a `withLock()` callback of hold `id` as running.
+/// Marks a `withLock()` callback of hold `id` as running (in the current
+/// Fiber).
 pub fn enter(id: u64) {
-    active().push((id, false));
+    active().push(Running {
+        hold: id,
+        context: redislock_core::context::current(),
+        thrown: false,
+    });
 }
 
 /// Marks the innermost running callback of hold `id` as finished.
 pub fn leave(id: u64) {
     let mut active = active();
-    if let Some(pos) = active.iter().rposition(|(held, _)| *held == id) {
+    if let Some(pos) = active.iter().rposition(|r| r.hold == id) {
         active.remove(pos);
     }
 }
@@ -118,26 +156,37 @@ pub fn reset() {
     PENDING.store(false, Ordering::Release);
 }
 
-fn active() -> std::sync::MutexGuard<'static, Vec<(u64, bool)>> {
+fn active() -> std::sync::MutexGuard<'static, Vec<Running>> {
     ACTIVE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 unsafe extern "C" fn on_interrupt(execute_data: *mut zend_execute_data) {
-    if PENDING.swap(false, Ordering::AcqRel) {
-        let lost = {
+    if PENDING.load(Ordering::Acquire) {
+        // Only a callback running in this Fiber is interrupted; one whose
+        // Fiber is suspended is owed the interrupt until it runs again
+        // (`on_fiber_switch`), so it never lands in other code.
+        let here = redislock_core::context::current();
+        let (thrown, owed) = {
             let mut active = active();
-            let found = active
-                .iter_mut()
-                .rev()
-                .find(|(id, thrown)| !*thrown && holds::is_lost(*id));
-            found.map(|entry| {
-                entry.1 = true;
-                entry.0
-            })
+            let mut owed = false;
+            let mut thrown = false;
+            for running in active.iter_mut().rev() {
+                if running.thrown || !holds::is_lost(running.hold) {
+                    continue;
+                }
+                if running.context == here && !thrown {
+                    running.thrown = true;
+                    thrown = true;
+                } else {
+                    owed = true;
+                }
+            }
+            (thrown, owed)
         };
-        if lost.is_some() {
+        PENDING.store(owed, Ordering::Release);
+        if thrown {
             exception(
                 Class::LockLost,
                 "the lock's lease was lost while withLock() ran (on_lost: interrupt)".into(),
