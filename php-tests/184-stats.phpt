@@ -39,6 +39,18 @@ check('renewals', $delta('renewals') >= 2, $delta('renewals'));
 redis_cmd($url, 'DEL', $r->key());
 wait_until(fn () => RedisLock::stats()['lost_leases'] > $s0['lost_leases'], 3.0);
 check('lost leases', $delta('lost_leases') === 1, $delta('lost_leases'));
+// Lost before any renewal, or without auto_renew: counted once each too.
+$early = new RedisLock(redislock_test_key('stats-early'), 5, $url, ['auto_renew' => true]);
+$early->acquire();
+redis_cmd($url, 'DEL', $early->key());
+$plain = new RedisLock(redislock_test_key('stats-plain'), 5, $url);
+$plain->acquire();
+redis_cmd($url, 'SET', $plain->key(), 'someone-else');
+check('a lost plain lease is found and counted once', !$plain->isAcquired() && !$plain->release()
+    && $delta('lost_leases') === 2, $delta('lost_leases'));
+check('a lease lost before its first renewal is counted', !$early->refresh() && $delta('lost_leases') === 3,
+    $delta('lost_leases'));
+redis_cmd($url, 'DEL', $plain->key());
 
 $c = new RedisLock(redislock_test_key('stats-reconnect'), 10, $url);
 $c->acquire();
@@ -64,5 +76,7 @@ releases: ok
 wait percentiles are ordered: ok
 renewals: ok
 lost leases: ok
+a lost plain lease is found and counted once: ok
+a lease lost before its first renewal is counted: ok
 reconnects: ok
 phpinfo shows the statistics: ok

@@ -41,7 +41,7 @@ final class RedisLockStore implements BlockingStoreInterface
     /**
      * @param string|array|null $servers     URL(s) as for `new RedisLock()`; null: ini redislock.servers
      * @param array             $options     the extension's options (prefix, auto_renew, sentinel, cluster, ...);
-     *                                       `reentrant` is always false here
+     *                                       `reentrant` is always false here, and `owner` is refused
      * @param float             $initialTtl  the lease of save() in seconds, until the Lock's ttl is applied
      */
     public function __construct(
@@ -51,6 +51,11 @@ final class RedisLockStore implements BlockingStoreInterface
     ) {
         if ($initialTtl <= 0) {
             throw new InvalidTtlException(sprintf('"%s()" expects a strictly positive TTL, got %s.', __METHOD__, $initialTtl));
+        }
+        if (isset($options['owner'])) {
+            // One owner for every Key would let one Key's release end
+            // another's hold: each Key gets its own token.
+            throw new \InvalidArgumentException('RedisLockStore: option "owner" is not supported (each Key has its own token)');
         }
         $this->options['reentrant'] = false;
         $this->locks = new \WeakMap();

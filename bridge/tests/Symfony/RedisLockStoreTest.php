@@ -15,4 +15,12 @@ final class RedisLockStoreTest extends AbstractStoreTestCase
     {
         return new RedisLockStore(bridge_test_server()->url());
     }
+
+    /** One owner for every Key would let one Key's release end another's hold. */
+    public function testOwnerOptionIsRefused(): void
+    {
+        $this->expectException(\InvalidArgumentException::class);
+        $this->expectExceptionMessage('"owner" is not supported');
+        new RedisLockStore(bridge_test_server()->url(), ['owner' => 'shared']);
+    }
 }
