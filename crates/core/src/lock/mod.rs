@@ -555,9 +555,12 @@ impl Lock {
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             commands::owner(&entry.keys.lock)
         });
+        // Still within the lease when the answer came: a pause during the
+        // round trip may have outlasted it.
         let ours = votes
             .decided()?
-            .agree(|owner| owner.as_deref() == Some(&entry.token[..]));
+            .agree(|owner| owner.as_deref() == Some(&entry.token[..]))
+            && !entry.lease.valid_for().is_zero();
         if !ours {
             entry.lease.found_lost();
         }
