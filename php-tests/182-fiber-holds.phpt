@@ -37,6 +37,23 @@ $a->resume();
 $b->resume();
 check('the main flow acquires at the end', $main->acquire() && $main->release());
 check('nothing left', redis_cmd($url, 'EXISTS', $key) === 0);
+
+// One object shared by two Fibers: only the Fiber that took the hold
+// releases it.
+$shared = new RedisLock($key, 10, $url);
+$c = new Fiber(function () use ($shared) {
+    check('fiber C acquires through the shared object', $shared->acquire());
+    Fiber::suspend();
+    check('fiber C releases it', $shared->release());
+});
+$c->start();
+$d = new Fiber(function () use ($shared, $url, $key) {
+    check('fiber D cannot release C\'s hold', !$shared->release() && redis_cmd($url, 'GET', $key) === $shared->token());
+});
+$d->start();
+check('nor can the main flow', !$shared->release() && redis_cmd($url, 'EXISTS', $key) === 1);
+$c->resume();
+check('released by C', redis_cmd($url, 'EXISTS', $key) === 0);
 ?>
 --EXPECT--
 fiber A acquires: ok
@@ -49,3 +66,8 @@ fiber B acquires after A released: ok
 fiber B releases: ok
 the main flow acquires at the end: ok
 nothing left: ok
+fiber C acquires through the shared object: ok
+fiber D cannot release C's hold: ok
+nor can the main flow: ok
+fiber C releases it: ok
+released by C: ok
