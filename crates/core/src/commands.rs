@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
-use crate::call::{Attempt, Call};
+use crate::call::{Arg, Attempt, Call, Command};
 use crate::keys::LockKeys;
 use crate::scripts;
 
@@ -43,38 +43,46 @@ pub fn try_acquire(
     fencing: bool,
     attempt: Attempt,
 ) -> Call<Option<Fence>> {
-    let ttl = ttl_ms.to_string();
     let replay = attempt == Attempt::Replay;
     if fencing {
-        let floor = fence_floor();
         let cmd = scripts::ACQUIRE_FENCED.evalsha(
             &[&keys.lock, &keys.fence, &keys.counter],
-            &[token, ttl.as_bytes(), floor.as_bytes(), flag(replay)],
+            &[
+                token.into(),
+                ttl_ms.into(),
+                fence_floor().into(),
+                flag(replay).into(),
+            ],
         );
-        return Call::new(vec![cmd], |r| Ok(value::<Option<i64>>(one(r)?)?.map(Some)));
+        return Call::one(cmd, |r| Ok(value::<Option<i64>>(one(r)?)?.map(Some)));
     }
-    let cmd = plain_acquire(keys, token, &ttl, attempt);
-    Call::new(vec![cmd], |r| Ok(won(one(r)?)?.then_some(None)))
+    let cmd = plain_acquire(keys, token, ttl_ms, attempt);
+    Call::one(cmd, |r| Ok(won(one(r)?)?.then_some(None)))
 }
 
 /// The least fencing token this client may be given: its clock, in
 /// microseconds since the Unix epoch (see `lib/fence.lua`).
-fn fence_floor() -> String {
+fn fence_floor() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros())
-        .to_string()
+        .map_or(0, |d| d.as_micros() as u64)
 }
 
 /// `SET key token NX PX ttl`, or on a replay the script that also accepts
 /// a first try that went through.
-fn plain_acquire(keys: &LockKeys, token: &[u8], ttl: &str, attempt: Attempt) -> redis::Cmd {
+fn plain_acquire(keys: &LockKeys, token: &[u8], ttl_ms: u64, attempt: Attempt) -> Command {
     if attempt == Attempt::Replay {
-        return scripts::ACQUIRE_REPLAY.evalsha(&[&keys.lock], &[token, ttl.as_bytes()]);
+        return scripts::ACQUIRE_REPLAY.evalsha(&[&keys.lock], &[token.into(), ttl_ms.into()]);
     }
-    let mut cmd = redis::cmd("SET");
-    cmd.arg(&keys.lock).arg(token).arg("NX").arg("PX").arg(ttl);
-    cmd
+    Command::with_head(
+        &keys.set_head,
+        &[
+            Arg::from(token),
+            Arg::from("NX"),
+            Arg::from("PX"),
+            Arg::Int(ttl_ms),
+        ],
+    )
 }
 
 /// Whether a [`plain_acquire`] took the lock: `OK`/nil from `SET`, 1/0 from
@@ -94,9 +102,8 @@ pub fn try_acquire_pttl(
     ttl_ms: u64,
     attempt: Attempt,
 ) -> Call<(bool, i64)> {
-    let acquire = plain_acquire(keys, token, &ttl_ms.to_string(), attempt);
-    let mut pttl = redis::cmd("PTTL");
-    pttl.arg(&keys.lock);
+    let acquire = plain_acquire(keys, token, ttl_ms, attempt);
+    let pttl = Command::of(&[b"PTTL", &keys.lock]);
     Call::new(vec![acquire, pttl], |r| {
         let [acquired, pttl] = two(r)?;
         Ok((won(acquired)?, value(pttl)?))
@@ -114,13 +121,13 @@ pub fn try_acquire_pttl(
 pub fn check_scripts(keys: &LockKeys) -> Call<()> {
     let cmd =
         scripts::PERMITTED.evalsha(&[&keys.lock, &keys.queue, &keys.fence, &keys.counter], &[]);
-    Call::new(vec![cmd], |r| value::<i64>(one(r)?).map(drop))
+    Call::one(cmd, |r| value::<i64>(one(r)?).map(drop))
 }
 
 /// The server's role (`ROLE`'s first field: `master`, `slave` or
 /// `sentinel`).
 pub fn role() -> Call<String> {
-    Call::new(vec![redis::cmd("ROLE")], |r| {
+    Call::new(vec![Command::of(&[b"ROLE"])], |r| {
         let fields: Vec<Value> = value(one(r)?)?;
         value(fields.into_iter().next().unwrap_or(Value::Nil))
     })
@@ -129,8 +136,8 @@ pub fn role() -> Call<String> {
 /// Confirms that the lock still holds `token` and makes its lease at least
 /// `ttl_ms` long (a reentrant acquire). False when the lease was lost.
 pub fn reenter(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
-    let cmd = scripts::REENTER.evalsha(&[key], &[token, ttl_ms.to_string().as_bytes()]);
-    Call::new(vec![cmd], is_one)
+    let cmd = scripts::REENTER.evalsha(&[key], &[token.into(), ttl_ms.into()]);
+    Call::one(cmd, is_one)
 }
 
 /// What a release found.
@@ -156,24 +163,24 @@ pub fn release(
     fenced: bool,
     attempt: Attempt,
 ) -> Call<Released> {
-    let cmd = scripts::RELEASE.evalsha(
-        &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
+    let cmd = Command::with_head(
+        &keys.release_head,
         &[
-            token,
-            successor.flag(),
-            fence_floor().as_bytes(),
-            flag(fenced),
+            token.into(),
+            successor.flag().into(),
+            fence_floor().into(),
+            flag(fenced).into(),
         ],
     );
     match attempt {
-        Attempt::First => Call::new(vec![cmd], |r| {
+        Attempt::First => Call::one(cmd, |r| {
             Ok(if is_one(r)? {
                 Released::Yes
             } else {
                 Released::NotOurs
             })
         }),
-        Attempt::Replay => Call::new(vec![cmd], |r| {
+        Attempt::Replay => Call::one(cmd, |r| {
             Ok(if is_one(r)? {
                 Released::Yes
             } else {
@@ -189,9 +196,9 @@ pub fn release(
 pub fn abandon(keys: &LockKeys, token: &[u8], successor: Successor) -> Call<bool> {
     let cmd = scripts::ABANDON.evalsha(
         &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
-        &[token, successor.flag(), fence_floor().as_bytes()],
+        &[token.into(), successor.flag().into(), fence_floor().into()],
     );
-    Call::new(vec![cmd], is_one)
+    Call::one(cmd, is_one)
 }
 
 /// What a step of a blocking acquire found.
@@ -249,17 +256,17 @@ pub fn wait_step(
     let cmd = scripts::WAIT.evalsha(
         &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
         &[
-            waiter.token,
-            waiter.ttl_ms.to_string().as_bytes(),
-            waiter.alive_ms.to_string().as_bytes(),
-            flag(waiter.fencing),
-            fence_floor().as_bytes(),
-            flag(starving),
-            flag(give_up),
-            flag(attempt == Attempt::Replay),
+            waiter.token.into(),
+            waiter.ttl_ms.into(),
+            waiter.alive_ms.into(),
+            flag(waiter.fencing).into(),
+            fence_floor().into(),
+            flag(starving).into(),
+            flag(give_up).into(),
+            flag(attempt == Attempt::Replay).into(),
         ],
     );
-    Call::new(vec![cmd], |r| queued_reply("wait", one(r)?))
+    Call::one(cmd, |r| queued_reply("wait", one(r)?))
 }
 
 /// Blocks up to `timeout` for the wake-up of the waiter holding `token`
@@ -276,14 +283,12 @@ pub fn wait_for_wake(keys: &LockKeys, token: &[u8], timeout: Duration) -> Call<b
 /// place there). Returns the lock's remaining lease on that server (-2:
 /// free).
 pub fn join_wake_queue(keys: &LockKeys, waiter: &Waiter<'_>) -> Call<i64> {
-    Call::new(vec![notify_queue_cmd(keys, waiter, false)], |r| {
-        value(one(r)?)
-    })
+    Call::one(notify_queue_cmd(keys, waiter, false), |r| value(one(r)?))
 }
 
 /// A Redlock waiter leaves the wake-up queue of one server.
 pub fn leave_wake_queue(keys: &LockKeys, waiter: &Waiter<'_>) -> Call<()> {
-    Call::new(vec![notify_queue_cmd(keys, waiter, true)], |r| {
+    Call::one(notify_queue_cmd(keys, waiter, true), |r| {
         value::<i64>(one(r)?).map(drop)
     })
 }
@@ -306,35 +311,31 @@ pub fn wait_for_quorum_wake(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Durat
     )
 }
 
-fn notify_queue_cmd(keys: &LockKeys, waiter: &Waiter<'_>, leave: bool) -> redis::Cmd {
+fn notify_queue_cmd(keys: &LockKeys, waiter: &Waiter<'_>, leave: bool) -> Command {
     scripts::NOTIFY_QUEUE.evalsha(
         &[&keys.lock, &keys.queue],
         &[
-            waiter.token,
-            waiter.alive_ms.to_string().as_bytes(),
-            flag(leave),
+            waiter.token.into(),
+            waiter.alive_ms.into(),
+            flag(leave).into(),
         ],
     )
 }
 
-fn blpop(keys: &LockKeys, token: &[u8], timeout: Duration) -> redis::Cmd {
-    let mut cmd = redis::cmd("BLPOP");
-    cmd.arg(keys.wake(token))
-        .arg(format!("{:.3}", timeout.as_secs_f64().max(0.001)));
-    cmd
+fn blpop(keys: &LockKeys, token: &[u8], timeout: Duration) -> Command {
+    let seconds = format!("{:.3}", timeout.as_secs_f64().max(0.001));
+    Command::of(&[b"BLPOP", &keys.wake(token), seconds.as_bytes()])
 }
 
 /// The current owner token of the lock, if any.
 pub fn owner(key: &[u8]) -> Call<Option<Vec<u8>>> {
-    let mut cmd = redis::cmd("GET");
-    cmd.arg(key);
-    Call::new(vec![cmd], |r| value(one(r)?))
+    Call::new(vec![Command::of(&[b"GET", key])], |r| value(one(r)?))
 }
 
 /// Sets the lease to `ttl_ms` if the lock still holds `token`.
 pub fn refresh(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
-    let cmd = scripts::REFRESH.evalsha(&[key], &[token, ttl_ms.to_string().as_bytes()]);
-    Call::new(vec![cmd], is_one)
+    let cmd = scripts::REFRESH.evalsha(&[key], &[token.into(), ttl_ms.into()]);
+    Call::one(cmd, is_one)
 }
 
 /// [`refresh`] of many holds in one round trip: `(key, token, ttl ms)`
@@ -343,7 +344,7 @@ pub fn refresh_many(items: &[(&[u8], &[u8], u64)]) -> Call<Vec<bool>> {
     let cmds = items
         .iter()
         .map(|(key, token, ttl_ms)| {
-            scripts::REFRESH.evalsha(&[key], &[token, ttl_ms.to_string().as_bytes()])
+            scripts::REFRESH.evalsha(&[key], &[(*token).into(), (*ttl_ms).into()])
         })
         .collect();
     Call::new(cmds, |replies| {
@@ -357,8 +358,8 @@ pub fn refresh_many(items: &[(&[u8], &[u8], u64)]) -> Call<Vec<bool>> {
 /// Remaining lease in ms if the lock still holds `token`: `Some(-1)` when
 /// the key has no expiry, `None` when it is not ours.
 pub fn owned_pttl(key: &[u8], token: &[u8]) -> Call<Option<i64>> {
-    let cmd = scripts::OWNED_PTTL.evalsha(&[key], &[token]);
-    Call::new(vec![cmd], |r| {
+    let cmd = scripts::OWNED_PTTL.evalsha(&[key], &[token.into()]);
+    Call::one(cmd, |r| {
         let pttl: i64 = value(one(r)?)?;
         Ok((pttl != -3 && pttl != -2).then_some(pttl))
     })
@@ -366,9 +367,7 @@ pub fn owned_pttl(key: &[u8], token: &[u8]) -> Call<Option<i64>> {
 
 /// Deletes the lock whoever holds it. True when a key was deleted.
 pub fn force_release(key: &[u8]) -> Call<bool> {
-    let mut cmd = redis::cmd("DEL");
-    cmd.arg(key);
-    Call::new(vec![cmd], is_one)
+    Call::new(vec![Command::of(&[b"DEL", key])], is_one)
 }
 
 fn flag(on: bool) -> &'static [u8] {

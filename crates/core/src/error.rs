@@ -131,6 +131,11 @@ pub enum LockError {
     /// The request is valid but not something this build can do.
     #[error("{0}")]
     Unsupported(String),
+    /// Something that cannot happen did (a broken invariant of the core,
+    /// or the operating system failing us, such as its random number
+    /// generator). Never the caller's fault.
+    #[error("internal error in redislock: {0}")]
+    Internal(String),
     /// PHP ended a blocking wait: a signal handler threw or called `exit()`,
     /// or the execution time limit was hit. The binding lets PHP's own
     /// exception (or fatal error) through instead of raising one.

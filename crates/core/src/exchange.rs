@@ -84,19 +84,41 @@ pub fn run_all<T>(
     results
 }
 
-/// Runs one call on one server.
+/// Runs one call on one server (the path of a single server: no vectors
+/// of one).
 pub fn run_one<T>(
     server: &Arc<ServerConfig>,
     role: Role,
     build: &dyn Fn(Attempt) -> Call<T>,
 ) -> Result<T> {
-    let servers = std::slice::from_ref(server);
-    let mut results = run_all(servers, role, &|_, attempt| build(attempt));
-    results.pop().unwrap_or_else(|| {
-        Err(LockError::Unsupported(
-            "no reply slot for the server".into(),
-        ))
-    })
+    let slot = match pool::take(server, role) {
+        Some(con) => Slot { con, reused: true },
+        None => Slot {
+            con: server.open()?,
+            reused: false,
+        },
+    };
+    match exchange(server, role, slot, &build(Attempt::First)) {
+        Ok(value) => Ok(value),
+        Err((true, e)) if e.is_retryable() => replay(server, role, build),
+        Err((_, e)) => Err(e),
+    }
+}
+
+/// Sends `call` on `slot` and reads its replies.
+fn exchange<T>(
+    server: &Arc<ServerConfig>,
+    role: Role,
+    mut s: Slot,
+    call: &Call<T>,
+) -> std::result::Result<T, (bool, LockError)> {
+    let until = prepare(&mut s.con, call, server);
+    let outcome = s
+        .con
+        .send(&call.packed())
+        .and_then(|()| s.con.receive(call.reply_count(), until))
+        .and_then(|replies| call.finish(&mut s.con, replies));
+    settle(server, role, s, outcome)
 }
 
 /// The call once more on a fresh connection, after a pooled one dropped.
@@ -105,16 +127,11 @@ fn replay<T>(
     role: Role,
     build: &dyn Fn(Attempt) -> Call<T>,
 ) -> Result<T> {
-    let con = server.open()?;
-    let call = build(Attempt::Replay);
-    let mut s = Slot { con, reused: false };
-    let until = prepare(&mut s.con, &call, server);
-    let outcome = s
-        .con
-        .send(&call.packed())
-        .and_then(|()| s.con.receive(call.reply_count(), until))
-        .and_then(|replies| call.finish(&mut s.con, replies));
-    settle(server, role, s, outcome).map_err(|(_, e)| e)
+    let slot = Slot {
+        con: server.open()?,
+        reused: false,
+    };
+    exchange(server, role, slot, &build(Attempt::Replay)).map_err(|(_, e)| e)
 }
 
 /// Readies `con` for `call` (a blocking call's reply is awaited for its
@@ -189,7 +206,7 @@ fn connect_all(servers: &[Arc<ServerConfig>], role: Role) -> Vec<Connected> {
                 .map(|(i, spawned)| {
                     let result = match spawned {
                         Ok(handle) => handle.join().unwrap_or_else(|_| {
-                            Err(LockError::Unsupported("opening a connection failed".into()))
+                            Err(LockError::Internal("opening a connection failed".into()))
                         }),
                         // No thread to spare: open it here.
                         Err(_) => open(i),
@@ -204,6 +221,6 @@ fn connect_all(servers: &[Arc<ServerConfig>], role: Role) -> Vec<Connected> {
     }
     slots
         .into_iter()
-        .map(|s| s.unwrap_or_else(|| Err((false, LockError::Unsupported("no connection".into())))))
+        .map(|s| s.unwrap_or_else(|| Err((false, LockError::Internal("no connection".into())))))
         .collect()
 }

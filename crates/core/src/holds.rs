@@ -106,6 +106,11 @@ pub fn get(id: u64) -> Option<Entry> {
     with_entries(|entries| entries.iter().find(|e| e.id == id).cloned())
 }
 
+/// The context (PHP Fiber) that took the hold `id`, if it is still held.
+pub fn context_of(id: u64) -> Option<u64> {
+    with_entries(|entries| entries.iter().find(|e| e.id == id).map(|e| e.context))
+}
+
 /// True when the hold `id` is auto-renewed and its lease was found lost.
 pub fn is_lost(id: u64) -> bool {
     with_entries(|entries| {

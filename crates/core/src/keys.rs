@@ -25,6 +25,8 @@
 
 use std::sync::OnceLock;
 
+use crate::call::{Arg, Command};
+
 /// What separates a lock name from the tag of its helper keys; no lock
 /// name may contain it.
 pub const SEPARATOR: &[u8] = b"~~";
@@ -135,17 +137,29 @@ pub struct LockKeys {
     pub counter: Vec<u8>,
     /// `K~~w~`, the prefix of the waiters' wake-up lists.
     pub wake_prefix: Vec<u8>,
+    /// The encoded start of the release's EVALSHA on these keys (a
+    /// release then only appends its four arguments).
+    pub release_head: Vec<u8>,
+    /// The encoded start of `SET K ...` (then the token, NX PX and ttl).
+    pub set_head: Vec<u8>,
 }
 
 impl LockKeys {
     /// The key names of the lock stored at `lock`, whose fencing counter is
     /// `counter`.
     pub fn new(lock: Vec<u8>, counter: Vec<u8>) -> Self {
+        let queue = queue_key(&lock);
+        let fence = fence_key(&lock);
+        let release_head =
+            crate::scripts::RELEASE.evalsha_head(&[&lock, &queue, &fence, &counter], 4);
+        let set_head = Command::head(6, [Arg::from("SET"), Arg::from(&lock)]);
         Self {
-            queue: queue_key(&lock),
-            fence: fence_key(&lock),
             wake_prefix: helper_key(&lock, "w~"),
+            queue,
+            fence,
             counter,
+            release_head,
+            set_head,
             lock,
         }
     }

@@ -39,6 +39,7 @@ pub mod options;
 pub mod pool;
 mod process;
 pub mod renewal;
+mod resp;
 mod scripts;
 pub mod settings;
 pub mod signals;

@@ -289,7 +289,18 @@ fn run(shared: &'static Shared) {
                 let now = Instant::now();
                 expire_or_drop(&mut renewer.entries, now);
                 if renewer.entries.iter().any(|e| e.next_due <= now) {
-                    break collect_due(&mut renewer.entries, now);
+                    // Every round of this pass ends by half of the shortest
+                    // lease the thread keeps, due now or not: one slow
+                    // server never holds up another lock's renewal past
+                    // its lease.
+                    let left = renewer
+                        .entries
+                        .iter()
+                        .map(|e| e.lease.valid_for())
+                        .min()
+                        .unwrap_or_default();
+                    let until = now + (left / 2).max(MIN_ROUND);
+                    break (collect_due(&mut renewer.entries, now), until);
                 }
                 let sleep = renewer
                     .entries
@@ -304,7 +315,7 @@ fn run(shared: &'static Shared) {
                     .0;
             }
         };
-        renew_batch(due);
+        renew_batch(due.0, due.1);
     }
 }
 
@@ -361,28 +372,42 @@ fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
         .collect()
 }
 
-/// Renews `due`: the holds of one topology in one pipelined round trip
-/// per server.
-fn renew_batch(mut due: Vec<Due>) {
+/// Renews `due` by `until`: the holds of one topology in one pipelined
+/// round trip per server, several topologies side by side.
+fn renew_batch(mut due: Vec<Due>, until: Instant) {
     due.sort_by_key(|d| Arc::as_ptr(&d.topology) as usize);
-    for batch in due.chunk_by(|a, b| Arc::ptr_eq(&a.topology, &b.topology)) {
-        renew_on(batch);
+    let batches: Vec<&[Due]> = due
+        .chunk_by(|a, b| Arc::ptr_eq(&a.topology, &b.topology))
+        .collect();
+    if let [one] = batches[..] {
+        renew_on(one, until);
+        return;
     }
+    // Several topologies: their rounds run side by side, so that their
+    // waits do not add up.
+    std::thread::scope(|scope| {
+        for batch in batches {
+            let spawned = std::thread::Builder::new()
+                .name("redislock-renew-round".into())
+                .spawn_scoped(scope, move || {
+                    crate::signals::block_all_in_this_thread();
+                    renew_on(batch, until)
+                });
+            if spawned.is_err() {
+                // No thread to spare: this round here, after the others.
+                renew_on(batch, until);
+            }
+        }
+    });
 }
 
-fn renew_on(batch: &[Due]) {
+/// Renews `batch` in one round that ends by `until`: a round is bounded by
+/// the leases the thread protects, not by the read timeout. A server that
+/// answers later (frozen, overloaded) cannot help keep them, and waiting
+/// for it would let them run out on the servers that did answer.
+fn renew_on(batch: &[Due], until: Instant) {
     let topology = &batch[0].topology;
     let sent = Instant::now();
-    // A round is bounded by the leases it protects, not by the read
-    // timeout: half of the shortest lease left. A server that answers
-    // later (frozen, overloaded) cannot help keep them, and waiting for it
-    // would let them run out on the servers that did answer.
-    let left = batch
-        .iter()
-        .map(|d| d.lease.valid_for())
-        .min()
-        .unwrap_or_default();
-    let until = sent + (left / 2).max(MIN_ROUND);
     let keys: Vec<&[u8]> = batch.iter().map(|d| &d.key[..]).collect();
     let results = topology.run_batch(Role::Renewal, &keys, &|indices, _| {
         let items: Vec<(&[u8], &[u8], u64)> = indices

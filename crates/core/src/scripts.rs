@@ -7,6 +7,8 @@ use std::sync::LazyLock;
 
 use redis::{ConnectionLike, RedisResult, Script};
 
+use crate::call::{Arg, Command};
+
 /// One of our scripts: its source and SHA1.
 pub struct Lua {
     code: String,
@@ -26,17 +28,32 @@ impl Lua {
         self.script.get_hash()
     }
 
+    /// The start of this script's EVALSHA on `keys` with `args` arguments
+    /// to come ([`Command::with_head`]).
+    pub fn evalsha_head(&self, keys: &[&[u8]], args: usize) -> Vec<u8> {
+        let head = [
+            Arg::from("EVALSHA"),
+            Arg::from(self.hash()),
+            Arg::Int(keys.len() as u64),
+        ];
+        Command::head(
+            3 + keys.len() + args,
+            head.into_iter().chain(keys.iter().map(|k| Arg::Bytes(k))),
+        )
+    }
+
     /// The EVALSHA of this script on `keys` with `args`.
-    pub fn evalsha(&self, keys: &[&[u8]], args: &[&[u8]]) -> redis::Cmd {
-        let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(self.hash()).arg(keys.len());
-        for key in keys {
-            cmd.arg(*key);
-        }
-        for arg in args {
-            cmd.arg(*arg);
-        }
-        cmd
+    pub fn evalsha(&self, keys: &[&[u8]], args: &[Arg<'_>]) -> Command {
+        let head = [
+            Arg::from("EVALSHA"),
+            Arg::from(self.hash()),
+            Arg::Int(keys.len() as u64),
+        ];
+        Command::new(
+            head.into_iter()
+                .chain(keys.iter().map(|k| Arg::Bytes(k)))
+                .chain(args.iter().copied()),
+        )
     }
 }
 

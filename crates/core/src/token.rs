@@ -12,9 +12,8 @@ pub const MAX_TOKEN_LEN: usize = 1024;
 /// Returns a new random token: 32 lowercase hex characters.
 pub fn new_token() -> Result<String> {
     let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::fill(&mut bytes).map_err(|e| {
-        LockError::Unsupported(format!("the OS random number generator failed: {e}"))
-    })?;
+    getrandom::fill(&mut bytes)
+        .map_err(|e| LockError::Internal(format!("the OS random number generator failed: {e}")))?;
     Ok(hex(&bytes))
 }
 

@@ -1,5 +1,6 @@
-//! One connection to one Redis server: a socket (TCP, unix or TLS),
-//! redis-rs's RESP parser, and reads that survive signals.
+//! One connection to one Redis server: a socket (TCP, unix or TLS), a
+//! reply buffer parsed in place ([`crate::resp`]), and reads that survive
+//! signals.
 //!
 //! redis-rs's own `Connection` cannot be used for this: a socket with a
 //! read timeout returns `EINTR` when a signal arrives, even under
@@ -18,11 +19,16 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use redis::{ConnectionLike, Parser, RedisError, RedisResult, Value};
+use redis::{ConnectionLike, RedisError, RedisResult, Value};
+
+use crate::resp;
 
 /// Longest a blocking wait reads before it asks whether PHP wants it to end
 /// (a signal that arrives between two reads is noticed within this).
 const WAIT_SLICE: Duration = Duration::from_millis(100);
+
+/// The reply buffer's first size (grown when a reply needs more).
+const BUFFER: usize = 16 * 1024;
 
 /// How far a socket's read timeout may be from the remaining time of a
 /// request before it is set again.
@@ -119,7 +125,10 @@ enum Mode {
 /// A connection to one server.
 pub struct Conn {
     stream: Stream,
-    parser: Parser,
+    /// Bytes read and not yet parsed are `buf[start..end]`.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
     read_timeout: Duration,
     /// The read timeout currently set on the socket (saves a syscall per
     /// command when unchanged).
@@ -138,7 +147,9 @@ impl Conn {
         stream.set_write_timeout(read_timeout)?;
         Ok(Self {
             stream,
-            parser: Parser::new(),
+            buf: vec![0; BUFFER],
+            start: 0,
+            end: 0,
             read_timeout,
             socket_timeout: read_timeout,
             mode: Mode::Command,
@@ -212,12 +223,23 @@ impl Conn {
             stopped: &mut self.stopped,
         };
         if let Err(e) = reader.prepare() {
-            return Err(self.broken(e));
+            self.open = false;
+            return Err(RedisError::from(e));
         }
         let mut replies = Vec::with_capacity(count);
-        for _ in 0..count {
-            match self.parser.parse_value(&mut reader) {
-                Ok(value) => replies.push(value),
+        while replies.len() < count {
+            match resp::parse(&self.buf[self.start..self.end]) {
+                Ok(Some((value, used))) => {
+                    self.start += used;
+                    replies.push(value);
+                }
+                Ok(None) => {
+                    if let Err(e) = fill(&mut self.buf, &mut self.start, &mut self.end, &mut reader)
+                    {
+                        self.open = false;
+                        return Err(RedisError::from(e));
+                    }
+                }
                 Err(e) => {
                     // The stream is out of step with our requests.
                     self.open = false;
@@ -225,12 +247,43 @@ impl Conn {
                 }
             }
         }
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+        }
         Ok(replies)
     }
 
     fn broken(&mut self, e: io::Error) -> RedisError {
         self.open = false;
         RedisError::from(e)
+    }
+}
+
+/// Reads more of a reply into `buf[*end..]`, first moving what is unparsed
+/// to the front, or growing the buffer when a reply fills it.
+fn fill(
+    buf: &mut Vec<u8>,
+    start: &mut usize,
+    end: &mut usize,
+    from: &mut impl Read,
+) -> io::Result<()> {
+    if *end == buf.len() {
+        if *start > 0 {
+            buf.copy_within(*start..*end, 0);
+            (*start, *end) = (0, *end - *start);
+        } else {
+            buf.resize(buf.len() * 2, 0);
+        }
+    }
+    match from.read(&mut buf[*end..])? {
+        0 => Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the server closed the connection",
+        )),
+        n => {
+            *end += n;
+            Ok(())
+        }
     }
 }
 

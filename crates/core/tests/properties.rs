@@ -1117,7 +1117,7 @@ impl Exercise<'_> {
             .iter()
             .cloned()
             .chain(std::iter::repeat(Value::Nil))
-            .take(call.cmds.len())
+            .take(call.commands().len())
             .collect();
         let _ = (call.parse)(shaped);
         let mut call = match self.replicas {

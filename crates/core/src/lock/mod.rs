@@ -246,12 +246,11 @@ impl Lock {
             votes.agree(Option::is_some) && self.topology.validity(ttl_ms, sent.elapsed()).is_some()
         };
         if votes.is_single() {
-            let votes = votes.decided()?;
-            if in_time(&votes) {
-                let fence = votes.replies()?.pop().flatten().flatten().flatten();
-                return Ok(Some(Won { fence, sent }));
-            }
-            if votes.agree(Option::is_some) {
+            let won = votes.into_single()?;
+            if let Some(fence) = won {
+                if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
+                    return Ok(Some(Won { fence, sent }));
+                }
                 self.undo(token);
             }
             return Ok(None);
@@ -482,7 +481,7 @@ impl Lock {
         };
         // A hold belongs to the context (PHP Fiber) that took it: another
         // one sharing this object releases nothing.
-        if holds::get(share.id).is_some_and(|e| e.context != context::current()) {
+        if holds::context_of(share.id).is_some_and(|c| c != context::current()) {
             return Ok(false);
         }
         match holds::leave(share.id, 1) {

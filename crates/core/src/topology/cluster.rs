@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use redis::Value;
 
-use crate::call::{Attempt, Call};
+use crate::call::{Attempt, Call, Command};
 use crate::connection::{self, ServerConfig};
 use crate::error::{ConnectionFailure, LockError, Redirect, Result};
 use crate::exchange;
@@ -290,7 +290,7 @@ impl Cluster {
                 }
                 Ok(_) => {
                     for &i in indices {
-                        results[i] = Some(Err(LockError::Unsupported("short batch reply".into())));
+                        results[i] = Some(Err(LockError::Internal("short batch reply".into())));
                     }
                 }
                 Err(e) if matches!(e, LockError::Redirected { .. }) || e.is_connection_error() => {
@@ -299,7 +299,7 @@ impl Cluster {
                         results[i] = Some(one.and_then(|mut values| {
                             values
                                 .pop()
-                                .ok_or_else(|| LockError::Unsupported("empty batch reply".into()))
+                                .ok_or_else(|| LockError::Internal("empty batch reply".into()))
                         }));
                     }
                 }
@@ -312,7 +312,7 @@ impl Cluster {
         }
         results
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(LockError::Unsupported("no reply".into()))))
+            .map(|r| r.unwrap_or_else(|| Err(LockError::Internal("no reply".into()))))
             .collect()
     }
 
@@ -388,9 +388,7 @@ impl Cluster {
     /// `CLUSTER SLOTS` on `node`.
     fn ask_slots(&self, node: &Arc<ServerConfig>) -> Result<SlotMap> {
         let ranges = exchange::run_one(node, Role::Command, &|_| {
-            let mut cmd = redis::cmd("CLUSTER");
-            cmd.arg("SLOTS");
-            Call::new(vec![cmd], parse_slots)
+            Call::new(vec![Command::of(&[b"CLUSTER", b"SLOTS"])], parse_slots)
         })?;
         let mut map = SlotMap {
             ranges: Vec::with_capacity(ranges.len()),

@@ -19,6 +19,7 @@ pub mod sentinel;
 pub mod single;
 mod votes;
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -190,10 +191,13 @@ impl Topology {
         if let Kind::Cluster(cluster) = &self.kind {
             return self.votes(vec![cluster.run(role, key, build)]);
         }
-        let results = self.on_servers(&|servers, replay| {
-            exchange::run_all(servers, role, &|_, attempt| {
+        let results = self.on_servers(&|servers, replay| match servers {
+            [one] => vec![exchange::run_one(one, role, &|attempt| {
                 build(replay.unwrap_or(attempt))
-            })
+            })],
+            _ => exchange::run_all(servers, role, &|_, attempt| {
+                build(replay.unwrap_or(attempt))
+            }),
         });
         self.votes(results)
     }
@@ -210,20 +214,18 @@ impl Topology {
         if let Kind::Cluster(cluster) = &self.kind {
             return match node {
                 0 => cluster.run(role, key, build),
-                _ => Err(LockError::Unsupported(format!("no server number {node}"))),
+                _ => Err(LockError::Internal(format!("no server number {node}"))),
             };
         }
         let mut results = self.on_servers(&|servers, replay| match servers.get(node) {
             Some(server) => vec![exchange::run_one(server, role, &|attempt| {
                 build(replay.unwrap_or(attempt))
             })],
-            None => vec![Err(LockError::Unsupported(format!(
-                "no server number {node}"
-            )))],
+            None => vec![Err(LockError::Internal(format!("no server number {node}")))],
         });
         results
             .pop()
-            .unwrap_or_else(|| Err(LockError::Unsupported("no reply".into())))
+            .unwrap_or_else(|| Err(LockError::Internal("no reply".into())))
     }
 
     /// How many servers hold each key.
@@ -265,7 +267,7 @@ impl Topology {
                     }
                 }
                 Ok(_) => per_key.iter_mut().for_each(|slot| {
-                    slot.push(Err(LockError::Unsupported("short batch reply".into())))
+                    slot.push(Err(LockError::Internal("short batch reply".into())))
                 }),
                 Err(e) => per_key
                     .iter_mut()
@@ -304,12 +306,12 @@ impl Topology {
 
     /// The servers that hold `key` now (Sentinel: the current master;
     /// Cluster: the master of its slot).
-    fn current(&self, key: &[u8]) -> Result<Vec<Arc<ServerConfig>>> {
+    fn current(&self, key: &[u8]) -> Result<Cow<'_, [Arc<ServerConfig>]>> {
         match &self.kind {
-            Kind::Single(s) => Ok(vec![s.server().clone()]),
-            Kind::Redlock(r) => Ok(r.servers().to_vec()),
-            Kind::Sentinel(s) => Ok(vec![s.master()?]),
-            Kind::Cluster(c) => Ok(vec![c.master_of(key)?]),
+            Kind::Single(s) => Ok(Cow::Borrowed(std::slice::from_ref(s.server()))),
+            Kind::Redlock(r) => Ok(Cow::Borrowed(r.servers())),
+            Kind::Sentinel(s) => Ok(Cow::Owned(vec![s.master()?])),
+            Kind::Cluster(c) => Ok(Cow::Owned(vec![c.master_of(key)?])),
         }
     }
 

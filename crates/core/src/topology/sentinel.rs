@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
-use crate::call::Call;
+use crate::call::{Call, Command};
 use crate::connection::{self, ServerConfig};
 use crate::error::{ConnectionFailure, LockError, Redirect, Result};
 use crate::exchange;
@@ -154,8 +154,7 @@ impl Sentinel {
         for sentinel in &self.sentinels {
             let name = self.name.clone();
             let asked = exchange::run_one(sentinel, Role::Command, &|_| {
-                let mut cmd = redis::cmd("SENTINEL");
-                cmd.arg("get-master-addr-by-name").arg(&name);
+                let cmd = Command::of(&[b"SENTINEL", b"get-master-addr-by-name", name.as_bytes()]);
                 Call::new(vec![cmd], parse_address)
             });
             match asked {
@@ -185,7 +184,7 @@ impl Sentinel {
     /// `ROLE` on the master: a Sentinel may still name a demoted master.
     fn check_role(&self, master: &Arc<ServerConfig>) -> Result<()> {
         let role = exchange::run_one(master, Role::Command, &|_| {
-            Call::new(vec![redis::cmd("ROLE")], parse_role)
+            Call::new(vec![Command::of(&[b"ROLE"])], parse_role)
         })?;
         if role == "master" {
             return Ok(());

@@ -53,6 +53,14 @@ impl<T> Votes<T> {
         self.results.len() == 1
     }
 
+    /// The one server's reply, or its error (one server holds the keys).
+    pub fn into_single(mut self) -> Result<T> {
+        match self.results.pop() {
+            Some(result) if self.results.is_empty() => result,
+            _ => Err(LockError::Internal("into_single on several servers".into())),
+        }
+    }
+
     /// The replies, when enough servers replied for a decision; otherwise
     /// why not ([`Votes::failure`]). Servers that failed give `None`.
     pub fn replies(self) -> Result<Vec<Option<T>>> {
@@ -78,7 +86,7 @@ impl<T> Votes<T> {
         if self.results.len() == 1 {
             return match self.results.pop() {
                 Some(Err(e)) => e,
-                _ => LockError::Unsupported("no failure to report".into()),
+                _ => LockError::Internal("no failure to report".into()),
             };
         }
         let total = self.results.len();
