@@ -18,9 +18,8 @@ local mark, wake = lock .. '~~a~-', lock .. '~~w~-'
 local needed = {
   {'SET', lock, '-', 'NX', 'PX', '1'}, {'GET', lock}, {'DEL', lock},
   {'PEXPIRE', lock, '1'}, {'PTTL', lock},
-  {'EXISTS', queue}, {'ZADD', queue, '1', '-'}, {'ZRANGE', queue, '0', '0'},
-  {'ZREM', queue, '-'}, {'ZSCORE', queue, '-'}, {'PTTL', queue},
-  {'PEXPIRE', queue, '1'},
+  {'EXISTS', queue}, {'ZADD', queue, 'NX', '1', '-'}, {'ZRANGE', queue, '0', '0'},
+  {'ZREM', queue, '-'}, {'PEXPIRE', queue, '1'},
   {'SET', fence, '1', 'PX', '1'}, {'GET', fence}, {'DEL', fence},
   {'INCR', counter}, {'SET', counter, '1'},
   {'SET', mark, '-', 'PX', '1'}, {'GET', mark}, {'DEL', mark}, {'PTTL', mark},

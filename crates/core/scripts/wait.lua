@@ -15,7 +15,8 @@
 -- counter
 -- ARGV[1] = token, ARGV[2] = lease ms, ARGV[3] = mark's life ms,
 -- ARGV[4] = '1' for a fencing token, ARGV[5] = fence floor, ARGV[6] = '1'
--- when starving, ARGV[7] = '1' to give up, ARGV[8] = '1' on a replay
+-- when starving, ARGV[7] = '1' to give up, ARGV[8] = '1' on a replay,
+-- ARGV[9] = when the waiter began to wait (microseconds, its clock)
 -- Returns {1, fencing token or -1} when the lock is ours, {2} after giving
 -- up, {0, the lock's PTTL} while waiting.
 -- @include fence
@@ -55,5 +56,5 @@ if redis.call('EXISTS', lock) == 0 then
     return won(fence)
   end
 end
-join_queue(lock, queue, token, ttl .. ':' .. ARGV[4] .. ':' .. ARGV[6], tonumber(ARGV[3]))
+join_queue(lock, queue, token, ARGV[9], ttl .. ':' .. ARGV[4] .. ':' .. ARGV[6], tonumber(ARGV[3]))
 return {0, redis.call('PTTL', lock)}

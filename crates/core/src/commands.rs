@@ -237,6 +237,14 @@ pub struct Waiter<'a> {
     pub alive_ms: u64,
     /// Whether it wants a fencing token.
     pub fencing: bool,
+    /// When it began to wait (microseconds since the Unix epoch, its
+    /// clock): its place in the queue.
+    pub arrival: u64,
+}
+
+/// Now, in microseconds since the Unix epoch: a waiter's arrival.
+pub fn arrival_now() -> u64 {
+    fence_floor()
 }
 
 /// One step of a blocking acquire on the server that decides (one round
@@ -264,6 +272,7 @@ pub fn wait_step(
             flag(starving).into(),
             flag(give_up).into(),
             flag(attempt == Attempt::Replay).into(),
+            waiter.arrival.into(),
         ],
     );
     Call::one(cmd, |r| queued_reply("wait", one(r)?))
@@ -318,6 +327,7 @@ fn notify_queue_cmd(keys: &LockKeys, waiter: &Waiter<'_>, leave: bool) -> Comman
             waiter.token.into(),
             waiter.alive_ms.into(),
             flag(leave).into(),
+            waiter.arrival.into(),
         ],
     )
 }

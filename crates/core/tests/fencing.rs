@@ -138,6 +138,7 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
         ttl_ms: 5_000,
         alive_ms: 5_000,
         fencing: true,
+        arrival: 1,
     };
     let mut con = server.client();
     let lock_keys = keys::LockKeys::new(key.clone(), b"~~fence".to_vec());

@@ -116,6 +116,7 @@ fn helper_keys_of_vanished_owners_expire() {
         ttl_ms: 5_000,
         alive_ms: 300,
         fencing: true,
+        arrival: 1,
     };
     let step = commands::wait_step(&keys_of_lock, &waiter, true, false, Attempt::First);
     let queued = step.query(&mut server.client()).unwrap();

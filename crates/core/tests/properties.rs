@@ -1149,6 +1149,7 @@ fn waiter(fencing: bool) -> Waiter<'static> {
         ttl_ms: 1000,
         alive_ms: 500,
         fencing,
+        arrival: 1,
     }
 }
 

@@ -163,6 +163,7 @@ fn a_crashed_waiter_is_skipped() {
         ttl_ms: 5_000,
         alive_ms: 100,
         fencing: false,
+        arrival: 1,
     };
     let lock_keys = keys::LockKeys::new(key.clone(), b"~~fence".to_vec());
     let queued = commands::wait_step(&lock_keys, &dead, true, false, Attempt::First)

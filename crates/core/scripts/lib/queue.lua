@@ -1,7 +1,8 @@
 -- The waiters of a lock K. Every key below starts with the whole of K, so
 -- it shares K's hash slot (K carries a hash tag on Cluster) and, with the
 -- "~~" that no lock name may contain, can never be another lock's key:
---   K~~q (sorted set):     member = waiter token, score = arrival order
+--   K~~q (sorted set):     member = waiter token, score = when it began to
+--                          wait (its clock, microseconds)
 --   K~~a~<token> (string): the waiter's mark "<ttl ms>:<fenced>:<starving>",
 --                          expiring when it stops checking in (a live
 --                          waiter renews it at least every retry_delay);
@@ -24,21 +25,14 @@ local function wake_key(lock, token)
   return lock .. '~~w~' .. token
 end
 
--- Puts a waiter at the back of the queue (an existing entry keeps its
--- place) with its mark, live for alive_ms.
-local function join_queue(lock, queue, token, mark, alive_ms)
-  if not redis.call('ZSCORE', queue, token) then
-    local last = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')
-    local score = 0
-    if last[2] then
-      score = tonumber(last[2]) + 1
-    end
-    redis.call('ZADD', queue, score, token)
-  end
+-- Puts a waiter in the queue in the order of its arrival (the time it
+-- began to wait, from its own clock, in microseconds: an entry keeps its
+-- place; one dropped and added again goes back to it) with its mark, live
+-- for alive_ms.
+local function join_queue(lock, queue, token, arrival, mark, alive_ms)
+  redis.call('ZADD', queue, 'NX', arrival, token)
   redis.call('SET', mark_key(lock, token), mark, 'PX', alive_ms)
-  if redis.call('PTTL', queue) < alive_ms + 1000 then
-    redis.call('PEXPIRE', queue, alive_ms + 1000)
-  end
+  redis.call('PEXPIRE', queue, alive_ms + 1000)
 end
 
 -- Removes a waiter's queue entry, mark and wake list.

@@ -54,6 +54,7 @@ impl Lock {
             ttl_ms: self.ttl_ms,
             alive_ms: alive_window(self.options.retry_delay),
             fencing: self.options.fencing,
+            arrival: commands::arrival_now(),
         };
         let waited = self.wait_for_turn(&waiter, wait, stop);
         if waited.is_err() {

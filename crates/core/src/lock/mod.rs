@@ -184,13 +184,15 @@ impl Lock {
             Some(owner) => owner.0.clone(),
             None => token::new_token()?.into_bytes(),
         };
-        let attempt = if wait.is_zero() {
-            self.try_once(&token)
-        } else {
-            match self.topology.waiting() {
-                Waiting::HandOver => self.wait_in_queue(&token, wait, stop),
-                Waiting::Quorum => self.wait_for_quorum(&token, wait, stop),
-            }
+        let attempt = match self.topology.waiting() {
+            _ if wait.is_zero() => self.try_once(&token),
+            // A free lock is taken with the plain try first (one SET, what
+            // the recipe costs); only a lock found held costs the queue.
+            Waiting::HandOver => match self.try_once(&token) {
+                Ok(None) => self.wait_in_queue(&token, wait, stop),
+                other => other,
+            },
+            Waiting::Quorum => self.wait_for_quorum(&token, wait, stop),
         };
         let won = match attempt {
             Ok(won) => won,

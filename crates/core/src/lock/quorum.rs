@@ -41,6 +41,7 @@ impl Lock {
             ttl_ms: self.ttl_ms,
             alive_ms: alive_window(self.options.retry_delay),
             fencing: false,
+            arrival: commands::arrival_now(),
         };
         let deadline = Instant::now() + wait;
         let mut listening: Option<usize> = None;
