@@ -88,8 +88,8 @@ impl RedisLock {
         Ok(Self { lock })
     }
 
-    /// Takes the lock. `$wait` = 0 tries once; > 0 retries until `$wait`
-    /// seconds have passed. True when the lock is ours.
+    /// Takes the lock. `$wait` = 0 tries once; > 0 waits up to `$wait`
+    /// seconds, woken by the release. True when the lock is ours.
     #[php(defaults(wait = 0.0))]
     pub fn acquire(&mut self, wait: Float) -> PhpResult<bool> {
         let wait = wait_duration(&args::ACQUIRE, wait)?;

@@ -43,9 +43,11 @@ namespace {
         ) {}
 
         /**
-         * Takes the lock. $wait = 0 tries once; > 0 retries until $wait seconds have passed.
+         * Takes the lock. $wait = 0 tries once; > 0 waits up to $wait seconds, woken by the
+         * holder's release (no polling), and returns false when the wait runs out.
          *
-         * @return bool true when the lock is ours
+         * @return bool true when the lock is ours, with a lease that is not over by this
+         *     process's clock (counted from the send of the request that won it)
          * @throws \RedisLock\ConnectionException when Redis cannot be used
          */
         public function acquire(float $wait = 0.0): bool {}
@@ -77,7 +79,10 @@ namespace {
          */
         public function refresh(?float $ttl = null): bool {}
 
-        /** Asks Redis whether the lease is still ours. */
+        /**
+         * Whether the lease is still ours: false once it is over by this process's clock;
+         * with auto_renew from the renewal thread's knowledge (no round trip), else one GET.
+         */
         public function isAcquired(): bool {}
 
         /** Asks Redis whether anyone holds the lock (this process or another). */
