@@ -216,6 +216,7 @@ echo json_encode([
     'cmds_per_cs' => $redisWork['cmds'],
     'calls_per_cs' => $redisWork['calls'],
     'cpu_us_per_cs' => round($cpuUs / $n, 1),
+    'redis_cpu_us_per_cs' => $redisWork['cpu_us'],
     'timeouts' => $timeouts,
     'release_failures' => $releaseFailures,
     'counter' => $counter,

@@ -232,6 +232,7 @@ if ($mainRan) {
         $text .= "Command mix per critical section (INFO commandstats, includes commands inside scripts):\n" . implode("\n", $mixes) . "\n";
     }
     $text .= $contendedLegend;
+    require __DIR__ . '/report-budget.php';
 }
 
 require __DIR__ . '/report-topology.php';

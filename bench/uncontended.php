@@ -74,5 +74,6 @@ echo json_encode([
     'cpu_us_per_cycle' => round($cpuUs / $cycles, 3),
     'rt_per_cycle' => $redisWork['rt'],
     'cmds_per_cycle' => $redisWork['cmds'],
+    'redis_cpu_us_per_cycle' => $redisWork['cpu_us'],
     'calls_per_cycle' => $redisWork['calls'],
 ]), "\n";

@@ -8,7 +8,7 @@
 # names another report).
 #
 # Environment:
-#   BENCH_REPEAT=3     repetitions of every measurement; the report shows medians
+#   BENCH_REPEAT=5     repetitions of every measurement; the report shows medians
 #   BENCH_QUICK=1      short run (1 repetition unless BENCH_REPEAT is set, fewer cycles)
 #   BENCH_PROCS=8      processes in the contended suite
 #   BENCH_SECTIONS=N   critical sections per process (default 200, quick 40)
@@ -68,7 +68,7 @@ trap cleanup EXIT
 redis_start
 
 quick=${BENCH_QUICK:-0}
-if [ "$quick" = 1 ]; then reps=${BENCH_REPEAT:-1}; else reps=${BENCH_REPEAT:-3}; fi
+if [ "$quick" = 1 ]; then reps=${BENCH_REPEAT:-1}; else reps=${BENCH_REPEAT:-5}; fi
 
 pin=()
 pinning="none"

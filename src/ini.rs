@@ -3,7 +3,7 @@
 //! `ini_set()` takes effect at once).
 
 use std::ffi::CString;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use std::ffi::{c_int, c_void};
 
@@ -66,20 +66,53 @@ unsafe extern "C" fn accept(
     0
 }
 
-/// The current value of one ini setting (`None` if it is not registered).
-pub fn get(name: &str) -> Option<String> {
+/// The current value of one ini setting, as the engine holds it (`None` if
+/// it is not registered). The bytes are the engine's: use them before PHP
+/// runs again.
+fn raw(name: &str) -> Option<&'static [u8]> {
     let globals = ExecutorGlobals::get();
     // SAFETY: EG(ini_directives) is a live engine hash while PHP runs; its
-    // values are pointers to zend_ini_entry structures owned by the engine.
+    // values are pointers to zend_ini_entry structures owned by the engine,
+    // unchanged until PHP code (ini_set) runs again.
     unsafe {
         let table = globals.ini_directives.as_ref()?;
         let entry = table.get(name)?.ptr::<zend_ini_entry>()?.as_ref()?;
         let value = entry.value.as_ref()?;
-        Some(String::from_utf8_lossy(value.as_bytes()).into_owned())
+        Some(std::slice::from_raw_parts(
+            value.val.as_ptr().cast::<u8>(),
+            value.len,
+        ))
     }
 }
 
-/// Lock defaults from the current settings.
+/// The current value of one ini setting (`None` if it is not registered).
+pub fn get(name: &str) -> Option<String> {
+    raw(name).map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// The defaults last read, with the settings' texts they were read from.
+type Memo = Option<(Vec<Option<Vec<u8>>>, Defaults)>;
+
+/// Lock defaults from the current settings. Nearly every lock of a process
+/// is built with the same settings: the last result is kept, and reused
+/// while the settings' texts are unchanged (compared in place, nothing
+/// copied).
 pub fn defaults() -> Result<Defaults> {
-    settings::defaults(get)
+    static LAST: Mutex<Memo> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((texts, defaults)) = &*last
+        && settings::ENTRIES
+            .iter()
+            .zip(texts)
+            .all(|((name, _), seen)| raw(name) == seen.as_deref())
+    {
+        return Ok(defaults.clone());
+    }
+    let parsed = settings::defaults(get)?;
+    let texts = settings::ENTRIES
+        .iter()
+        .map(|(name, _)| raw(name).map(<[u8]>::to_vec))
+        .collect();
+    *last = Some((texts, parsed.clone()));
+    Ok(parsed)
 }

@@ -14,6 +14,8 @@ declare(strict_types=1);
  *          network round trip. Commands run inside a script are not reads.
  * - calls: INFO commandstats calls per command (also counts commands run
  *          inside scripts), to show the command mix.
+ * - cpu:   the server's used_cpu_sys + used_cpu_user (INFO cpu), in µs: what
+ *          the server spent, whoever sent the commands.
  *
  * Our own INFO calls are measured, not assumed: work() subtracts the cost of
  * one snapshot, taken as the difference of two back-to-back snapshots.
@@ -30,14 +32,16 @@ final class RedisStats
 
     public function snapshot(): array
     {
-        $info = $this->redis->rawCommand('INFO', 'stats', 'commandstats');
-        $snap = ['cmds' => 0, 'reads' => 0, 'calls' => []];
+        $info = $this->redis->rawCommand('INFO', 'stats', 'commandstats', 'cpu');
+        $snap = ['cmds' => 0, 'reads' => 0, 'cpu' => 0.0, 'calls' => []];
         foreach (explode("\n", $info) as $line) {
             $line = trim($line);
             if (str_starts_with($line, 'total_commands_processed:')) {
                 $snap['cmds'] = (int) substr($line, 25);
             } elseif (str_starts_with($line, 'total_reads_processed:')) {
                 $snap['reads'] = (int) substr($line, 22);
+            } elseif (preg_match('/^used_cpu_(sys|user):([\d.]+)$/', $line, $m)) {
+                $snap['cpu'] += (float) $m[2] * 1e6;
             } elseif (preg_match('/^cmdstat_([^:]+):calls=(\d+)/', $line, $m)) {
                 $snap['calls'][$m[1]] = (int) $m[2];
             }
@@ -58,7 +62,8 @@ final class RedisStats
             }
         }
         ksort($calls);
-        return ['cmds' => $all['cmds'] - $own['cmds'], 'reads' => $all['reads'] - $own['reads'], 'calls' => $calls];
+        return ['cmds' => $all['cmds'] - $own['cmds'], 'reads' => $all['reads'] - $own['reads'],
+            'cpu' => $all['cpu'] - $own['cpu'], 'calls' => $calls];
     }
 
     private static function diff(array $a, array $b): array
@@ -67,7 +72,8 @@ final class RedisStats
         foreach ($b['calls'] as $cmd => $n) {
             $calls[$cmd] = $n - ($a['calls'][$cmd] ?? 0);
         }
-        return ['cmds' => $b['cmds'] - $a['cmds'], 'reads' => $b['reads'] - $a['reads'], 'calls' => $calls];
+        return ['cmds' => $b['cmds'] - $a['cmds'], 'reads' => $b['reads'] - $a['reads'],
+            'cpu' => $b['cpu'] - $a['cpu'], 'calls' => $calls];
     }
 
     /** Per-unit rates of a work() result, e.g. per cycle or per critical section. */
@@ -80,6 +86,7 @@ final class RedisStats
         return [
             'rt' => round($work['reads'] / $units, 3),
             'cmds' => round($work['cmds'] / $units, 3),
+            'cpu_us' => round(($work['cpu'] ?? 0) / $units, 3),
             'calls' => $calls,
         ];
     }

@@ -88,6 +88,12 @@ impl<T> PerProcess<T> {
     }
 }
 
+impl<T> std::fmt::Debug for PerProcess<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PerProcess(..)")
+    }
+}
+
 fn register_fork_handler() {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {

@@ -138,11 +138,10 @@ impl Lock {
             ));
         }
         let topology = Topology::build(servers, &options)?;
-        let redis_key = topology.lock_key(&options.prefix, &key)?;
-        let counter = topology.fence_counter(&options.prefix, &redis_key)?;
+        let keys = topology.lock_keys(&options.prefix, &key)?;
         Ok(Self {
             key,
-            keys: Arc::new(LockKeys::new(redis_key, counter)),
+            keys,
             ttl_ms,
             topology,
             options,

@@ -29,6 +29,7 @@ use crate::call::{Attempt, Call};
 use crate::connection::{self, ServerConfig};
 use crate::error::{LockError, Result};
 use crate::exchange;
+use crate::keys::LockKeys;
 use crate::options::LockOptions;
 use crate::pool::Role;
 use crate::process::PerProcess;
@@ -45,6 +46,9 @@ pub enum Waiting {
     Quorum,
 }
 
+/// Topologies kept by [`Topology::build`] for reuse.
+const RECENT_TOPOLOGIES: usize = 16;
+
 /// Builds the call for a batch of keys (their indices), one result each.
 pub type BatchCall<'a, T> = dyn Fn(&[usize], Attempt) -> Call<Vec<T>> + 'a;
 
@@ -60,7 +64,19 @@ pub struct Topology {
     /// The servers as shown in messages (passwords masked), built once:
     /// every call's [`Votes`] carries them for its error message.
     names: Arc<[String]>,
+    /// The key names of the locks built here lately, by prefix and key
+    /// ([`Topology::lock_keys`]).
+    keys: PerProcess<Mutex<Vec<RecentKeys>>>,
 }
+
+/// A prefix, a key, and the key names of their lock.
+type RecentKeys = (Vec<u8>, Vec<u8>, Arc<LockKeys>);
+
+/// Servers, options and the topology built of them.
+type RecentTopology = (Vec<String>, LockOptions, Arc<Topology>);
+
+/// Lock key names kept per topology for reuse.
+const RECENT_KEYS: usize = 64;
 
 #[derive(Debug, PartialEq)]
 enum Kind {
@@ -74,6 +90,27 @@ impl Topology {
     /// Parses `urls` and the topology options into a shared topology
     /// (equal topologies of one process share one instance). Sends nothing.
     pub fn build(urls: &[String], options: &LockOptions) -> Result<Arc<Self>> {
+        // Most locks of a process are built with the same servers and
+        // options: the topology of the last few is kept (no parsing, no
+        // registry walk).
+        static RECENT: PerProcess<Mutex<Vec<RecentTopology>>> =
+            PerProcess::new(|| Mutex::new(Vec::new()));
+        let mut recent = RECENT.get().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, _, known)) = recent
+            .iter()
+            .find(|(u, o, _)| u.as_slice() == urls && o == options)
+        {
+            return Ok(known.clone());
+        }
+        let built = Self::parse_and_build(urls, options)?;
+        if recent.len() >= RECENT_TOPOLOGIES {
+            recent.remove(0);
+        }
+        recent.push((urls.to_vec(), options.clone(), built.clone()));
+        Ok(built)
+    }
+
+    fn parse_and_build(urls: &[String], options: &LockOptions) -> Result<Arc<Self>> {
         let parsed = urls
             .iter()
             .map(|url| ServerUrl::parse("servers", url))
@@ -111,6 +148,24 @@ impl Topology {
             Kind::Cluster(_) => cluster::Cluster::lock_key(prefix, key),
             _ => Ok([prefix, key].concat()),
         }
+    }
+
+    /// The key names of the lock on `key` with `prefix` ([`Topology::lock_key`]
+    /// and [`Topology::fence_counter`], with their encoded command heads),
+    /// shared by the locks built on it lately.
+    pub fn lock_keys(&self, prefix: &[u8], key: &[u8]) -> Result<Arc<LockKeys>> {
+        let mut recent = self.keys.get().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, _, known)) = recent.iter().find(|(p, k, _)| p == prefix && k == key) {
+            return Ok(known.clone());
+        }
+        let lock = self.lock_key(prefix, key)?;
+        let counter = self.fence_counter(prefix, &lock)?;
+        let keys = Arc::new(LockKeys::new(lock, counter));
+        if recent.len() >= RECENT_KEYS {
+            recent.remove(0);
+        }
+        recent.push((prefix.to_vec(), key.to_vec(), keys.clone()));
+        Ok(keys)
     }
 
     /// The fencing counter shared by the locks under `prefix` that live with
@@ -370,7 +425,12 @@ fn intern(kind: Kind) -> Arc<Topology> {
         Kind::Sentinel(s) => s.names().into(),
         Kind::Cluster(c) => c.names().into(),
     };
-    let topology = Arc::new(Topology { kind, scope, names });
+    let topology = Arc::new(Topology {
+        kind,
+        scope,
+        names,
+        keys: PerProcess::new(|| Mutex::new(Vec::new())),
+    });
     registry.push(topology.clone());
     topology
 }
