@@ -11,7 +11,7 @@ use ext_php_rs::exception::PhpResult;
 use ext_php_rs::flags::DataType;
 use ext_php_rs::types::array::Iter;
 use ext_php_rs::types::{ZendStr, Zval};
-use redislock_core::options::{self, OptionKind};
+use redislock_core::config::options::{self, OptionKind};
 use redislock_core::{LockOptions, OptionValue};
 
 use crate::coerce;

@@ -13,7 +13,7 @@ use ext_php_rs::flags::DataType;
 use ext_php_rs::types::Zval;
 use ext_php_rs::zend::ExecutorGlobals;
 use redislock_core::OptionValue;
-use redislock_core::numeric::{float_to_string, parse_numeric};
+use redislock_core::config::php_numeric::{float_to_string, parse_numeric};
 
 /// What PHP calls the type of `zv` in "X given" messages.
 pub fn given(zv: &Zval) -> String {

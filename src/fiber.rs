@@ -1,17 +1,12 @@
 //! Holds belong to the PHP Fiber that took them: the core asks this module
-//! which Fiber is running ([`redislock_core::context`]).
+//! which Fiber is running ([`redislock_core::host::Host::context`]).
 
 use ext_php_rs::zend::ExecutorGlobals;
-
-/// Tells the core how to name the running Fiber (at module startup).
-pub fn install() {
-    redislock_core::context::set_source(current);
-}
 
 /// The running Fiber, by the address of its context (what the engine's
 /// Fiber switch observer names); 0 in the main flow. Only called on the
 /// PHP thread (lock calls, interrupts), never by the renewal thread.
-fn current() -> u64 {
+pub fn current() -> u64 {
     let globals = ExecutorGlobals::get();
     let context = globals.current_fiber_context;
     if context.is_null() || context == globals.main_fiber_context {

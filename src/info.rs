@@ -2,7 +2,7 @@
 
 use ext_php_rs::zend::ModuleEntry;
 use ext_php_rs::{info_table_end, info_table_header, info_table_row, info_table_start};
-use redislock_core::settings;
+use redislock_core::config::settings;
 
 use crate::ini;
 
@@ -20,7 +20,7 @@ pub extern "C" fn php_info(_module: *mut ModuleEntry) {
         );
         info_table_row!(
             "Pooled connections (this process)",
-            redislock_core::pool::idle_count().to_string()
+            redislock_core::host::idle_connections().to_string()
         );
         info_table_end!();
         info_table_start!();

@@ -1,5 +1,5 @@
 //! The `redislock.*` php.ini entries: registered at startup from the list in
-//! [`redislock_core::settings`], read from the engine on every use (so
+//! [`redislock_core::config::settings`], read from the engine on every use (so
 //! `ini_set()` takes effect at once).
 
 use std::ffi::CString;
@@ -11,7 +11,7 @@ use ext_php_rs::ffi::{zend_ini_entry, zend_string};
 use ext_php_rs::flags::IniEntryPermission;
 use ext_php_rs::zend::{ExecutorGlobals, IniEntryDef};
 use redislock_core::Result;
-use redislock_core::settings::{self, Defaults};
+use redislock_core::config::settings::{self, Defaults};
 
 /// The registered table. The engine may keep a pointer to it for the life of
 /// the process (PHP 8.5 reads it back), so it is built once and lives here,

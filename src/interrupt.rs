@@ -18,7 +18,6 @@ use ext_php_rs::ffi::{
     executor_globals, zend_atomic_bool_store, zend_execute_data, zend_interrupt_function,
 };
 use ext_php_rs::zend::ExecutorGlobals;
-use redislock_core::holds;
 
 use crate::exceptions::{Class, exception};
 
@@ -35,7 +34,7 @@ static PREVIOUS: OnceLock<Option<Handler>> = OnceLock::new();
 struct Running {
     /// The hold it runs under.
     hold: u64,
-    /// The Fiber running it ([`redislock_core::context`]): the interrupt
+    /// The Fiber running it ([`redislock_core::host::context`]): the interrupt
     /// is thrown there and nowhere else.
     context: u64,
     /// Whether the interrupt was thrown already.
@@ -63,7 +62,7 @@ pub fn timed_out() -> bool {
 /// `exit()` (an exception is pending), or the time limit was hit (then
 /// `vm_interrupt` stays set, so the engine raises its fatal error as soon as
 /// `acquire()` returns).
-fn wait_should_end() -> bool {
+pub fn wait_should_end() -> bool {
     if timed_out() {
         return true;
     }
@@ -87,10 +86,10 @@ fn wait_should_end() -> bool {
     }
 }
 
-/// Installs [`on_interrupt`] (module startup) and the hooks the core calls:
-/// the renewal thread's lost lease, and blocking waits.
+/// Installs [`on_interrupt`] and the Fiber switch observer (module
+/// startup). The core's hooks ([`wait_should_end`], [`lease_lost`]) are
+/// installed with the others in `lib.rs`.
 pub fn install() {
-    redislock_core::signals::set_wait_hook(wait_should_end);
     // SAFETY: module startup runs on PHP's thread before any request.
     unsafe {
         let previous = zend_interrupt_function;
@@ -98,7 +97,6 @@ pub fn install() {
             zend_interrupt_function = Some(on_interrupt);
         }
     }
-    redislock_core::renewal::set_lost_hook(lease_lost);
     // SAFETY: module startup, PHP's thread; the engine calls the observer
     // on every Fiber switch, on this thread.
     unsafe { zend_observer_fiber_switch_register(Some(on_fiber_switch)) };
@@ -123,7 +121,7 @@ unsafe extern "C" fn on_fiber_switch(_from: *mut c_void, _to: *mut c_void) {
 }
 
 /// Called on the renewal thread: flag it and ask the engine to interrupt.
-fn lease_lost() {
+pub fn lease_lost() {
     PENDING.store(true, Ordering::Release);
     // SAFETY: NTS executor globals are one static; `vm_interrupt` is an
     // atomic the engine reads at every opcode boundary, meant to be set
@@ -136,7 +134,7 @@ fn lease_lost() {
 pub fn enter(id: u64) {
     active().push(Running {
         hold: id,
-        context: redislock_core::context::current(),
+        context: redislock_core::host::context(),
         thrown: false,
     });
 }
@@ -167,13 +165,13 @@ unsafe extern "C" fn on_interrupt(execute_data: *mut zend_execute_data) {
         // Only a callback running in this Fiber is interrupted; one whose
         // Fiber is suspended is owed the interrupt until it runs again
         // (`on_fiber_switch`), so it never lands in other code.
-        let here = redislock_core::context::current();
+        let here = redislock_core::host::context();
         let (thrown, owed) = {
             let mut active = active();
             let mut owed = false;
             let mut thrown = false;
             for running in active.iter_mut().rev() {
-                if running.thrown || !holds::is_lost(running.hold) {
+                if running.thrown || !redislock_core::hold_lost(running.hold) {
                     continue;
                 }
                 if running.context == here && !thrown {

@@ -39,7 +39,11 @@ pub fn startup(_ty: i32, module_number: i32) -> i32 {
     let registered = catch_unwind(|| {
         ini::register(module_number);
         interrupt::install();
-        fiber::install();
+        redislock_core::host::install(redislock_core::host::Host {
+            context: fiber::current,
+            wait_should_end: interrupt::wait_should_end,
+            lease_lost: interrupt::lease_lost,
+        });
         exceptions::register()
     });
     match registered {
@@ -66,8 +70,7 @@ extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
 
 /// Module shutdown: stop the renewal thread, close pooled connections.
 extern "C" fn module_shutdown(_ty: i32, _module_number: i32) -> i32 {
-    let _ = catch_unwind(redislock_core::renewal::shutdown);
-    let _ = catch_unwind(redislock_core::pool::close_all);
+    let _ = catch_unwind(redislock_core::host::shutdown);
     SUCCESS
 }
 

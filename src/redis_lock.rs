@@ -8,8 +8,9 @@ use ext_php_rs::exception::PhpResult;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
-use redislock_core::options::OnLost;
-use redislock_core::{Lock, LockError, duration, settings};
+use redislock_core::OnLost;
+use redislock_core::config::{duration, settings};
+use redislock_core::{Lock, LockError};
 
 use crate::args::{
     self, Bytes, Callback, Float, NullableFloat, Options, PhpBytes, Servers, Signature,

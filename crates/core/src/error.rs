@@ -186,7 +186,7 @@ impl LockError {
                 detail: format!("{detail}{hint}"),
             };
         }
-        if err.code() == Some(crate::call::NOT_REPLICATED) {
+        if err.code() == Some(crate::protocol::call::NOT_REPLICATED) {
             return Self::Connection {
                 server: server.to_owned(),
                 kind: ConnectionFailure::NotReplicated,

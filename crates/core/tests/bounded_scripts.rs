@@ -8,8 +8,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, never, release_as, unique_key, wait_until};
-use redislock_core::commands::Successor;
-use redislock_core::keys;
+use redislock_core::protocol::commands::Successor;
+use redislock_core::protocol::keys;
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 /// Dead waiters put in the queue: entries whose marks are gone.

@@ -9,8 +9,9 @@ mod common;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{RedisServer, never, release_as, unique_key};
-use redislock_core::call::Attempt;
-use redislock_core::{Lock, LockOptions, OptionValue, commands, keys};
+use redislock_core::protocol::call::Attempt;
+use redislock_core::protocol::{commands, keys};
+use redislock_core::{Lock, LockOptions, OptionValue};
 
 fn fenced(server: &RedisServer, key: &[u8], host: &str) -> Lock {
     let mut options = LockOptions::default();

@@ -8,9 +8,9 @@ mod common;
 use std::time::Duration;
 
 use common::{RedisServer, never, release_as, unique_key};
-use redislock_core::call::Attempt;
-use redislock_core::commands::{self, Queued, Successor, Waiter};
-use redislock_core::keys::LockKeys;
+use redislock_core::protocol::call::Attempt;
+use redislock_core::protocol::commands::{self, Queued, Successor, Waiter};
+use redislock_core::protocol::keys::LockKeys;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 fn keys(server: &RedisServer, pattern: &str) -> Vec<String> {

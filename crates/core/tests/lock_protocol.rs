@@ -6,9 +6,9 @@ mod common;
 use std::time::Duration;
 
 use common::{RedisServer, lock, never, unique_key};
-use redislock_core::call::Attempt;
-use redislock_core::commands::{self, Released, Successor};
-use redislock_core::keys::LockKeys;
+use redislock_core::protocol::call::Attempt;
+use redislock_core::protocol::commands::{self, Released, Successor};
+use redislock_core::protocol::keys::LockKeys;
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 #[test]

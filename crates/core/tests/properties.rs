@@ -22,15 +22,15 @@ use std::time::Duration;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use redis::{ConnectionLike, PushKind, RedisResult, Value, VerbatimFormat};
-use redislock_core::call::{Attempt, Call};
-use redislock_core::commands::{self, Queued, Released, Successor, Waiter};
-use redislock_core::duration::{self, MAX_SECONDS};
-use redislock_core::keys::LockKeys;
-use redislock_core::numeric::{float_to_string, parse_numeric};
-use redislock_core::options::{MAX_REPLICAS, OPTIONS, OnLost, OptionKind};
-use redislock_core::settings;
-use redislock_core::token::MAX_TOKEN_LEN;
-use redislock_core::url::{DEFAULT_PORT, Endpoint, MAX_DB, ServerUrl, redact_raw};
+use redislock_core::config::duration::{self, MAX_SECONDS};
+use redislock_core::config::options::{MAX_REPLICAS, OPTIONS, OnLost, OptionKind};
+use redislock_core::config::php_numeric::{float_to_string, parse_numeric};
+use redislock_core::config::settings;
+use redislock_core::config::url::{DEFAULT_PORT, Endpoint, MAX_DB, ServerUrl, redact_raw};
+use redislock_core::protocol::call::{Attempt, Call};
+use redislock_core::protocol::commands::{self, Queued, Released, Successor, Waiter};
+use redislock_core::protocol::keys::LockKeys;
+use redislock_core::protocol::token::MAX_TOKEN_LEN;
 use redislock_core::{LockError, LockOptions, OptionValue};
 
 /// The default configuration (`PROPTEST_CASES` and friends from the

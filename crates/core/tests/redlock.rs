@@ -6,7 +6,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, never, release_as, unique_key};
-use redislock_core::{Lock, LockError, LockOptions, OptionValue, commands};
+use redislock_core::protocol::commands;
+use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 fn masters(n: usize) -> Vec<RedisServer> {
     (0..n).map(|_| RedisServer::start()).collect()

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, never, unique_key};
-use redislock_core::{Lock, LockOptions, OptionValue, renewal};
+use redislock_core::{Lock, LockOptions, OptionValue};
 
 fn renewed(server: &RedisServer, key: &[u8], ttl: f64, extra: &[(&str, OptionValue)]) -> Lock {
     let mut options = LockOptions::default();
@@ -125,7 +125,7 @@ fn a_lease_deleted_behind_its_back_is_reported_lost() {
         before,
         "isAcquired() asked the renewal thread, not Redis"
     );
-    assert!(redislock_core::holds::is_lost(id));
+    assert!(redislock_core::hold_lost(id));
     assert!(!a.release().unwrap());
 }
 
@@ -195,7 +195,6 @@ fn a_hundred_holds_are_renewed_in_few_round_trips() {
         round_trips <= 40,
         "{round_trips} round trips for {renewed} renewals"
     );
-    assert!(renewal::active() >= 100);
     for l in &mut locks {
         assert!(l.release().unwrap());
     }

@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, lock, never, release_as, unique_key, wait_until};
-use redislock_core::call::Attempt;
-use redislock_core::{Lock, LockOptions, OptionValue, commands, keys};
+use redislock_core::protocol::call::Attempt;
+use redislock_core::protocol::{commands, keys};
+use redislock_core::{Lock, LockOptions, OptionValue};
 
 /// Takes `key` for `token` as another process would.
 fn hold(server: &RedisServer, key: &[u8], token: &str, ttl_ms: u64) {

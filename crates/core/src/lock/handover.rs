@@ -18,11 +18,11 @@
 use std::time::{Duration, Instant};
 
 use super::{Lock, Won, alive_window, block_time};
-use crate::call::{Attempt, Call};
-use crate::commands::{self, Queued, Successor, Waiter};
 use crate::error::Result;
-use crate::pool::Role;
-use crate::stats::{self, Counter};
+use crate::net::pool::Role;
+use crate::process::stats::{self, Counter};
+use crate::protocol::call::{Attempt, Call};
+use crate::protocol::commands::{self, Queued, Successor, Waiter};
 
 /// How long a waiter may wait before the next release hands the lock to it
 /// rather than waking it to race newcomers.

@@ -7,24 +7,26 @@
 //! [`quorum`] over Redlock.
 
 mod handover;
+pub mod holds;
 mod quorum;
+pub mod renewal;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::call::{Attempt, Call};
-use crate::commands::{self, Fence, Released, Successor};
-use crate::context;
-use crate::duration;
+use crate::config::duration;
+use crate::config::options::{LockOptions, OnLost};
 use crate::error::{LockError, Result};
-use crate::holds::{self, Entry, Left};
-use crate::keys::{self, LockKeys};
-use crate::options::{LockOptions, OnLost};
-use crate::pool::Role;
-use crate::renewal::{self, Job, Lease};
-use crate::stats::{self, Counter};
-use crate::token;
+use crate::host;
+use crate::net::pool::Role;
+use crate::process::stats::{self, Counter};
+use crate::protocol::call::{Attempt, Call};
+use crate::protocol::commands::{self, Fence, Released, Successor};
+use crate::protocol::keys::{self, LockKeys};
+use crate::protocol::token;
 use crate::topology::{Topology, Votes, Waiting};
+use holds::{Entry, Left};
+use renewal::{Job, Lease};
 
 /// Longest key accepted, in bytes (prefix excluded).
 pub const MAX_KEY_LEN: usize = 64 * 1024;
@@ -360,7 +362,7 @@ impl Lock {
         if !self.options.reentrant {
             return Ok(false);
         }
-        let context = context::current();
+        let context = host::context();
         let entry = match self.live_entry().filter(|e| e.context == context) {
             Some(entry) => Some(entry),
             None => holds::find(self.topology.scope(), &self.keys.lock, context),
@@ -433,7 +435,7 @@ impl Lock {
             lease,
             renewed: self.options.auto_renew,
             reentrant: self.options.reentrant,
-            context: context::current(),
+            context: host::context(),
         });
         self.share = Some(Share { id, own: 1 });
     }
@@ -446,7 +448,7 @@ impl Lock {
     pub fn restore(&mut self, token: Vec<u8>) -> Result<()> {
         token::validate_token(&token)?;
         let joined = match self.options.reentrant {
-            true => holds::find(self.topology.scope(), &self.keys.lock, context::current()),
+            true => holds::find(self.topology.scope(), &self.keys.lock, host::context()),
             // Not reentrant: a hold of its own, even beside this process's.
             false => None,
         };
@@ -482,7 +484,7 @@ impl Lock {
         };
         // A hold belongs to the context (PHP Fiber) that took it: another
         // one sharing this object releases nothing.
-        if holds::context_of(share.id).is_some_and(|c| c != context::current()) {
+        if holds::context_of(share.id).is_some_and(|c| c != host::context()) {
             return Ok(false);
         }
         match holds::leave(share.id, 1) {
@@ -718,6 +720,12 @@ fn release_entry(entry: &Entry) -> Result<bool> {
         entry.lease.found_lost();
     }
     Ok(released)
+}
+
+/// True when the hold `id` is auto-renewed and the renewal thread found its
+/// lease lost (the binding's `on_lost => "interrupt"`).
+pub fn hold_lost(id: u64) -> bool {
+    holds::is_lost(id)
 }
 
 /// Releases every hold still open in this process whose `auto_release` is

@@ -19,10 +19,10 @@
 use std::time::{Duration, Instant};
 
 use super::{Lock, Won, alive_window, block_time};
-use crate::commands::{self, Waiter};
 use crate::error::{LockError, Result};
-use crate::pool::Role;
-use crate::stats::{self, Counter};
+use crate::net::pool::Role;
+use crate::process::stats::{self, Counter};
+use crate::protocol::commands::{self, Waiter};
 use crate::topology::Votes;
 
 /// Longest random pause after a split vote.

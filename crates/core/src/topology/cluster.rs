@@ -3,7 +3,7 @@
 //! and kept per process. A lock's keys share one slot (its key carries a
 //! hash tag), so every call of the protocol goes to one master.
 //!
-//! Routing is ours, on the same connections and [`crate::exchange`] as every
+//! Routing is ours, on the same connections and [`crate::net::exchange`] as every
 //! other topology, not redis-rs's cluster client: that client resends a
 //! command by itself after a timeout or a dropped connection (a bare
 //! `SET NX` resent answers nil for a lock we already hold: the lease would
@@ -19,15 +19,15 @@ use std::time::Duration;
 
 use redis::Value;
 
-use crate::call::{Attempt, Call, Command};
-use crate::connection::{self, ServerConfig};
+use crate::config::options::LockOptions;
+use crate::config::url::{Endpoint, ServerUrl};
 use crate::error::{ConnectionFailure, LockError, Redirect, Result};
-use crate::exchange;
-use crate::keys::{hash_slot, hash_tag};
-use crate::options::LockOptions;
-use crate::pool::Role;
+use crate::net::connection::{self, ServerConfig};
+use crate::net::exchange;
+use crate::net::pool::Role;
 use crate::process::PerProcess;
-use crate::url::{Endpoint, ServerUrl};
+use crate::protocol::call::{Attempt, Call, Command};
+use crate::protocol::keys::{hash_slot, hash_tag};
 
 /// Most routes tried for one call (redirects, waits for a reconfiguring
 /// cluster, a failover).

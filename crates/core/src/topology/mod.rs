@@ -1,7 +1,7 @@
 //! Where a lock's keys live: the only place that knows how many Redis
 //! servers there are and how they relate.
 //!
-//! The lock protocol ([`crate::lock`], [`crate::renewal`]) is written once
+//! The lock protocol ([`crate::lock`], [`crate::lock::renewal`]) is written once
 //! against [`Topology`]: it asks the topology to run a [`Call`] for a key
 //! and gets [`Votes`] back, one result per server that holds the key,
 //! counted against the topology's quorum. On a single server that is one
@@ -25,15 +25,15 @@ use std::time::Duration;
 
 pub use votes::Votes;
 
-use crate::call::{Attempt, Call};
-use crate::connection::{self, ServerConfig};
+use crate::config::options::LockOptions;
+use crate::config::url::ServerUrl;
 use crate::error::{LockError, Result};
-use crate::exchange;
-use crate::keys::LockKeys;
-use crate::options::LockOptions;
-use crate::pool::Role;
+use crate::net::connection::{self, ServerConfig};
+use crate::net::exchange;
+use crate::net::pool::Role;
 use crate::process::PerProcess;
-use crate::url::ServerUrl;
+use crate::protocol::call::{Attempt, Call};
+use crate::protocol::keys::LockKeys;
 
 /// How a blocked acquire waits for its turn on this topology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,11 +169,11 @@ impl Topology {
     }
 
     /// The fencing counter shared by the locks under `prefix` that live with
-    /// `lock_key` ([`crate::keys::fence_counter`]): one per server, on
+    /// `lock_key` ([`crate::protocol::keys::fence_counter`]): one per server, on
     /// Redis Cluster one per hash slot.
     pub fn fence_counter(&self, prefix: &[u8], lock_key: &[u8]) -> Result<Vec<u8>> {
         let cluster = matches!(self.kind, Kind::Cluster(_));
-        crate::keys::fence_counter(prefix, lock_key, cluster).ok_or_else(|| {
+        crate::protocol::keys::fence_counter(prefix, lock_key, cluster).ok_or_else(|| {
             LockError::invalid(
                 "options[\"prefix\"]",
                 "has a \"{\" without its \"}\": on Redis Cluster a prefix may carry a whole \

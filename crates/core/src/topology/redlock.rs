@@ -1,14 +1,14 @@
 //! Redlock: N independent Redis masters (no replication between them). A
 //! lock is held when a majority accepted it and the lease left after the
 //! round trip and the allowed clock drift is positive. Every call goes to
-//! all masters at once ([`crate::exchange`]).
+//! all masters at once ([`crate::net::exchange`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::connection::ServerConfig;
+use crate::config::options::LockOptions;
 use crate::error::{LockError, Result};
-use crate::options::LockOptions;
+use crate::net::connection::ServerConfig;
 
 /// Several independent masters.
 #[derive(Debug)]

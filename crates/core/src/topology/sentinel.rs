@@ -15,14 +15,14 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
-use crate::call::{Call, Command};
-use crate::connection::{self, ServerConfig};
+use crate::config::options::LockOptions;
+use crate::config::url::{Endpoint, ServerUrl};
 use crate::error::{ConnectionFailure, LockError, Redirect, Result};
-use crate::exchange;
-use crate::options::LockOptions;
-use crate::pool::Role;
+use crate::net::connection::{self, ServerConfig};
+use crate::net::exchange;
+use crate::net::pool::Role;
 use crate::process::PerProcess;
-use crate::url::{Endpoint, ServerUrl};
+use crate::protocol::call::{Call, Command};
 
 /// Longest a known master is used without asking the Sentinels again.
 pub const RECHECK: Duration = Duration::from_secs(1);

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::connection::ServerConfig;
+use crate::net::connection::ServerConfig;
 
 /// A single server.
 #[derive(Debug, PartialEq)]

@@ -24,9 +24,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use redislock_core::call::Attempt;
-use redislock_core::commands::{self, Released, Successor};
-use redislock_core::keys::{self, LockKeys};
+use redislock_core::protocol::call::Attempt;
+use redislock_core::protocol::commands::{self, Released, Successor};
+use redislock_core::protocol::keys::{self, LockKeys};
 use redislock_core::{Lock, LockOptions};
 
 /// Ports the fixture listens on: below the ephemeral range.

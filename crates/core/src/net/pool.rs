@@ -2,12 +2,12 @@
 //! calls and across PHP requests (like phpredis' `pconnect`).
 //!
 //! A connection is taken out of the pool for one exchange
-//! ([`crate::exchange`]) and put back only when the exchange did not break
+//! ([`crate::net::exchange`]) and put back only when the exchange did not break
 //! it. After a `fork()` the child never touches the parent's sockets: it
 //! starts with an empty pool ([`PerProcess`]) and opens its own
 //! connections.
 //!
-//! Servers are interned ([`crate::connection::intern`]), so the pool is
+//! Servers are interned ([`crate::net::connection::intern`]), so the pool is
 //! keyed by the address of the shared config: no hashing of URLs per call.
 
 use std::sync::Arc;
@@ -15,9 +15,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use redis::ConnectionLike;
 
-use crate::connection::ServerConfig;
+use crate::net::connection::ServerConfig;
+use crate::net::wire::Conn;
 use crate::process::PerProcess;
-use crate::wire::Conn;
 
 /// What a pooled connection is used for. Blocking waits (`BLPOP`) and the
 /// renewal thread get their own connection per server, so neither holds up

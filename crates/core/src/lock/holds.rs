@@ -2,7 +2,7 @@
 //!
 //! It gives three guarantees that a single lock object cannot:
 //! - **reentrancy**: a second acquire of a key this process already holds
-//!   (through any lock object, in the same [`crate::context`]: the same PHP
+//!   (through any lock object, in the same [`crate::host`]: the same PHP
 //!   Fiber) joins the existing hold and is counted; Redis is released at the
 //!   last matching release;
 //! - **request end**: whatever is still held when the request ends (also after
@@ -17,9 +17,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::keys::LockKeys;
+use crate::lock::renewal::Lease;
 use crate::process::PerProcess;
-use crate::renewal::Lease;
+use crate::protocol::keys::LockKeys;
 use crate::topology::Topology;
 
 /// One held lock.
@@ -50,7 +50,7 @@ pub struct Entry {
     /// `reentrant` of the acquirer): a hold taken with `reentrant => false`
     /// is never re-entered, by any object.
     pub reentrant: bool,
-    /// The [`crate::context`] (PHP Fiber) that took the hold: only it
+    /// The [`crate::host`] (PHP Fiber) that took the hold: only it
     /// re-enters it.
     pub context: u64,
 }

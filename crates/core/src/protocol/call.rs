@@ -1,7 +1,7 @@
 //! One step of the lock protocol on one server, as data: the commands to
 //! send and how to read their replies. Keeping the request apart from the
 //! connection lets a topology send it to several servers at once and read
-//! the replies afterwards ([`crate::exchange`]), or run it on any
+//! the replies afterwards ([`crate::net::exchange`]), or run it on any
 //! `ConnectionLike` ([`Call::query`]).
 
 use std::borrow::Cow;
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use redis::{ConnectionLike, RedisResult, Value};
 
-use crate::scripts;
+use crate::protocol::scripts;
 
 /// One command, already in RESP form: built once, written as is. (redis-rs's
 /// `Cmd` grows a buffer argument by argument and is packed again at every

@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::duration;
+use crate::config::duration;
 use crate::error::{LockError, Result};
-use crate::token;
+use crate::protocol::token;
 
 /// The kind of value an option takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,7 +191,7 @@ pub fn checked_prefix(param: &str, prefix: Vec<u8>) -> Result<Vec<u8>> {
             format!("must be at most {MAX_PREFIX_LEN} bytes long"),
         ));
     }
-    if crate::keys::has_separator(&prefix) {
+    if crate::protocol::keys::has_separator(&prefix) {
         return Err(LockError::invalid(
             param,
             "must not contain \"~~\": redislock's helper keys use it",

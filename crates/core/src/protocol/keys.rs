@@ -25,7 +25,7 @@
 
 use std::sync::OnceLock;
 
-use crate::call::{Arg, Command};
+use crate::protocol::call::{Arg, Command};
 
 /// What separates a lock name from the tag of its helper keys; no lock
 /// name may contain it.
@@ -151,7 +151,7 @@ impl LockKeys {
         let queue = queue_key(&lock);
         let fence = fence_key(&lock);
         let release_head =
-            crate::scripts::RELEASE.evalsha_head(&[&lock, &queue, &fence, &counter], 4);
+            crate::protocol::scripts::RELEASE.evalsha_head(&[&lock, &queue, &fence, &counter], 4);
         let set_head = Command::head(6, [Arg::from("SET"), Arg::from(&lock)]);
         Self {
             wake_prefix: helper_key(&lock, "w~"),

@@ -17,11 +17,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::commands;
-use crate::pool::Role;
+use crate::net::pool::Role;
 use crate::process::PerProcess;
-use crate::scripts;
-use crate::stats::{self, Counter};
+use crate::process::stats::{self, Counter};
+use crate::protocol::commands;
+use crate::protocol::scripts;
 use crate::topology::Topology;
 
 /// What this process knows of one hold's lease, on its own monotonic
@@ -100,10 +100,8 @@ impl Lease {
             return;
         }
         stats::add(Counter::LostLeases);
-        if self.notify
-            && let Some(hook) = LOST_HOOK.get()
-        {
-            hook();
+        if self.notify {
+            crate::host::lease_lost();
         }
     }
 
@@ -171,14 +169,6 @@ static SHARED: PerProcess<Shared> = PerProcess::new(|| Shared {
     wake: Condvar::new(),
 });
 
-/// Called (on the renewal thread) when a lease with `notify` is lost.
-static LOST_HOOK: OnceLock<fn()> = OnceLock::new();
-
-/// Installs the lost-lease hook (once; later calls are ignored).
-pub fn set_lost_hook(hook: fn()) {
-    let _ = LOST_HOOK.set(hook);
-}
-
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Renewer> {
         self.state
@@ -230,24 +220,13 @@ pub fn renew(job: Job, lease: Arc<Lease>) {
         renewer.thread = std::thread::Builder::new()
             .name("redislock-renew".into())
             .spawn(move || {
-                crate::signals::block_all_in_this_thread();
+                crate::process::signals::block_all_in_this_thread();
                 run(shared)
             })
             .ok();
     }
     drop(renewer);
     shared.wake.notify_all();
-}
-
-/// Number of holds being renewed in this process.
-pub fn active() -> usize {
-    SHARED
-        .get()
-        .lock()
-        .entries
-        .iter()
-        .filter(|e| !e.lease.stopped.load(Ordering::Acquire))
-        .count()
 }
 
 /// Stops the thread and waits for it (module shutdown). Builds nothing in a
@@ -390,7 +369,7 @@ fn renew_batch(mut due: Vec<Due>, until: Instant) {
             let spawned = std::thread::Builder::new()
                 .name("redislock-renew-round".into())
                 .spawn_scoped(scope, move || {
-                    crate::signals::block_all_in_this_thread();
+                    crate::process::signals::block_all_in_this_thread();
                     renew_on(batch, until)
                 });
             if spawned.is_err() {

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use redis::{ConnectionLike, RedisResult, Script};
 
-use crate::call::{Arg, Command};
+use crate::protocol::call::{Arg, Command};
 
 /// One of our scripts: its source and SHA1.
 pub struct Lua {
@@ -65,8 +65,8 @@ fn script(code: &str) -> Lua {
     let mut out = String::with_capacity(code.len() * 2);
     for line in code.split_inclusive('\n') {
         match line.trim_end().strip_prefix("-- @include ") {
-            Some("fence") => out.push_str(include_str!("../scripts/lib/fence.lua")),
-            Some("queue") => out.push_str(include_str!("../scripts/lib/queue.lua")),
+            Some("fence") => out.push_str(include_str!("../../scripts/lib/fence.lua")),
+            Some("queue") => out.push_str(include_str!("../../scripts/lib/queue.lua")),
             Some(other) => panic!("no script library {other}"),
             None => out.push_str(line),
         }
@@ -78,44 +78,44 @@ fn script(code: &str) -> Lua {
 /// (release). With its notify flag, the next waiter is only woken
 /// (Redlock).
 pub static RELEASE: LazyLock<Lua> =
-    LazyLock::new(|| script(include_str!("../scripts/release.lua")));
+    LazyLock::new(|| script(include_str!("../../scripts/release.lua")));
 
 /// A step of a blocking acquire on one master: claim a hand-over, take a
 /// free lock, join or stay in the queue, or give up.
-pub static WAIT: LazyLock<Lua> = LazyLock::new(|| script(include_str!("../scripts/wait.lua")));
+pub static WAIT: LazyLock<Lua> = LazyLock::new(|| script(include_str!("../../scripts/wait.lua")));
 
 /// Compare-and-pexpire (refresh).
 pub static REFRESH: LazyLock<Lua> =
-    LazyLock::new(|| script(include_str!("../scripts/refresh.lua")));
+    LazyLock::new(|| script(include_str!("../../scripts/refresh.lua")));
 
 /// Acquire that is safe to replay after a dropped connection.
 pub static ACQUIRE_REPLAY: LazyLock<Lua> =
-    LazyLock::new(|| script(include_str!("../scripts/acquire_replay.lua")));
+    LazyLock::new(|| script(include_str!("../../scripts/acquire_replay.lua")));
 
 /// Remaining lease if still ours.
 pub static OWNED_PTTL: LazyLock<Lua> =
-    LazyLock::new(|| script(include_str!("../scripts/owned_pttl.lua")));
+    LazyLock::new(|| script(include_str!("../../scripts/owned_pttl.lua")));
 
 /// The first acquire's check: scripts run here, and the ACL lets this user
 /// run every command of the other scripts on the lock's keys.
 pub static PERMITTED: LazyLock<Lua> =
-    LazyLock::new(|| script(include_str!("../scripts/permitted.lua")));
+    LazyLock::new(|| script(include_str!("../../scripts/permitted.lua")));
 
 /// Reentrant acquire: confirm ownership, never shorten the lease.
 pub static REENTER: LazyLock<Lua> =
-    LazyLock::new(|| script(include_str!("../scripts/reenter.lua")));
+    LazyLock::new(|| script(include_str!("../../scripts/reenter.lua")));
 
 /// SET NX PX plus the next fencing token (acquire with fencing).
 pub static ACQUIRE_FENCED: LazyLock<Lua> =
-    LazyLock::new(|| script(include_str!("../scripts/acquire_fenced.lua")));
+    LazyLock::new(|| script(include_str!("../../scripts/acquire_fenced.lua")));
 
 /// Cleanup of a token whose acquire timed out: leave the queue, release.
 pub static ABANDON: LazyLock<Lua> =
-    LazyLock::new(|| script(include_str!("../scripts/abandon.lua")));
+    LazyLock::new(|| script(include_str!("../../scripts/abandon.lua")));
 
 /// A Redlock waiter joins, renews or leaves the wake-up queue of one server.
 pub static NOTIFY_QUEUE: LazyLock<Lua> =
-    LazyLock::new(|| script(include_str!("../scripts/notify_queue.lua")));
+    LazyLock::new(|| script(include_str!("../../scripts/notify_queue.lua")));
 
 /// Every script, for [`load_all`].
 fn all() -> [&'static Lua; 10] {

@@ -16,11 +16,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::call::{Attempt, Call};
-use crate::connection::ServerConfig;
 use crate::error::{LockError, Result};
-use crate::pool::{self, Role};
-use crate::wire::Conn;
+use crate::net::connection::ServerConfig;
+use crate::net::pool::{self, Role};
+use crate::net::wire::Conn;
+use crate::protocol::call::{Attempt, Call};
 
 /// How late Redis may answer a blocking command whose timeout ran out
 /// (its timers run at `hz`, 10 per second by default).
@@ -195,7 +195,7 @@ fn connect_all(servers: &[Arc<ServerConfig>], role: Role) -> Vec<Connected> {
                     let spawned = std::thread::Builder::new()
                         .name("redislock-connect".into())
                         .spawn_scoped(scope, move || {
-                            crate::signals::block_all_in_this_thread();
+                            crate::process::signals::block_all_in_this_thread();
                             open(i)
                         });
                     (i, spawned)

@@ -2,11 +2,11 @@
 //! becomes defaults for a lock. The binding registers the entries and hands
 //! their current values here.
 
-use crate::duration;
+use crate::config::duration;
+use crate::config::options::LockOptions;
+use crate::config::php_numeric::parse_numeric;
+use crate::config::url::{ServerUrl, redact_raw};
 use crate::error::{LockError, Result};
-use crate::numeric::parse_numeric;
-use crate::options::LockOptions;
-use crate::url::{ServerUrl, redact_raw};
 
 /// `redislock.servers`: one URL or a comma-separated list.
 pub const SERVERS: &str = "redislock.servers";
@@ -62,7 +62,7 @@ pub fn defaults(get: impl Fn(&str) -> Option<String>) -> Result<Defaults> {
     let ttl = seconds(DEFAULT_TTL)?;
     duration::ttl_ms(DEFAULT_TTL, ttl)?;
     let options = LockOptions {
-        prefix: crate::options::checked_prefix(PREFIX, text(PREFIX).into_bytes())?,
+        prefix: crate::config::options::checked_prefix(PREFIX, text(PREFIX).into_bytes())?,
         connect_timeout: duration::positive(CONNECT_TIMEOUT, seconds(CONNECT_TIMEOUT)?)?,
         read_timeout: duration::positive(READ_TIMEOUT, seconds(READ_TIMEOUT)?)?,
         ..LockOptions::default()

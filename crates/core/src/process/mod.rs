@@ -9,6 +9,9 @@
 //! (pooled connections, holds, renewal jobs, topology caches) is fork-safe by
 //! construction, without a list of them here.
 
+pub mod signals;
+pub mod stats;
+
 use std::marker::PhantomData;
 use std::sync::Once;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};

@@ -1,5 +1,5 @@
 //! One connection to one Redis server: a socket (TCP, unix or TLS), a
-//! reply buffer parsed in place ([`crate::resp`]), and reads that survive
+//! reply buffer parsed in place ([`crate::net::resp`]), and reads that survive
 //! signals.
 //!
 //! redis-rs's own `Connection` cannot be used for this: a socket with a
@@ -8,7 +8,7 @@
 //! that follows. Here a read interrupted by a signal, or by the 100 ms slice
 //! of a blocking wait, simply goes on until the command's own deadline, so a
 //! PHP signal handler never fails a call. Only a blocking wait
-//! ([`Conn::begin_wait`]) asks [`crate::signals`] whether PHP wants the wait
+//! ([`Conn::begin_wait`]) asks [`crate::process::signals`] whether PHP wants the wait
 //! to end (a signal handler threw or called `exit()`).
 //!
 //! `Conn` implements redis-rs's `ConnectionLike`, so `Cmd::query`,
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use redis::{ConnectionLike, RedisError, RedisResult, Value};
 
-use crate::resp;
+use crate::net::resp;
 
 /// Longest a blocking wait reads before it asks whether PHP wants it to end
 /// (a signal that arrives between two reads is noticed within this).
@@ -174,7 +174,7 @@ impl Conn {
     }
 
     /// Makes the next command a blocking wait that may take up to `total`:
-    /// its reply is read in slices, and [`crate::signals::wait_should_end`]
+    /// its reply is read in slices, and [`crate::host::wait_should_end`]
     /// is asked after each slice and each signal. When it says so, the
     /// command fails and [`Conn::stopped`] is true (the connection is then
     /// unusable: the reply is still on its way).
@@ -336,7 +336,7 @@ impl Read for Deadline<'_> {
             if !paused {
                 return Err(err);
             }
-            if self.interruptible && crate::signals::wait_should_end() {
+            if self.interruptible && crate::host::wait_should_end() {
                 *self.stopped = true;
                 return Err(io::Error::new(
                     io::ErrorKind::Interrupted,

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use redis::{ConnectionLike, Value};
 
+use crate::config::options::{LockOptions, TlsOptions};
+use crate::config::url::{Endpoint, ServerUrl};
 use crate::error::{ConnectionFailure, LockError, Result};
-use crate::options::{LockOptions, TlsOptions};
+use crate::net::wire::{self, Conn, Stream};
 use crate::process::PerProcess;
-use crate::url::{Endpoint, ServerUrl};
-use crate::wire::{self, Conn, Stream};
 
 /// The interned configs of this process ([`intern`]).
 static REGISTRY: PerProcess<Mutex<Vec<Arc<ServerConfig>>>> =
@@ -58,7 +58,7 @@ pub struct ServerConfig {
 }
 
 /// Counts connections dropped after an error, so that opening their
-/// replacements counts as reconnects ([`crate::stats`]). Not part of a
+/// replacements counts as reconnects ([`crate::process::stats`]). Not part of a
 /// config's identity.
 #[derive(Debug, Default)]
 pub struct Broken(AtomicU32);
@@ -187,7 +187,7 @@ impl ServerConfig {
         con.set_timeout(self.read_timeout).map_err(io_failure)?;
         con.set_db(self.url.db);
         if self.broken.take() {
-            crate::stats::add(crate::stats::Counter::Reconnects);
+            crate::process::stats::add(crate::process::stats::Counter::Reconnects);
         }
         Ok(con)
     }

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
-use crate::call::{Arg, Attempt, Call, Command};
-use crate::keys::LockKeys;
-use crate::scripts;
+use crate::protocol::call::{Arg, Attempt, Call, Command};
+use crate::protocol::keys::LockKeys;
+use crate::protocol::scripts;
 
 /// A fencing token: strictly greater than every earlier one of the key.
 /// `None` when the acquirer did not ask for one.

@@ -1,0 +1,10 @@
+//! The lock protocol on one server, as data: the key names of a lock, the
+//! Lua scripts, and each step as a [`call::Call`] (commands in RESP and how
+//! to read their replies) that a topology can send to any server. Nothing
+//! here opens a connection.
+
+pub mod call;
+pub mod commands;
+pub mod keys;
+pub mod scripts;
+pub mod token;
