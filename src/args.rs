@@ -16,97 +16,7 @@ use redislock_core::{LockOptions, OptionValue};
 
 use crate::coerce;
 use crate::exceptions::{from_core, type_error, value_error};
-
-/// A method's name and parameter names, for error messages.
-#[derive(Debug)]
-pub struct Signature {
-    /// `Class::method()`, as PHP prefixes its messages.
-    pub method: &'static str,
-    /// Parameter names in order.
-    pub params: &'static [&'static str],
-}
-
-impl Signature {
-    /// `Argument #N ($name)` for a parameter; an option error (`option "x"`)
-    /// is placed under the `$options` parameter; anything else (an ini
-    /// setting) keeps its own name.
-    pub fn describe(&self, param: &str) -> String {
-        let (name, detail) = match param.strip_prefix("option ") {
-            Some(_) => ("options", Some(param)),
-            None => (param, None),
-        };
-        match (self.params.iter().position(|p| *p == name), detail) {
-            (Some(i), None) => format!("Argument #{} (${name})", i + 1),
-            (Some(i), Some(detail)) => format!("Argument #{} (${name}) {detail}", i + 1),
-            (None, _) => param.to_owned(),
-        }
-    }
-
-    /// `TypeError: M(): Argument #N ($p) must be of type T, G given`.
-    pub fn type_error(
-        &self,
-        param: &str,
-        expected: &str,
-        given: &str,
-    ) -> ext_php_rs::exception::PhpException {
-        type_error(format!(
-            "{}: {} must be of type {expected}, {given} given",
-            self.method,
-            self.describe(param)
-        ))
-    }
-}
-
-/// `RedisLock::__construct()`.
-pub const CONSTRUCT: Signature = Signature {
-    method: "RedisLock::__construct()",
-    params: &["key", "ttl", "servers", "options"],
-};
-/// `RedisLock::restore()`.
-pub const RESTORE: Signature = Signature {
-    method: "RedisLock::restore()",
-    params: &["key", "token", "ttl", "servers", "options"],
-};
-/// `RedisLock::acquire()`.
-pub const ACQUIRE: Signature = Signature {
-    method: "RedisLock::acquire()",
-    params: &["wait"],
-};
-/// `RedisLock::withLock()`.
-pub const WITH_LOCK: Signature = Signature {
-    method: "RedisLock::withLock()",
-    params: &["callback", "wait"],
-};
-/// `RedisLock::refresh()`.
-pub const REFRESH: Signature = Signature {
-    method: "RedisLock::refresh()",
-    params: &["ttl"],
-};
-/// `RedisLock::release()`.
-pub const RELEASE: Signature = Signature {
-    method: "RedisLock::release()",
-    params: &[],
-};
-/// `RedisLock::isAcquired()`.
-pub const IS_ACQUIRED: Signature = Signature {
-    method: "RedisLock::isAcquired()",
-    params: &[],
-};
-/// `RedisLock::isLocked()`.
-pub const IS_LOCKED: Signature = Signature {
-    method: "RedisLock::isLocked()",
-    params: &[],
-};
-/// `RedisLock::remainingTtl()`.
-pub const REMAINING_TTL: Signature = Signature {
-    method: "RedisLock::remainingTtl()",
-    params: &[],
-};
-/// `RedisLock::forceRelease()`.
-pub const FORCE_RELEASE: Signature = Signature {
-    method: "RedisLock::forceRelease()",
-    params: &[],
-};
+pub use crate::signature::*;
 
 /// A `float` parameter with a default.
 ///
@@ -146,7 +56,7 @@ impl Float {
     /// The value, or the `TypeError` for `param` of `sig`.
     pub fn get(self, sig: &Signature, param: &str) -> PhpResult<f64> {
         self.0
-            .map_err(|given| sig.type_error(param, "float", &given))
+            .map_err(|given| type_error(sig.type_message(param, "float", &given)))
     }
 }
 
@@ -175,7 +85,7 @@ impl NullableFloat {
     /// The value, or the `TypeError` for `param` of `sig`.
     pub fn get(self, sig: &Signature, param: &str) -> PhpResult<Option<f64>> {
         self.0
-            .map_err(|given| sig.type_error(param, "?float", &given))
+            .map_err(|given| type_error(sig.type_message(param, "?float", &given)))
     }
 }
 
@@ -194,7 +104,7 @@ impl Bytes {
     /// The value, or the `TypeError` for `param` of `sig`.
     pub fn get(self, sig: &Signature, param: &str) -> PhpResult<Vec<u8>> {
         self.0
-            .map_err(|given| sig.type_error(param, "string", &given))
+            .map_err(|given| type_error(sig.type_message(param, "string", &given)))
     }
 }
 
@@ -283,7 +193,9 @@ impl Servers {
     /// The URLs (`None` when the caller passed null), or the error.
     pub fn get(self, sig: &Signature) -> PhpResult<Option<Vec<String>>> {
         self.0.map_err(|problem| match problem {
-            ServersProblem::Type(given) => sig.type_error("servers", "array|string|null", &given),
+            ServersProblem::Type(given) => {
+                type_error(sig.type_message("servers", "array|string|null", &given))
+            }
             ServersProblem::Element(given) => value_error(format!(
                 "{}: {} must contain only URL strings, {given} found",
                 sig.method,
@@ -385,14 +297,18 @@ impl Options {
     pub fn apply(self, sig: &Signature, base: &mut LockOptions) -> PhpResult<()> {
         let entries = self
             .0
-            .map_err(|given| sig.type_error("options", "array", &given))?;
+            .map_err(|given| type_error(sig.type_message("options", "array", &given)))?;
         for entry in entries {
             match entry {
                 OptionEntry::Value(name, value) => {
                     base.set(&name, value).map_err(|e| from_core(sig, e))?
                 }
                 OptionEntry::Mistyped(name, expected, given) => {
-                    return Err(sig.type_error(&format!("option \"{name}\""), expected, &given));
+                    return Err(type_error(sig.type_message(
+                        &format!("option \"{name}\""),
+                        expected,
+                        &given,
+                    )));
                 }
                 OptionEntry::IntKey(i) => {
                     return Err(value_error(format!(

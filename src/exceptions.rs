@@ -16,7 +16,7 @@ use ext_php_rs::ffi::compiler_globals;
 use ext_php_rs::zend::{ClassEntry, ce};
 use redislock_core::LockError;
 
-use crate::args::Signature;
+use crate::signature::Signature;
 
 /// The exception classes, in registration order (parents first).
 #[derive(Debug, Clone, Copy)]

@@ -20,7 +20,7 @@ pub extern "C" fn php_info(_module: *mut ModuleEntry) {
         );
         info_table_row!(
             "Pooled connections (this process)",
-            redislock_core::host::idle_connections().to_string()
+            redislock_core::idle_connections().to_string()
         );
         info_table_end!();
         info_table_start!();

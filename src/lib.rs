@@ -24,6 +24,7 @@ mod info;
 mod ini;
 mod interrupt;
 mod redis_lock;
+mod signature;
 mod stats;
 
 use std::panic::catch_unwind;
@@ -70,7 +71,7 @@ extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
 
 /// Module shutdown: stop the renewal thread, close pooled connections.
 extern "C" fn module_shutdown(_ty: i32, _module_number: i32) -> i32 {
-    let _ = catch_unwind(redislock_core::host::shutdown);
+    let _ = catch_unwind(redislock_core::shutdown);
     SUCCESS
 }
 

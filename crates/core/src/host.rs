@@ -5,9 +5,6 @@
 //! lease lost (`on_lost => "interrupt"`). The host installs them once at
 //! startup; without a host (pure-Rust callers, tests) every call runs in
 //! context 0, no wait is ended early and a lost lease is only recorded.
-//!
-//! Also the host's side of the process: the end of the module
-//! ([`shutdown`]) and what phpinfo shows ([`idle_connections`]).
 
 use std::sync::OnceLock;
 
@@ -47,16 +44,4 @@ pub fn lease_lost() {
     if let Some(h) = HOST.get() {
         (h.lease_lost)();
     }
-}
-
-/// The end of the module: stops the renewal thread and closes the pooled
-/// connections. Builds nothing in a process that never took a lock.
-pub fn shutdown() {
-    crate::lock::renewal::shutdown();
-    crate::net::pool::close_all();
-}
-
-/// Idle pooled connections of this process (for phpinfo).
-pub fn idle_connections() -> usize {
-    crate::net::pool::idle_count()
 }

@@ -35,5 +35,17 @@ pub use error::{ConnectionFailure, LockError, Redirect, Result};
 pub use lock::{Lock, LockInfo, hold_lost, release_all};
 pub use process::stats;
 
+/// The end of the module: stops the renewal thread and closes the pooled
+/// connections. Builds nothing in a process that never took a lock.
+pub fn shutdown() {
+    lock::renewal::shutdown();
+    net::pool::close_all();
+}
+
+/// Idle pooled connections of this process (for phpinfo).
+pub fn idle_connections() -> usize {
+    net::pool::idle_count()
+}
+
 /// Version of the core (and of the extension).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

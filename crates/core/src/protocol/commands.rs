@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
-use crate::protocol::call::{Arg, Attempt, Call, Command};
+use crate::protocol::call::{Attempt, Call};
+use crate::protocol::command::{Arg, Command};
 use crate::protocol::keys::LockKeys;
 use crate::protocol::scripts;
 

@@ -25,7 +25,7 @@
 
 use std::sync::OnceLock;
 
-use crate::protocol::call::{Arg, Command};
+use crate::protocol::command::{Arg, Command};
 
 /// What separates a lock name from the tag of its helper keys; no lock
 /// name may contain it.

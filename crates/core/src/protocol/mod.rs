@@ -4,6 +4,7 @@
 //! here opens a connection.
 
 pub mod call;
+pub mod command;
 pub mod commands;
 pub mod keys;
 pub mod scripts;

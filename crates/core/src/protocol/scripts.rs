@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use redis::{ConnectionLike, RedisResult, Script};
 
-use crate::protocol::call::{Arg, Command};
+use crate::protocol::command::{Arg, Command};
 
 /// One of our scripts: its source and SHA1.
 pub struct Lua {

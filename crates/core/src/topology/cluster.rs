@@ -26,7 +26,8 @@ use crate::net::connection::{self, ServerConfig};
 use crate::net::exchange;
 use crate::net::pool::Role;
 use crate::process::PerProcess;
-use crate::protocol::call::{Attempt, Call, Command};
+use crate::protocol::call::{Attempt, Call};
+use crate::protocol::command::Command;
 use crate::protocol::keys::{hash_slot, hash_tag};
 
 /// Most routes tried for one call (redirects, waits for a reconfiguring

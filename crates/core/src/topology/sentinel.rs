@@ -22,7 +22,8 @@ use crate::net::connection::{self, ServerConfig};
 use crate::net::exchange;
 use crate::net::pool::Role;
 use crate::process::PerProcess;
-use crate::protocol::call::{Call, Command};
+use crate::protocol::call::Call;
+use crate::protocol::command::Command;
 
 /// Longest a known master is used without asking the Sentinels again.
 pub const RECHECK: Duration = Duration::from_secs(1);

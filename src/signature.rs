@@ -1,0 +1,89 @@
+//! The PHP methods' names and parameter names, for messages that say which
+//! argument is at fault as PHP's own do (`Argument #2 ($ttl)`).
+
+/// A method's name and parameter names, for error messages.
+#[derive(Debug)]
+pub struct Signature {
+    /// `Class::method()`, as PHP prefixes its messages.
+    pub method: &'static str,
+    /// Parameter names in order.
+    pub params: &'static [&'static str],
+}
+
+impl Signature {
+    /// `Argument #N ($name)` for a parameter; an option error (`option "x"`)
+    /// is placed under the `$options` parameter; anything else (an ini
+    /// setting) keeps its own name.
+    pub fn describe(&self, param: &str) -> String {
+        let (name, detail) = match param.strip_prefix("option ") {
+            Some(_) => ("options", Some(param)),
+            None => (param, None),
+        };
+        match (self.params.iter().position(|p| *p == name), detail) {
+            (Some(i), None) => format!("Argument #{} (${name})", i + 1),
+            (Some(i), Some(detail)) => format!("Argument #{} (${name}) {detail}", i + 1),
+            (None, _) => param.to_owned(),
+        }
+    }
+
+    /// `M(): Argument #N ($p) must be of type T, G given`, the message of
+    /// PHP's `TypeError`.
+    pub fn type_message(&self, param: &str, expected: &str, given: &str) -> String {
+        format!(
+            "{}: {} must be of type {expected}, {given} given",
+            self.method,
+            self.describe(param)
+        )
+    }
+}
+
+/// `RedisLock::__construct()`.
+pub const CONSTRUCT: Signature = Signature {
+    method: "RedisLock::__construct()",
+    params: &["key", "ttl", "servers", "options"],
+};
+/// `RedisLock::restore()`.
+pub const RESTORE: Signature = Signature {
+    method: "RedisLock::restore()",
+    params: &["key", "token", "ttl", "servers", "options"],
+};
+/// `RedisLock::acquire()`.
+pub const ACQUIRE: Signature = Signature {
+    method: "RedisLock::acquire()",
+    params: &["wait"],
+};
+/// `RedisLock::withLock()`.
+pub const WITH_LOCK: Signature = Signature {
+    method: "RedisLock::withLock()",
+    params: &["callback", "wait"],
+};
+/// `RedisLock::refresh()`.
+pub const REFRESH: Signature = Signature {
+    method: "RedisLock::refresh()",
+    params: &["ttl"],
+};
+/// `RedisLock::release()`.
+pub const RELEASE: Signature = Signature {
+    method: "RedisLock::release()",
+    params: &[],
+};
+/// `RedisLock::isAcquired()`.
+pub const IS_ACQUIRED: Signature = Signature {
+    method: "RedisLock::isAcquired()",
+    params: &[],
+};
+/// `RedisLock::isLocked()`.
+pub const IS_LOCKED: Signature = Signature {
+    method: "RedisLock::isLocked()",
+    params: &[],
+};
+/// `RedisLock::remainingTtl()`.
+pub const REMAINING_TTL: Signature = Signature {
+    method: "RedisLock::remainingTtl()",
+    params: &[],
+};
+/// `RedisLock::forceRelease()`.
+pub const FORCE_RELEASE: Signature = Signature {
+    method: "RedisLock::forceRelease()",
+    params: &[],
+};
