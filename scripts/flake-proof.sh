@@ -9,7 +9,7 @@
 # on failure, the failing tests. Ends with one line per copy and exits
 # non-zero if any run of either copy failed.
 #
-# Needs only cargo and coreutils (no cargo-nextest, no bc).
+# Needs only cargo and coreutils: no cargo-nextest, no calculator tool.
 #
 #   bash scripts/flake-proof.sh                 # 300 runs beside a second copy
 #   FLAKE_RUNS=20 FLAKE_BESIDE=0 bash scripts/flake-proof.sh
