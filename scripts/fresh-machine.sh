@@ -94,7 +94,11 @@ fi
 # What a machine on this network needs to reach the registries: names,
 # certificates, apt's settings. Nothing that would install a tool.
 cp /etc/resolv.conf /etc/hosts "$root/etc/" 2>/dev/null || true
-cp -r /etc/ssl/certs/. "$root/etc/ssl/certs/" 2>/dev/null || true
+mkdir -p "$root/etc/ssl/certs" "$root/usr/local/share/ca-certificates"
+cp -rL /etc/ssl/certs/. "$root/etc/ssl/certs/"
+# (update-ca-certificates rebuilds the bundle from here when a package
+# brings ca-certificates)
+cp -r /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
 cp /etc/apt/apt.conf.d/* "$root/etc/apt/apt.conf.d/" 2>/dev/null || true
 echo "fresh-machine: root ready in $(($(date +%s) - started)) s"
 
