@@ -21,7 +21,7 @@ started=$(date +%s)
 
 for tool in phpize php-config php make cargo tar; do
   command -v "$tool" >/dev/null || {
-    echo "phpize-test: FAILED: $tool not found (phpize and php-config: apt-get install php8.2-dev)"
+    echo "phpize-test: FAILED: $tool not found (phpize and php-config: apt-get install php-dev)"
     exit 1
   }
 done

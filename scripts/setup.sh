@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is missing on a Debian 12 machine (root, or a user with
+# Installs what is missing on a Debian machine (root, or a user with
 # sudo), then checks that every tool the next step runs is there, naming the
-# package that brings a missing one.
+# package that brings a missing one. PHP is Debian's own (php-cli, php-dev,
+# php-fpm): 8.2 on Debian 12, 8.4 on Debian 13.
 #
 #   bash scripts/setup.sh demo        what building and the demo need
 #   bash scripts/setup.sh [test]      everything the test command runs
@@ -16,13 +17,13 @@ esac
 
 # Building the extension (ext-php-rs needs PHP's headers and libclang; the
 # redis crate's TLS needs OpenSSL) and one redis-server for the demo.
-packages=(php8.2-cli php8.2-dev clang libclang-dev libssl-dev pkg-config redis-server)
+packages=(php-cli php-dev clang libclang-dev libssl-dev pkg-config redis-server)
 # Command -> package, checked after the install.
-tools=(php:php8.2-cli phpize:php8.2-dev php-config:php8.2-dev redis-server:redis-server
+tools=(php:php-cli phpize:php-dev php-config:php-dev redis-server:redis-server
        awk:mawk mktemp:coreutils)
 if [ "$what" = test ]; then
-  packages+=(redis-tools openssl valgrind php8.2-fpm libfcgi-bin make git util-linux procps)
-  tools+=(redis-cli:redis-tools openssl:openssl valgrind:valgrind php-fpm8.2:php8.2-fpm
+  packages+=(redis-tools openssl valgrind php-fpm libfcgi-bin make git util-linux procps)
+  tools+=(redis-cli:redis-tools openssl:openssl valgrind:valgrind
           cgi-fcgi:libfcgi-bin make:make git:git flock:util-linux taskset:util-linux
           timeout:coreutils nproc:coreutils realpath:coreutils ps:procps)
 fi
@@ -48,6 +49,10 @@ fi
 # The Debian package starts a system Redis on 6379; the project never uses
 # it (tests and the demo start their own servers on free ports).
 
+if [ "$what" = test ] && command -v php >/dev/null; then
+  # php-fpm is named after the PHP version (php-fpm8.2, php-fpm8.4).
+  tools+=("php-fpm$(php -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;'):php-fpm")
+fi
 absent=()
 for pair in "${tools[@]}"; do
   command -v "${pair%%:*}" >/dev/null || absent+=("${pair%%:*} (package ${pair#*:})")
