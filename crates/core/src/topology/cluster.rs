@@ -3,15 +3,16 @@
 //! and kept per process. A lock's keys share one slot (its key carries a
 //! hash tag), so every call of the protocol goes to one master.
 //!
-//! Routing is ours, on the same connections and [`crate::net::exchange`] as every
-//! other topology, not redis-rs's cluster client: that client resends a
+//! Routing is ours ([`Route::on_error`] here, followed by the executor in
+//! [`super::Topology`]), on the same connections and [`crate::net::exchange`]
+//! as every other topology, not redis-rs's cluster client: that client resends a
 //! command by itself after a timeout or a dropped connection (a bare
 //! `SET NX` resent answers nil for a lock we already hold: the lease would
 //! leak) and a `BLPOP` resent after the server popped our wake-up loses it.
 //! Here a command is sent again only when the node said it did not run it
-//! (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`), or, after a lost connection
-//! whose slot now has another master (a failover), as an
-//! [`Attempt::Replay`], which every call of the protocol is written to
+//! (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`, `READONLY`), or, after a
+//! lost connection whose slot now has another master (a failover), as an
+//! [`crate::protocol::call::Attempt::Replay`], which every call of the protocol is written to
 //! survive.
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 use redis::Value;
 
+use super::route::{Next, Route, Servers, Tried};
 use crate::config::options::LockOptions;
 use crate::config::url::{Endpoint, ServerUrl};
 use crate::error::{ConnectionFailure, LockError, Redirect, Result};
@@ -26,22 +28,13 @@ use crate::net::connection::{self, ServerConfig};
 use crate::net::exchange;
 use crate::net::pool::Role;
 use crate::process::PerProcess;
-use crate::protocol::call::{Attempt, Call};
+use crate::protocol::call::Call;
 use crate::protocol::command::Command;
 use crate::protocol::keys::{hash_slot, hash_tag};
-
-/// Most routes tried for one call (redirects, waits for a reconfiguring
-/// cluster, a failover).
-const MAX_ROUTES: u32 = 8;
 
 /// Most nodes asked for a slot map in one refresh: each may cost the
 /// connect timeout when it is down.
 const MAX_MAP_SOURCES: usize = 3;
-
-/// The first pause after `TRYAGAIN` / `CLUSTERDOWN`; doubled each time up
-/// to [`BUSY_PAUSE_MAX`] (about a second over [`MAX_ROUTES`] tries).
-const BUSY_PAUSE: Duration = Duration::from_millis(10);
-const BUSY_PAUSE_MAX: Duration = Duration::from_millis(200);
 
 /// A Redis Cluster reached through seed nodes.
 pub struct Cluster {
@@ -90,14 +83,12 @@ impl PartialEq for Cluster {
     }
 }
 
-/// Where the next try of a call goes.
-enum Route {
-    /// The slot's master in the map.
-    Master,
-    /// The node a `MOVED` named (the map may lag behind it).
-    Moved(Arc<ServerConfig>),
-    /// The importing node of an `ASK`, with `ASKING`.
-    Ask(Arc<ServerConfig>),
+/// Option `cluster`: the URLs are seed nodes ([`super::TOPOLOGIES`]).
+pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+    if !options.cluster {
+        return Ok(None);
+    }
+    Ok(Some(Box::new(Cluster::new(urls.to_vec(), options)?)))
 }
 
 impl Cluster {
@@ -139,18 +130,6 @@ impl Cluster {
         })
     }
 
-    /// The keyspace: the cluster, by its seed nodes.
-    pub fn scope(&self) -> String {
-        let seeds: Vec<String> = self.seeds.iter().map(|s| s.url.keyspace()).collect();
-        format!("cluster({})", seeds.join(","))
-    }
-
-    /// The cluster, for messages.
-    pub fn names(&self) -> Vec<String> {
-        let seeds: Vec<String> = self.seeds.iter().map(|s| s.name()).collect();
-        vec![format!("Cluster via {}", seeds.join(", "))]
-    }
-
     /// The lock key for `prefix` + `key`: as is when it carries a hash tag,
     /// else `prefix{key}`, so that the helper keys (which extend it) share
     /// its slot while the prefix still starts every key (ACL patterns such
@@ -186,144 +165,26 @@ impl Cluster {
         self.master(hash_slot(key))
     }
 
-    /// Runs a call on the master of `key`'s slot, following the cluster's
-    /// redirects and a failover.
-    pub fn run<T>(&self, role: Role, key: &[u8], build: &dyn Fn(Attempt) -> Call<T>) -> Result<T> {
-        let slot = hash_slot(key);
-        let mut route = Route::Master;
-        let mut replay = false;
-        let mut busy = 0;
-        let mut last = None;
-        for _ in 0..MAX_ROUTES {
-            let node = match &route {
-                Route::Master => self.master(slot)?,
-                Route::Moved(node) | Route::Ask(node) => node.clone(),
-            };
-            let asking = matches!(route, Route::Ask(_));
-            let result = exchange::run_one(&node, role, &|attempt| {
-                let mut call = build(if replay { Attempt::Replay } else { attempt });
-                call.asking = asking;
-                call
-            });
-            let err = match result {
-                Ok(value) => return Ok(value),
-                Err(err) => err,
-            };
-            route = match &err {
-                LockError::Redirected { redirect, .. } => match redirect {
-                    Redirect::Moved { node: to, .. } => {
-                        let to = self.node(to, &node);
-                        // Later calls: the whole map has probably changed.
-                        let _ = self.refresh(Some(&to), None);
-                        Route::Moved(to)
-                    }
-                    Redirect::Ask { node: to, .. } => Route::Ask(self.node(to, &node)),
-                    Redirect::Busy => {
-                        busy = pause(busy);
-                        Route::Master
-                    }
-                    // A master demoted to replica: the command did not run;
-                    // go where the cluster says the slot is now.
-                    Redirect::ReadOnly => match self.new_master(slot, &node) {
-                        Some(master) => Route::Moved(master),
-                        None => {
-                            busy = pause(busy);
-                            Route::Master
-                        }
-                    },
-                },
-                e if e.is_connection_error() && !asking => {
-                    // A failover gives the slot another master: the call may
-                    // have run on the old one (and been replicated), so the
-                    // new one gets it as a replay. Same master: give up.
-                    match self.new_master(slot, &node) {
-                        Some(master) => {
-                            replay = true;
-                            Route::Moved(master)
-                        }
-                        None => return Err(err),
-                    }
-                }
-                _ => return Err(err),
-            };
-            last = Some(err);
-        }
-        Err(LockError::Connection {
-            server: self.names().join(""),
-            kind: ConnectionFailure::Other,
-            detail: format!(
-                "the cluster sent the call elsewhere {MAX_ROUTES} times (last: {}); \
-                 its slots are being migrated or failed over, try again",
-                last.map_or_else(String::new, |e| e.to_string())
-            ),
-        })
-    }
-
-    /// Runs one call per master for many keys (the renewal thread): `build`
-    /// gets the indices of the keys that master serves. A master whose call
-    /// was redirected or lost is retried key by key through [`Cluster::run`].
-    /// Returns one result per key.
-    pub fn run_batch<T>(
-        &self,
-        role: Role,
-        keys: &[&[u8]],
-        build: &super::BatchCall<'_, T>,
-    ) -> Vec<Result<T>> {
-        let mut groups: Vec<(Arc<ServerConfig>, Vec<usize>)> = Vec::new();
-        let mut results: Vec<Option<Result<T>>> = (0..keys.len()).map(|_| None).collect();
-        for (i, key) in keys.iter().enumerate() {
-            match self.master_of(key) {
-                Ok(master) => match groups.iter_mut().find(|(m, _)| Arc::ptr_eq(m, &master)) {
-                    Some((_, indices)) => indices.push(i),
-                    None => groups.push((master, vec![i])),
-                },
-                Err(e) => results[i] = Some(Err(e)),
-            }
-        }
-        let masters: Vec<Arc<ServerConfig>> = groups.iter().map(|(m, _)| m.clone()).collect();
-        let replies = exchange::run_all(&masters, role, &|g, attempt| build(&groups[g].1, attempt));
-        for ((_, indices), reply) in groups.iter().zip(replies) {
-            match reply {
-                Ok(values) if values.len() == indices.len() => {
-                    for (&i, value) in indices.iter().zip(values) {
-                        results[i] = Some(Ok(value));
-                    }
-                }
-                Ok(_) => {
-                    for &i in indices {
-                        results[i] = Some(Err(LockError::Internal("short batch reply".into())));
-                    }
-                }
-                Err(e) if matches!(e, LockError::Redirected { .. }) || e.is_connection_error() => {
-                    for &i in indices {
-                        let one = self.run(role, keys[i], &|attempt| build(&[i], attempt));
-                        results[i] = Some(one.and_then(|mut values| {
-                            values
-                                .pop()
-                                .ok_or_else(|| LockError::Internal("empty batch reply".into()))
-                        }));
-                    }
-                }
-                Err(e) => {
-                    for &i in indices {
-                        results[i] = Some(Err(e.clone()));
-                    }
-                }
-            }
-        }
-        results
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(LockError::Internal("no reply".into()))))
-            .collect()
-    }
-
-    /// The master of `slot` in a slot map asked for from other nodes than
-    /// `old`, when it is not `old`.
+    /// The master of `slot` when it is not `old`: from the map when it
+    /// already names another (a key of the same batch found it), else
+    /// from a slot map asked for from other nodes than `old`.
     fn new_master(&self, slot: u16, old: &Arc<ServerConfig>) -> Option<Arc<ServerConfig>> {
+        if let Some(known) = self.known_master(slot)
+            && !Arc::ptr_eq(&known, old)
+        {
+            return Some(known);
+        }
         self.refresh(None, Some(old))
             .ok()
             .and_then(|map| map.master(slot).cloned())
             .filter(|master| !Arc::ptr_eq(master, old))
+    }
+
+    /// The master of `slot` in the map known now, if any.
+    fn known_master(&self, slot: u16) -> Option<Arc<ServerConfig>> {
+        self.map()
+            .as_ref()
+            .and_then(|map| map.master(slot).cloned())
     }
 
     fn map(&self) -> MutexGuard<'_, Option<Arc<SlotMap>>> {
@@ -441,11 +302,103 @@ impl Cluster {
     }
 }
 
-/// Sleeps before the `busy`-th retry of a reconfiguring cluster; returns
-/// the next count.
-fn pause(busy: u32) -> u32 {
-    std::thread::sleep((BUSY_PAUSE * 2u32.pow(busy.min(10))).min(BUSY_PAUSE_MAX));
-    busy + 1
+impl Route for Cluster {
+    /// The master of the key's slot.
+    fn servers(&self, key: &[u8]) -> Result<Servers<'_>> {
+        self.master_of(key).map(Servers::Found)
+    }
+
+    fn by_key(&self) -> bool {
+        true
+    }
+
+    /// A command is sent again only when the node said it did not run it
+    /// (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`, `READONLY`), or, after a
+    /// lost connection whose slot now has another master (a failover), as
+    /// a replay there.
+    fn on_error(&self, tried: &Tried<'_>, err: &LockError) -> Next {
+        let slot = hash_slot(tried.key);
+        match err {
+            LockError::Redirected { redirect, .. } => match redirect {
+                // A redirect for another slot (a batch of keys): the key
+                // goes where the map says.
+                Redirect::Moved { slot: moved, .. } | Redirect::Ask { slot: moved, .. }
+                    if *moved != slot =>
+                {
+                    Next::Reroute
+                }
+                Redirect::Moved { node: to, .. } => {
+                    let to = self.node(to, tried.server);
+                    // Later calls: the whole map has probably changed
+                    // (unless a key of the same batch saw to it).
+                    if self
+                        .known_master(slot)
+                        .is_none_or(|m| !Arc::ptr_eq(&m, &to))
+                    {
+                        let _ = self.refresh(Some(&to), None);
+                    }
+                    Next::Redirect(to)
+                }
+                Redirect::Ask { node: to, .. } => Next::Ask(self.node(to, tried.server)),
+                Redirect::Busy => Next::Retry,
+                // A master demoted to replica: the command did not run; go
+                // where the cluster says the slot is now.
+                Redirect::ReadOnly => match self.new_master(slot, tried.server) {
+                    Some(master) => Next::Redirect(master),
+                    None => Next::Retry,
+                },
+            },
+            // A failover gives the slot another master: the call may have
+            // run on the old one (and been replicated), so the new one gets
+            // it as a replay. Same master: give up.
+            e if e.is_connection_error() && !tried.asking => {
+                match self.new_master(slot, tried.server) {
+                    Some(master) => Next::Replay(master),
+                    None => Next::Done,
+                }
+            }
+            _ => Next::Done,
+        }
+    }
+
+    /// `prefix{key}` unless it has a hash tag ([`Cluster::lock_key`]).
+    fn lock_key(&self, prefix: &[u8], key: &[u8]) -> Result<Vec<u8>> {
+        Cluster::lock_key(prefix, key)
+    }
+
+    /// One counter per hash slot.
+    fn fence_counter(&self, prefix: &[u8], lock_key: &[u8]) -> Option<Vec<u8>> {
+        crate::protocol::keys::fence_counter(prefix, lock_key, true)
+    }
+
+    /// The keyspace: the cluster, by its seed nodes.
+    fn scope(&self) -> String {
+        let seeds: Vec<String> = self.seeds.iter().map(|s| s.url.keyspace()).collect();
+        format!("cluster({})", seeds.join(","))
+    }
+
+    /// The cluster, for messages.
+    fn names(&self) -> Vec<String> {
+        let seeds: Vec<String> = self.seeds.iter().map(|s| s.name()).collect();
+        vec![format!("Cluster via {}", seeds.join(", "))]
+    }
+
+    /// A lost master's call is replayed on its successor, found through
+    /// one more node.
+    fn replay_time(&self) -> Duration {
+        2 * (self.template.connect_timeout + self.template.read_timeout)
+    }
+
+    fn lost_way(&self, hops: u32, last: &LockError) -> LockError {
+        LockError::Connection {
+            server: self.names().join(""),
+            kind: ConnectionFailure::Other,
+            detail: format!(
+                "the cluster sent the call elsewhere {hops} times (last: {last}); \
+                 its slots are being migrated or failed over, try again"
+            ),
+        }
+    }
 }
 
 /// True when `key` has a non-empty hash tag (the first `{...}`).

@@ -15,51 +15,57 @@
 
 pub mod cluster;
 pub mod redlock;
+pub mod route;
 pub mod sentinel;
 pub mod single;
 mod votes;
 
-use std::borrow::Cow;
+use std::any::Any;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub use route::{Builder, Next, Route, Servers, Tried, Waiting};
 pub use votes::Votes;
 
 use crate::config::options::LockOptions;
 use crate::config::url::ServerUrl;
 use crate::error::{LockError, Result};
-use crate::net::connection::{self, ServerConfig};
+use crate::net::connection::ServerConfig;
 use crate::net::exchange;
 use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::keys::LockKeys;
 
-/// How a blocked acquire waits for its turn on this topology.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Waiting {
-    /// One server decides: waiters queue there and a release hands the
-    /// lock to the first live one (FIFO, no barging).
-    HandOver,
-    /// A quorum decides: a release wakes the first waiter queued on each
-    /// server, which then tries for a quorum again.
-    Quorum,
-}
+/// Every topology, asked in this order; the first that accepts the
+/// servers and options builds the topology. Options that name a topology
+/// (`cluster`, `sentinel`) come before the plain server lists.
+pub const TOPOLOGIES: &[Builder] = &[
+    cluster::build,
+    sentinel::build,
+    redlock::build,
+    single::build,
+];
 
 /// Topologies kept by [`Topology::build`] for reuse.
 const RECENT_TOPOLOGIES: usize = 16;
 
+/// Most tries of one call (redirects, waits for a reconfiguring topology,
+/// a failover).
+const MAX_HOPS: u32 = 8;
+
+/// The first pause after [`Next::Retry`]; doubled each time up to
+/// [`RETRY_PAUSE_MAX`] (about a second over [`MAX_HOPS`] tries).
+const RETRY_PAUSE: Duration = Duration::from_millis(10);
+const RETRY_PAUSE_MAX: Duration = Duration::from_millis(200);
+
 /// Builds the call for a batch of keys (their indices), one result each.
 pub type BatchCall<'a, T> = dyn Fn(&[usize], Attempt) -> Call<Vec<T>> + 'a;
-
-/// Runs a call on the given servers; `Some(attempt)` overrides the
-/// attempt of every call (a replay after a failover).
-type OnServers<'a, T> = dyn Fn(&[Arc<ServerConfig>], Option<Attempt>) -> Vec<Result<T>> + 'a;
 
 /// The servers of a lock and how they are used.
 #[derive(Debug)]
 pub struct Topology {
-    kind: Kind,
+    route: Box<dyn Route>,
     scope: Arc<str>,
     /// The servers as shown in messages (passwords masked), built once:
     /// every call's [`Votes`] carries them for its error message.
@@ -77,14 +83,6 @@ type RecentTopology = (Vec<String>, LockOptions, Arc<Topology>);
 
 /// Lock key names kept per topology for reuse.
 const RECENT_KEYS: usize = 64;
-
-#[derive(Debug, PartialEq)]
-enum Kind {
-    Single(single::Single),
-    Redlock(redlock::Redlock),
-    Sentinel(Box<sentinel::Sentinel>),
-    Cluster(Box<cluster::Cluster>),
-}
 
 impl Topology {
     /// Parses `urls` and the topology options into a shared topology
@@ -118,36 +116,21 @@ impl Topology {
         if parsed.is_empty() {
             return Err(LockError::invalid("servers", "must not be empty"));
         }
-        if options.cluster {
-            return Ok(intern(Kind::Cluster(Box::new(cluster::Cluster::new(
-                parsed, options,
-            )?))));
+        for build in TOPOLOGIES {
+            if let Some(route) = build(&parsed, options)? {
+                return Ok(intern(route));
+            }
         }
-        if let Some(name) = &options.sentinel {
-            return Ok(intern(Kind::Sentinel(Box::new(sentinel::Sentinel::new(
-                name, parsed, options,
-            )))));
-        }
-        let mut servers: Vec<Arc<ServerConfig>> = parsed
-            .into_iter()
-            .map(|url| connection::intern(ServerConfig::new(url, options)))
-            .collect();
-        let kind = if servers.len() == 1 {
-            Kind::Single(single::Single::new(servers.swap_remove(0)))
-        } else {
-            Kind::Redlock(redlock::Redlock::new(servers, options)?)
-        };
-        Ok(intern(kind))
+        Err(LockError::Internal(
+            "no topology accepts these servers and options".into(),
+        ))
     }
 
     /// The name in Redis of the lock on `key` with `prefix`: `prefix` +
     /// `key`, on Redis Cluster wrapped in a hash tag when it has none
     /// ([`cluster::Cluster::lock_key`]).
     pub fn lock_key(&self, prefix: &[u8], key: &[u8]) -> Result<Vec<u8>> {
-        match &self.kind {
-            Kind::Cluster(_) => cluster::Cluster::lock_key(prefix, key),
-            _ => Ok([prefix, key].concat()),
-        }
+        self.route.lock_key(prefix, key)
     }
 
     /// The key names of the lock on `key` with `prefix` ([`Topology::lock_key`]
@@ -172,8 +155,7 @@ impl Topology {
     /// `lock_key` ([`crate::protocol::keys::fence_counter`]): one per server, on
     /// Redis Cluster one per hash slot.
     pub fn fence_counter(&self, prefix: &[u8], lock_key: &[u8]) -> Result<Vec<u8>> {
-        let cluster = matches!(self.kind, Kind::Cluster(_));
-        crate::protocol::keys::fence_counter(prefix, lock_key, cluster).ok_or_else(|| {
+        self.route.fence_counter(prefix, lock_key).ok_or_else(|| {
             LockError::invalid(
                 "options[\"prefix\"]",
                 "has a \"{\" without its \"}\": on Redis Cluster a prefix may carry a whole \
@@ -195,41 +177,22 @@ impl Topology {
 
     /// How long after a call is sent its replay can still come: the call's
     /// reply is lost (at most a read timeout), a new connection is opened
-    /// (at most a connect timeout) and the call sent again, plus a second
-    /// of slack. Released tokens are kept this long for a replay to find.
+    /// (at most a connect timeout) and the call sent again
+    /// ([`Route::replay_time`]), plus a second of slack. Released tokens
+    /// are kept this long for a replay to find.
     pub fn replay_window(&self) -> Duration {
-        let of = |s: &ServerConfig| s.connect_timeout + s.read_timeout;
-        let slowest = match &self.kind {
-            Kind::Single(single) => of(single.server()),
-            Kind::Redlock(redlock) => redlock
-                .servers()
-                .iter()
-                .map(|s| of(s))
-                .max()
-                .unwrap_or_default(),
-            Kind::Sentinel(sentinel) => of(sentinel.template()),
-            // A lost master's call is replayed on its successor, found
-            // through one more node.
-            Kind::Cluster(cluster) => 2 * of(cluster.template()),
-        };
-        slowest + Duration::from_secs(1)
+        self.route.replay_time() + Duration::from_secs(1)
     }
 
     /// How a blocked acquire waits here.
     pub fn waiting(&self) -> Waiting {
-        match &self.kind {
-            Kind::Single(_) | Kind::Sentinel(_) | Kind::Cluster(_) => Waiting::HandOver,
-            Kind::Redlock(_) => Waiting::Quorum,
-        }
+        self.route.waiting()
     }
 
     /// The clock drift between servers allowed for a lease of `ttl_ms`:
     /// `ttl * drift_factor + 2 ms` over Redlock, none on one master.
     pub fn drift(&self, ttl_ms: u64) -> Duration {
-        match &self.kind {
-            Kind::Redlock(r) => r.drift(ttl_ms),
-            Kind::Single(_) | Kind::Sentinel(_) | Kind::Cluster(_) => Duration::ZERO,
-        }
+        self.route.drift(ttl_ms)
     }
 
     /// How long a lease of `ttl_ms` taken `elapsed` after the request was
@@ -241,24 +204,43 @@ impl Topology {
             .filter(|left| !left.is_zero())
     }
 
-    /// Runs a call on every server that holds `key`, all at once.
+    /// How many servers hold each key.
+    pub fn servers_per_key(&self) -> usize {
+        self.route.servers_per_key()
+    }
+
+    /// Runs a call on every server that holds `key`, all at once; a server
+    /// that fails is followed where the topology says ([`Next`]).
     pub fn run<T>(&self, role: Role, key: &[u8], build: &dyn Fn(Attempt) -> Call<T>) -> Votes<T> {
-        if let Kind::Cluster(cluster) = &self.kind {
-            return self.votes(vec![cluster.run(role, key, build)]);
-        }
-        let results = self.on_servers(&|servers, replay| match servers {
-            [one] => vec![exchange::run_one(one, role, &|attempt| {
-                build(replay.unwrap_or(attempt))
-            })],
-            _ => exchange::run_all(servers, role, &|_, attempt| {
-                build(replay.unwrap_or(attempt))
-            }),
-        });
+        let servers = match self.route.servers(key) {
+            Ok(servers) => servers,
+            Err(e) => return self.votes(vec![Err(e)]),
+        };
+        let results = match &*servers {
+            [one] => vec![self.follow(role, key, 0, one, build)],
+            all => {
+                let mut results = exchange::run_all(all, role, &|_, attempt| build(attempt));
+                for (node, (result, server)) in results.iter_mut().zip(all).enumerate() {
+                    let Err(err) = result else { continue };
+                    let tried = Tried {
+                        key,
+                        server,
+                        asking: false,
+                        replay: false,
+                    };
+                    let next = self.route.on_error(&tried, err);
+                    if !matches!(next, Next::Done) {
+                        *result = self.reroute(role, key, node, build, next, err.clone());
+                    }
+                }
+                results
+            }
+        };
         self.votes(results)
     }
 
     /// Runs a call on the `node`-th server that holds `key` (a blocking
-    /// wait listens on one server).
+    /// wait listens on one server), followed where the topology says.
     pub fn run_on<T>(
         &self,
         node: usize,
@@ -266,78 +248,170 @@ impl Topology {
         key: &[u8],
         build: &dyn Fn(Attempt) -> Call<T>,
     ) -> Result<T> {
-        if let Kind::Cluster(cluster) = &self.kind {
-            return match node {
-                0 => cluster.run(role, key, build),
-                _ => Err(LockError::Internal(format!("no server number {node}"))),
-            };
-        }
-        let mut results = self.on_servers(&|servers, replay| match servers.get(node) {
-            Some(server) => vec![exchange::run_one(server, role, &|attempt| {
-                build(replay.unwrap_or(attempt))
-            })],
-            None => vec![Err(LockError::Internal(format!("no server number {node}")))],
-        });
-        results
-            .pop()
-            .unwrap_or_else(|| Err(LockError::Internal("no reply".into())))
-    }
-
-    /// How many servers hold each key.
-    pub fn servers_per_key(&self) -> usize {
-        match &self.kind {
-            Kind::Redlock(r) => r.servers().len(),
-            Kind::Single(_) | Kind::Sentinel(_) | Kind::Cluster(_) => 1,
-        }
+        let servers = self.route.servers(key)?;
+        let server = servers.get(node).ok_or_else(|| no_server(node))?;
+        self.follow(role, key, node, server, build)
     }
 
     /// Runs one call per server for many keys at once (the renewal
     /// thread): `build` gets the indices of the keys that server holds and
-    /// returns one result per index. Returns the votes of each key.
+    /// returns one result per index. The keys of a server whose call
+    /// failed go where the topology says, key by key (those sent to one
+    /// server again share a call). Returns the votes of each key.
     pub fn run_batch<T>(
         &self,
         role: Role,
         keys: &[&[u8]],
         build: &BatchCall<'_, T>,
     ) -> Vec<Votes<T>> {
-        if let Kind::Cluster(cluster) = &self.kind {
-            return cluster
-                .run_batch(role, keys, build)
-                .into_iter()
-                .map(|result| self.votes(vec![result]))
-                .collect();
-        }
-        let indices: Vec<usize> = (0..keys.len()).collect();
-        let per_server = self.on_servers(&|servers, replay| {
-            exchange::run_all(servers, role, &|_, attempt| {
-                build(&indices, replay.unwrap_or(attempt))
-            })
-        });
-        let mut per_key: Vec<Vec<Result<T>>> = (0..keys.len()).map(|_| Vec::new()).collect();
-        for result in per_server {
-            match result {
-                Ok(values) if values.len() == keys.len() => {
-                    for (slot, value) in per_key.iter_mut().zip(values) {
-                        slot.push(Ok(value));
+        // Each key's results, one per server of the key, in its order.
+        let mut results: Vec<Vec<Option<Result<T>>>> = Vec::with_capacity(keys.len());
+        let mut legs: Vec<Leg> = Vec::new();
+        let shared = (!self.route.by_key()).then(|| self.route.servers(&[]));
+        for (i, key) in keys.iter().enumerate() {
+            let own;
+            let servers: Result<&[Arc<ServerConfig>]> = match &shared {
+                Some(Ok(servers)) => Ok(servers),
+                Some(Err(e)) => Err(e.clone()),
+                None => {
+                    own = self.route.servers(key);
+                    match &own {
+                        Ok(servers) => Ok(servers),
+                        Err(e) => Err(e.clone()),
                     }
                 }
-                Ok(_) => per_key.iter_mut().for_each(|slot| {
-                    slot.push(Err(LockError::Internal("short batch reply".into())))
-                }),
-                Err(e) => per_key
-                    .iter_mut()
-                    .for_each(|slot| slot.push(Err(e.clone()))),
+            };
+            match servers {
+                Ok(servers) => {
+                    results.push(servers.iter().map(|_| None).collect());
+                    legs.extend(servers.iter().enumerate().map(|(node, server)| Leg {
+                        key: i,
+                        node,
+                        to: Some(server.clone()),
+                        asking: false,
+                        replay: false,
+                    }));
+                }
+                Err(e) => results.push(vec![Some(Err(e))]),
             }
         }
-        per_key
+        let (mut tries, mut pauses) = (0, 0);
+        while !legs.is_empty() {
+            tries += 1;
+            // One call per server (and way of sending): the legs that a
+            // route sent elsewhere are routed now.
+            let mut groups: Vec<Group> = Vec::new();
+            for (l, leg) in legs.iter_mut().enumerate() {
+                let to = match leg.to.take() {
+                    Some(to) => to,
+                    None => match self.nth(keys[leg.key], leg.node) {
+                        Ok(to) => to,
+                        Err(e) => {
+                            results[leg.key][leg.node] = Some(Err(e));
+                            continue;
+                        }
+                    },
+                };
+                let (asking, replay) = (leg.asking, leg.replay);
+                match groups
+                    .iter_mut()
+                    .find(|g| Arc::ptr_eq(&g.to, &to) && g.asking == asking && g.replay == replay)
+                {
+                    Some(group) => {
+                        group.legs.push(l);
+                        group.keys.push(leg.key);
+                    }
+                    None => groups.push(Group {
+                        to,
+                        asking,
+                        replay,
+                        legs: vec![l],
+                        keys: vec![leg.key],
+                    }),
+                }
+            }
+            let servers: Vec<Arc<ServerConfig>> = groups.iter().map(|g| g.to.clone()).collect();
+            let replies = exchange::run_all(&servers, role, &|g, attempt| {
+                let group = &groups[g];
+                let mut call = build(
+                    &group.keys,
+                    if group.replay {
+                        Attempt::Replay
+                    } else {
+                        attempt
+                    },
+                );
+                call.asking = group.asking;
+                call
+            });
+            let mut again = Vec::new();
+            let mut retry = false;
+            for (group, reply) in groups.iter().zip(replies) {
+                let err = match reply {
+                    Ok(values) if values.len() == group.keys.len() => {
+                        for (&l, value) in group.legs.iter().zip(values) {
+                            results[legs[l].key][legs[l].node] = Some(Ok(value));
+                        }
+                        continue;
+                    }
+                    Ok(_) => LockError::Internal("short batch reply".into()),
+                    Err(err) => err,
+                };
+                for &l in &group.legs {
+                    let Leg { key, node, .. } = legs[l];
+                    let tried = Tried {
+                        key: keys[key],
+                        server: &group.to,
+                        asking: group.asking,
+                        replay: group.replay,
+                    };
+                    let (to, asking, replay) = match self.route.on_error(&tried, &err) {
+                        Next::Done => {
+                            results[key][node] = Some(Err(err.clone()));
+                            continue;
+                        }
+                        _ if tries >= MAX_HOPS => {
+                            results[key][node] = Some(Err(self.route.lost_way(MAX_HOPS, &err)));
+                            continue;
+                        }
+                        Next::Retry => {
+                            retry = true;
+                            (None, false, group.replay)
+                        }
+                        Next::Reroute => (None, false, group.replay),
+                        Next::Redirect(to) => (Some(to), false, group.replay),
+                        Next::Ask(to) => (Some(to), true, group.replay),
+                        Next::Replay(to) => (Some(to), false, true),
+                    };
+                    again.push(Leg {
+                        key,
+                        node,
+                        to,
+                        asking,
+                        replay,
+                    });
+                }
+            }
+            if retry {
+                pauses = pause(pauses);
+            }
+            legs = again;
+        }
+        results
             .into_iter()
-            .map(|results| self.votes(results))
+            .map(|key| {
+                let key = key
+                    .into_iter()
+                    .map(|r| r.unwrap_or_else(|| Err(LockError::Internal("no reply".into()))))
+                    .collect();
+                self.votes(key)
+            })
             .collect()
     }
 
     /// Whether every server of `key` is known to run our scripts.
     pub fn scripts_checked(&self, key: &[u8]) -> bool {
-        match self.current(key) {
+        match self.route.servers(key) {
             Ok(servers) => servers.iter().all(|s| s.scripts.get()),
             Err(_) => false,
         }
@@ -345,7 +419,7 @@ impl Topology {
 
     /// Records that the servers of `key` whose `ok` is true ran a script.
     pub fn mark_scripts_checked(&self, key: &[u8], ok: &[bool]) {
-        if let Ok(servers) = self.current(key) {
+        if let Ok(servers) = self.route.servers(key) {
             for (server, ok) in servers.iter().zip(ok) {
                 if *ok {
                     server.scripts.set();
@@ -355,78 +429,144 @@ impl Topology {
     }
 
     fn votes<T>(&self, results: Vec<Result<T>>) -> Votes<T> {
-        let quorum = results.len() / 2 + 1;
+        let quorum = self.route.quorum(results.len());
         Votes::new(results, quorum, self.names.clone())
     }
 
-    /// The servers that hold `key` now (Sentinel: the current master;
-    /// Cluster: the master of its slot).
-    fn current(&self, key: &[u8]) -> Result<Cow<'_, [Arc<ServerConfig>]>> {
-        match &self.kind {
-            Kind::Single(s) => Ok(Cow::Borrowed(std::slice::from_ref(s.server()))),
-            Kind::Redlock(r) => Ok(Cow::Borrowed(r.servers())),
-            Kind::Sentinel(s) => Ok(Cow::Owned(vec![s.master()?])),
-            Kind::Cluster(c) => Ok(Cow::Owned(vec![c.master_of(key)?])),
+    /// Runs a call on `server`, the `node`-th server of `key`; an error is
+    /// followed where the topology says. The first try is the plain call
+    /// (the path of every uncontended lock: nothing added to it).
+    fn follow<T>(
+        &self,
+        role: Role,
+        key: &[u8],
+        node: usize,
+        server: &Arc<ServerConfig>,
+        build: &dyn Fn(Attempt) -> Call<T>,
+    ) -> Result<T> {
+        let err = match exchange::run_one(server, role, build) {
+            Ok(value) => return Ok(value),
+            Err(err) => err,
+        };
+        let tried = Tried {
+            key,
+            server,
+            asking: false,
+            replay: false,
+        };
+        let next = self.route.on_error(&tried, &err);
+        self.reroute(role, key, node, build, next, err)
+    }
+
+    /// The executor's loop for one call after its first try failed with
+    /// `err`: goes where `next` says until a server answers, the route says
+    /// [`Next::Done`], or [`MAX_HOPS`] tries were made.
+    fn reroute<T>(
+        &self,
+        role: Role,
+        key: &[u8],
+        node: usize,
+        build: &dyn Fn(Attempt) -> Call<T>,
+        mut next: Next,
+        mut err: LockError,
+    ) -> Result<T> {
+        let (mut replay, mut pauses) = (false, 0);
+        for _ in 1..MAX_HOPS {
+            let (server, asking) = match next {
+                Next::Done => return Err(err),
+                Next::Retry => {
+                    pauses = pause(pauses);
+                    (self.nth(key, node)?, false)
+                }
+                Next::Reroute => (self.nth(key, node)?, false),
+                Next::Redirect(server) => (server, false),
+                Next::Ask(server) => (server, true),
+                Next::Replay(server) => {
+                    replay = true;
+                    (server, false)
+                }
+            };
+            let result = exchange::run_one(&server, role, &|attempt| {
+                let mut call = build(if replay { Attempt::Replay } else { attempt });
+                call.asking = asking;
+                call
+            });
+            err = match result {
+                Ok(value) => return Ok(value),
+                Err(err) => err,
+            };
+            let tried = Tried {
+                key,
+                server: &server,
+                asking,
+                replay,
+            };
+            next = self.route.on_error(&tried, &err);
+        }
+        match next {
+            Next::Done => Err(err),
+            _ => Err(self.route.lost_way(MAX_HOPS, &err)),
         }
     }
 
-    /// Runs `go` on the current servers. On Sentinel, a reply that says the
-    /// master moved (READONLY, or the master gone) makes it ask the
-    /// Sentinels again and, when they name another master, run once more
-    /// there as a replay (the first try may have run and replicated).
-    fn on_servers<T>(&self, go: &OnServers<'_, T>) -> Vec<Result<T>> {
-        // Not Cluster (routed per key by `cluster::Cluster`): the servers
-        // here are the same for every key.
-        let servers = match self.current(&[]) {
-            Ok(servers) => servers,
-            Err(e) => return vec![Err(e)],
-        };
-        let results = go(&servers, None);
-        let Kind::Sentinel(sentinel) = &self.kind else {
-            return results;
-        };
-        let moved = results
-            .iter()
-            .any(|r| r.as_ref().is_err_and(sentinel::master_moved));
-        if !moved {
-            return results;
-        }
-        sentinel.forget(&servers[0]);
-        match sentinel.master() {
-            Ok(master) if !Arc::ptr_eq(&master, &servers[0]) => {
-                go(&[master], Some(Attempt::Replay))
-            }
-            _ => results,
-        }
+    /// The `node`-th server of `key` now.
+    fn nth(&self, key: &[u8], node: usize) -> Result<Arc<ServerConfig>> {
+        let servers = self.route.servers(key)?;
+        servers.get(node).cloned().ok_or_else(|| no_server(node))
     }
 }
 
+/// One key's call to one of its servers, in a batch.
+struct Leg {
+    key: usize,
+    /// Which of the key's servers.
+    node: usize,
+    /// Where it goes next; `None`: where the route says then.
+    to: Option<Arc<ServerConfig>>,
+    asking: bool,
+    replay: bool,
+}
+
+/// The legs of a batch sent to one server in one call.
+struct Group {
+    to: Arc<ServerConfig>,
+    asking: bool,
+    replay: bool,
+    /// Indices of the legs.
+    legs: Vec<usize>,
+    /// Their keys' indices, in the same order (for the call).
+    keys: Vec<usize>,
+}
+
+/// The error of a call for a server a key does not have.
+fn no_server(node: usize) -> LockError {
+    LockError::Internal(format!("no server number {node}"))
+}
+
+/// Sleeps before the `pauses`-th retry of a reconfiguring topology;
+/// returns the next count.
+fn pause(pauses: u32) -> u32 {
+    std::thread::sleep((RETRY_PAUSE * 2u32.pow(pauses.min(10))).min(RETRY_PAUSE_MAX));
+    pauses + 1
+}
+
 /// The one shared instance of a topology (per process, as
-/// [`connection::intern`]'s registry and for the same reason).
-fn intern(kind: Kind) -> Arc<Topology> {
+/// [`crate::net::connection::intern`]'s registry and for the same reason).
+fn intern(route: Box<dyn Route>) -> Arc<Topology> {
     static REGISTRY: PerProcess<Mutex<Vec<Arc<Topology>>>> =
         PerProcess::new(|| Mutex::new(Vec::new()));
     let mut registry = REGISTRY
         .get()
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(known) = registry.iter().find(|t| t.kind == kind) {
+    let any: &dyn Any = &*route;
+    if let Some(known) = registry.iter().find(|t| t.route.same_as(any)) {
         return known.clone();
     }
-    let scope: Arc<str> = match &kind {
-        Kind::Single(s) => s.server().url.keyspace().into(),
-        Kind::Redlock(r) => r.scope().into(),
-        Kind::Sentinel(s) => s.scope().into(),
-        Kind::Cluster(c) => c.scope().into(),
-    };
-    let names: Arc<[String]> = match &kind {
-        Kind::Single(s) => vec![s.server().name()].into(),
-        Kind::Redlock(r) => r.servers().iter().map(|s| s.name()).collect(),
-        Kind::Sentinel(s) => s.names().into(),
-        Kind::Cluster(c) => c.names().into(),
-    };
+    let scope: Arc<str> = route.scope().into();
+    let names: Arc<[String]> = route.names().into();
     let topology = Arc::new(Topology {
-        kind,
+        route,
         scope,
         names,
         keys: PerProcess::new(|| Mutex::new(Vec::new())),

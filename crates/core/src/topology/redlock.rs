@@ -6,9 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::route::{Route, Servers, Waiting};
 use crate::config::options::LockOptions;
+use crate::config::url::ServerUrl;
 use crate::error::{LockError, Result};
-use crate::net::connection::ServerConfig;
+use crate::net::connection::{self, ServerConfig};
 
 /// Several independent masters.
 #[derive(Debug)]
@@ -27,6 +29,19 @@ impl PartialEq for Redlock {
                 .all(|(a, b)| Arc::ptr_eq(a, b))
             && self.drift_factor == other.drift_factor
     }
+}
+
+/// Several URLs (and no option naming another topology): Redlock
+/// ([`super::TOPOLOGIES`]).
+pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+    if urls.len() < 2 {
+        return Ok(None);
+    }
+    let servers = urls
+        .iter()
+        .map(|url| connection::intern(ServerConfig::new(url.clone(), options)))
+        .collect();
+    Ok(Some(Box::new(Redlock::new(servers, options)?)))
 }
 
 impl Redlock {
@@ -78,16 +93,45 @@ impl Redlock {
     pub fn servers(&self) -> &[Arc<ServerConfig>] {
         &self.servers
     }
+}
 
-    /// The clock drift allowed for a lease of `ttl_ms`.
-    pub fn drift(&self, ttl_ms: u64) -> Duration {
+impl Route for Redlock {
+    /// Every master, for every key.
+    fn servers(&self, _key: &[u8]) -> Result<Servers<'_>> {
+        Ok(Servers::Kept(&self.servers))
+    }
+
+    fn servers_per_key(&self) -> usize {
+        self.servers.len()
+    }
+
+    /// Woken on any master, then a quorum again.
+    fn waiting(&self) -> Waiting {
+        Waiting::Quorum
+    }
+
+    /// `ttl * drift_factor + 2 ms`.
+    fn drift(&self, ttl_ms: u64) -> Duration {
         Duration::from_secs_f64(ttl_ms as f64 * self.drift_factor / 1000.0)
             + Duration::from_millis(2)
     }
 
-    /// The keyspace the lock lives in: all masters together.
-    pub fn scope(&self) -> String {
+    /// All masters together.
+    fn scope(&self) -> String {
         let spaces: Vec<String> = self.servers.iter().map(|s| s.url.keyspace()).collect();
         format!("redlock({})", spaces.join(","))
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.servers.iter().map(|s| s.name()).collect()
+    }
+
+    /// The slowest master's.
+    fn replay_time(&self) -> Duration {
+        self.servers
+            .iter()
+            .map(|s| s.connect_timeout + s.read_timeout)
+            .max()
+            .unwrap_or_default()
     }
 }

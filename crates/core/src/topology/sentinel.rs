@@ -6,6 +6,11 @@
 //! let two processes hold one lock on two masters. A `READONLY` reply or a
 //! lost master drops the cache at once.
 //!
+//! Failover: a call that finds the master read-only or gone makes the
+//! Sentinels be asked again; when they name another master, the call is
+//! replayed there once ([`Route::on_error`]): the first try may have run
+//! and been replicated.
+//!
 //! Credentials: the URLs' user, password and database are the master's;
 //! options `sentinel_user` / `sentinel_password` are the Sentinels'. TLS
 //! (`rediss://`) is used for both.
@@ -15,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 
+use super::route::{Next, Route, Servers, Tried};
 use crate::config::options::LockOptions;
 use crate::config::url::{Endpoint, ServerUrl};
 use crate::error::{ConnectionFailure, LockError, Redirect, Result};
@@ -63,6 +69,14 @@ impl PartialEq for Sentinel {
     }
 }
 
+/// Option `sentinel`: the URLs are Sentinels ([`super::TOPOLOGIES`]).
+pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+    let Some(name) = &options.sentinel else {
+        return Ok(None);
+    };
+    Ok(Some(Box::new(Sentinel::new(name, urls.to_vec(), options))))
+}
+
 impl Sentinel {
     /// The master's settings (timeouts, credentials, TLS).
     pub fn template(&self) -> &ServerConfig {
@@ -90,30 +104,6 @@ impl Sentinel {
             template,
             known: PerProcess::new(|| Mutex::new(None)),
         }
-    }
-
-    /// The keyspace: the master group, by name and Sentinels.
-    pub fn scope(&self) -> String {
-        let spaces: Vec<String> = self.sentinels.iter().map(|s| s.url.keyspace()).collect();
-        format!(
-            "sentinel({}@{})/{}",
-            self.name,
-            spaces.join(","),
-            self.template.url.db
-        )
-    }
-
-    /// The Sentinels, for messages.
-    pub fn names(&self) -> Vec<String> {
-        vec![format!(
-            "master \"{}\" via Sentinel {}",
-            self.name,
-            self.sentinels
-                .iter()
-                .map(|s| s.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )]
     }
 
     fn known(&self) -> MutexGuard<'_, Known> {
@@ -199,6 +189,55 @@ impl Sentinel {
                 self.name
             ),
         })
+    }
+}
+
+impl Route for Sentinel {
+    /// The current master ([`Sentinel::master`]).
+    fn servers(&self, _key: &[u8]) -> Result<Servers<'_>> {
+        self.master().map(Servers::Found)
+    }
+
+    /// A master found read-only or gone is forgotten and the Sentinels
+    /// asked again; when they name another master, the call is replayed
+    /// there, once.
+    fn on_error(&self, tried: &Tried<'_>, err: &LockError) -> Next {
+        if tried.replay || !master_moved(err) {
+            return Next::Done;
+        }
+        self.forget(tried.server);
+        match self.master() {
+            Ok(master) if !Arc::ptr_eq(&master, tried.server) => Next::Replay(master),
+            _ => Next::Done,
+        }
+    }
+
+    /// The keyspace: the master group, by name and Sentinels.
+    fn scope(&self) -> String {
+        let spaces: Vec<String> = self.sentinels.iter().map(|s| s.url.keyspace()).collect();
+        format!(
+            "sentinel({}@{})/{}",
+            self.name,
+            spaces.join(","),
+            self.template.url.db
+        )
+    }
+
+    /// The Sentinels, for messages.
+    fn names(&self) -> Vec<String> {
+        vec![format!(
+            "master \"{}\" via Sentinel {}",
+            self.name,
+            self.sentinels
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )]
+    }
+
+    fn replay_time(&self) -> Duration {
+        self.template.connect_timeout + self.template.read_timeout
     }
 }
 

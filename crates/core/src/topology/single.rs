@@ -1,13 +1,27 @@
-//! One Redis server holds every lock.
+//! One Redis server holds every lock: the defaults of [`Route`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::net::connection::ServerConfig;
+use super::route::{Route, Servers};
+use crate::config::options::LockOptions;
+use crate::config::url::ServerUrl;
+use crate::error::Result;
+use crate::net::connection::{self, ServerConfig};
 
 /// A single server.
 #[derive(Debug, PartialEq)]
 pub struct Single {
     server: Arc<ServerConfig>,
+}
+
+/// One URL: a single server ([`super::TOPOLOGIES`]).
+pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+    let [url] = urls else {
+        return Ok(None);
+    };
+    let server = connection::intern(ServerConfig::new(url.clone(), options));
+    Ok(Some(Box::new(Single::new(server))))
 }
 
 impl Single {
@@ -19,5 +33,23 @@ impl Single {
     /// The server.
     pub fn server(&self) -> &Arc<ServerConfig> {
         &self.server
+    }
+}
+
+impl Route for Single {
+    fn servers(&self, _key: &[u8]) -> Result<Servers<'_>> {
+        Ok(Servers::Kept(std::slice::from_ref(&self.server)))
+    }
+
+    fn scope(&self) -> String {
+        self.server.url.keyspace()
+    }
+
+    fn names(&self) -> Vec<String> {
+        vec![self.server.name()]
+    }
+
+    fn replay_time(&self) -> Duration {
+        self.server.connect_timeout + self.server.read_timeout
     }
 }
