@@ -8,10 +8,23 @@
 //! reply and a quorum of one; over Redlock's N independent masters, N
 //! replies and `floor(N/2) + 1`.
 //!
+//! Each topology is one file that implements [`Route`]: which servers
+//! hold a key, what an error reply means ([`Next`]), the quorum, how a
+//! blocked acquire waits, the drift, the lock key's name. Nothing outside
+//! those files asks which topology it is. [`Topology`] holds one route and
+//! is its one executor: [`Topology::run`], [`Topology::run_on`] and
+//! [`Topology::run_batch`] send a call, follow the route's [`Next`] for a
+//! server that failed (at most `MAX_HOPS` tries, a growing pause on
+//! [`Next::Retry`], `ASKING` on [`Next::Ask`], a replay staying a replay)
+//! and count the replies against the route's quorum.
+//!
 //! - [`single`]: one server
 //! - [`redlock`]: several independent masters, every call to all at once
 //! - [`sentinel`]: the master that Sentinels name, followed across failovers
 //! - [`cluster`]: Redis Cluster, each key on the master of its hash slot
+//!
+//! A new topology is one new file with a `build` function (`Ok(None)` when
+//! the servers and options are not for it) and one line in [`TOPOLOGIES`].
 
 pub mod cluster;
 pub mod redlock;
@@ -573,4 +586,146 @@ fn intern(route: Box<dyn Route>) -> Arc<Topology> {
     });
     registry.push(topology.clone());
     topology
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::command::Command;
+
+    /// A server nobody listens on: every call fails at once (refused).
+    fn unreachable() -> Arc<ServerConfig> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap();
+        let url = ServerUrl::parse("servers", &format!("redis://127.0.0.1:{port}")).unwrap();
+        Arc::new(ServerConfig::new(url, &LockOptions::default()))
+    }
+
+    /// A route that answers every error from a script and records what
+    /// the executor tried.
+    #[derive(Debug)]
+    struct Scripted {
+        servers: Vec<Arc<ServerConfig>>,
+        next: fn(usize, &Arc<ServerConfig>) -> Next,
+        tried: Mutex<Vec<(Vec<u8>, bool, bool)>>,
+    }
+
+    impl PartialEq for Scripted {
+        fn eq(&self, other: &Self) -> bool {
+            std::ptr::eq(self, other)
+        }
+    }
+
+    impl Route for Scripted {
+        fn servers(&self, _key: &[u8]) -> Result<Servers<'_>> {
+            Ok(Servers::Kept(&self.servers))
+        }
+        fn on_error(&self, tried: &Tried<'_>, _err: &LockError) -> Next {
+            let mut log = self.tried.lock().unwrap();
+            log.push((tried.key.to_vec(), tried.asking, tried.replay));
+            (self.next)(log.len(), tried.server)
+        }
+        fn scope(&self) -> String {
+            "scripted".into()
+        }
+        fn names(&self) -> Vec<String> {
+            vec!["scripted".into()]
+        }
+        fn replay_time(&self) -> Duration {
+            Duration::ZERO
+        }
+    }
+
+    fn topology(servers: usize, next: fn(usize, &Arc<ServerConfig>) -> Next) -> Topology {
+        let route = Scripted {
+            servers: (0..servers).map(|_| unreachable()).collect(),
+            next,
+            tried: Mutex::new(Vec::new()),
+        };
+        Topology {
+            route: Box::new(route),
+            scope: "scripted".into(),
+            names: vec!["scripted".to_owned(); servers].into(),
+            keys: PerProcess::new(|| Mutex::new(Vec::new())),
+        }
+    }
+
+    fn tried(t: &Topology) -> Vec<(Vec<u8>, bool, bool)> {
+        let any: &dyn Any = &*t.route;
+        let route = any.downcast_ref::<Scripted>().unwrap();
+        route.tried.lock().unwrap().clone()
+    }
+
+    fn ping(_: Attempt) -> Call<()> {
+        Call::new(vec![Command::of(&[b"PING"])], |_| Ok(()))
+    }
+
+    #[test]
+    fn a_call_is_sent_elsewhere_at_most_max_hops_times() {
+        let t = topology(1, |_, at| Next::Redirect(at.clone()));
+        let err = t.run_on(0, Role::Command, b"k", &ping).unwrap_err();
+        assert_eq!(tried(&t).len(), MAX_HOPS as usize);
+        assert!(err.to_string().contains("sent elsewhere 8 times"), "{err}");
+    }
+
+    #[test]
+    fn a_replay_stays_a_replay_and_asking_lasts_one_try() {
+        let t = topology(1, |n, at| match n {
+            1 => Next::Replay(at.clone()),
+            2 => Next::Ask(at.clone()),
+            3 => Next::Redirect(at.clone()),
+            _ => Next::Done,
+        });
+        let votes = t.run(Role::Command, b"k", &ping);
+        assert!(votes.is_single());
+        assert!(votes.into_single().unwrap_err().is_connection_error());
+        let how: Vec<(bool, bool)> = tried(&t).into_iter().map(|(_, a, r)| (a, r)).collect();
+        assert_eq!(
+            how,
+            [(false, false), (false, true), (true, true), (false, true)]
+        );
+    }
+
+    #[test]
+    fn a_retry_pauses_first() {
+        let t = topology(1, |n, _| if n == 1 { Next::Retry } else { Next::Done });
+        let started = std::time::Instant::now();
+        assert!(t.run_on(0, Role::Command, b"k", &ping).is_err());
+        assert!(started.elapsed() >= RETRY_PAUSE);
+        assert_eq!(tried(&t).len(), 2);
+    }
+
+    #[test]
+    fn every_server_of_a_key_is_followed_and_counted() {
+        let t = topology(3, |n, _| if n <= 3 { Next::Reroute } else { Next::Done });
+        let votes = t.run(Role::Command, b"k", &ping);
+        assert_eq!(votes.quorum(), 2);
+        assert_eq!(votes.answered(), 0);
+        assert_eq!(tried(&t).len(), 6);
+    }
+
+    #[test]
+    fn a_batch_follows_each_key_and_keeps_replays() {
+        let t = topology(2, |n, at| {
+            if n <= 4 {
+                Next::Replay(at.clone())
+            } else {
+                Next::Done
+            }
+        });
+        let keys: [&[u8]; 2] = [b"a", b"b"];
+        let votes = t.run_batch(Role::Command, &keys, &|indices, _| {
+            let cmds = indices.iter().map(|_| Command::of(&[b"PING"])).collect();
+            Call::new(cmds, |replies| Ok(replies.iter().map(|_| ()).collect()))
+        });
+        assert_eq!(votes.len(), 2);
+        assert!(votes.iter().all(|v| v.answered() == 0 && v.quorum() == 2));
+        let log = tried(&t);
+        // Two keys on two servers: four legs, each replayed once.
+        assert_eq!(log.len(), 8);
+        assert!(log[..4].iter().all(|(_, _, replay)| !replay));
+        assert!(log[4..].iter().all(|(_, _, replay)| *replay));
+    }
 }
