@@ -5,15 +5,15 @@
 //!
 //! Routing is ours ([`Route::on_error`] here, followed by the executor in
 //! [`super::Topology`]), on the same connections and [`crate::net::exchange`]
-//! as every other topology, not redis-rs's cluster client: that client resends a
-//! command by itself after a timeout or a dropped connection (a bare
-//! `SET NX` resent answers nil for a lock we already hold: the lease would
-//! leak) and a `BLPOP` resent after the server popped our wake-up loses it.
-//! Here a command is sent again only when the node said it did not run it
-//! (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`, `READONLY`), or, after a
-//! lost connection whose slot now has another master (a failover), as an
-//! [`crate::protocol::call::Attempt::Replay`], which every call of the protocol is written to
-//! survive.
+//! as every other topology, not redis-rs's cluster client: that client
+//! resends a command by itself after a timeout or a dropped connection (a
+//! bare `SET NX` resent answers nil for a lock we already hold: the lease
+//! would leak) and a `BLPOP` resent after the server popped our wake-up
+//! loses it. Here a command is sent again only when the node said it did
+//! not run it (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`, `READONLY`), or,
+//! after a lost connection whose slot now has another master (a failover),
+//! as an [`crate::protocol::call::Attempt::Replay`], which every call of
+//! the protocol is written to survive.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
