@@ -1,7 +1,7 @@
 //! Redis Cluster: 3 masters + 3 replicas started here. Locks on many slots
 //! through one seed node, a lock's keys in one slot while a waiter is
-//! queued, renewal across masters, a slot being migrated (ASK), a manual
-//! `CLUSTER FAILOVER` and a killed master.
+//! queued, renewal across masters and across a failover, a slot being
+//! migrated (ASK), a manual `CLUSTER FAILOVER` and a killed master.
 
 mod common;
 
@@ -204,6 +204,57 @@ fn auto_renew_keeps_leases_on_every_master() {
     }
     assert!(masters.len() > 1, "the locks span several masters");
     std::thread::sleep(Duration::from_millis(3000));
+    for lock in &mut locks {
+        assert!(lock.is_acquired().unwrap(), "renewed past three leases");
+        assert!(lock.release().unwrap());
+    }
+}
+
+#[test]
+fn auto_renew_follows_a_manual_failover() {
+    let cluster = RedisCluster::start(3, 1);
+    let mut opts = cluster_options();
+    opts.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    // 2 s leases renewed about every 0.7 s: the failover and the renewal
+    // that follows it fit in one lease even on a busy machine.
+    let mut locks: Vec<Lock> = (0..12)
+        .map(|i| {
+            let key = unique_key(&format!("cluster-renew-failover-{i}"));
+            Lock::new(key, 2.0, &[cluster.seed()], opts.clone()).unwrap()
+        })
+        .collect();
+    for lock in &mut locks {
+        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    }
+    let first = stored(&mut locks[0]);
+    let slot = cluster.slot(first.as_bytes());
+    let old = cluster.master_of(slot).port;
+    let replica = cluster.replicas_of(cluster.by_port(old))[0];
+    let moved: Vec<usize> = (0..locks.len())
+        .filter(|&i| {
+            cluster
+                .master_of(cluster.slot(stored(&mut locks[i]).as_bytes()))
+                .port
+                == old
+        })
+        .collect();
+    assert!(moved.len() < locks.len(), "the locks span several masters");
+    cluster.fail_over_to(replica);
+    cluster.wait_until("the cluster settles after the failover", || {
+        cluster.settled(3, 3)
+    });
+    // Three leases: held only if the renewal found the new master.
+    std::thread::sleep(Duration::from_millis(6000));
+    for &i in &moved {
+        let name = stored(&mut locks[i]);
+        let token = String::from_utf8(locks[i].token().unwrap()).unwrap();
+        let held: Option<String> = query(replica, &["GET", &name]).unwrap();
+        assert_eq!(
+            held.as_deref(),
+            Some(token.as_str()),
+            "renewed on the new master"
+        );
+    }
     for lock in &mut locks {
         assert!(lock.is_acquired().unwrap(), "renewed past three leases");
         assert!(lock.release().unwrap());
