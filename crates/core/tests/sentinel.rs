@@ -1,6 +1,7 @@
 //! Sentinel: a master, a replica and three Sentinels started here; locks
-//! through the Sentinels, credentials for both, and a `SENTINEL FAILOVER`
-//! followed by locks built before and after it.
+//! through the Sentinels, credentials for both, a `SENTINEL FAILOVER`
+//! followed by locks built before and after it, and renewals that follow
+//! a new master.
 
 mod common;
 
@@ -275,6 +276,30 @@ fn a_readonly_reply_makes_it_ask_the_sentinels_at_once_and_replay() {
     // The lock now knows the master for up to a second. Swap the roles and
     // point every Sentinel at the new master well within that second.
     let swapped = Instant::now();
+    swap_roles(&group);
+    let before = readonly_errors(&group, &group.master);
+    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    let took = swapped.elapsed();
+    assert!(
+        took < sentinel::RECHECK,
+        "the swap took {took:?}: the cached master expired, READONLY was not tested"
+    );
+    assert_eq!(
+        readonly_errors(&group, &group.master),
+        before + 1,
+        "the cached (demoted) master answered READONLY once"
+    );
+    assert!(
+        exists(&group, &group.replica, &key),
+        "taken on the new master"
+    );
+    println!("acquired on the new master {took:?} after the swap, through one READONLY");
+    assert!(lock.release().unwrap());
+}
+
+/// Makes the replica the master (the old master its replica) and points
+/// every Sentinel at it, at once (a failover without the Sentinels' delay).
+fn swap_roles(group: &Group) {
     let replica_port = group.replica.port.to_string();
     let _: () = redis::cmd("REPLICAOF")
         .arg("NO")
@@ -302,24 +327,41 @@ fn a_readonly_reply_makes_it_ask_the_sentinels_at_once_and_replay() {
             .query(&mut s)
             .unwrap();
     }
-    let before = readonly_errors(&group, &group.master);
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
-    let took = swapped.elapsed();
-    assert!(
-        took < sentinel::RECHECK,
-        "the swap took {took:?}: the cached master expired, READONLY was not tested"
-    );
-    assert_eq!(
-        readonly_errors(&group, &group.master),
-        before + 1,
-        "the cached (demoted) master answered READONLY once"
-    );
-    assert!(
-        exists(&group, &group.replica, &key),
-        "taken on the new master"
-    );
-    println!("acquired on the new master {took:?} after the swap, through one READONLY");
-    assert!(lock.release().unwrap());
+}
+
+#[test]
+fn auto_renew_follows_the_master_after_a_swap() {
+    let group = Group::start(None);
+    let mut options = sentinel_options(&[]);
+    options.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    // 2 s leases renewed about every 0.7 s.
+    let mut locks: Vec<Lock> = (0..6)
+        .map(|i| {
+            let key = unique_key(&format!("sentinel-renew-{i}"));
+            Lock::new(key, 2.0, &group.urls(None), options.clone()).unwrap()
+        })
+        .collect();
+    for lock in &mut locks {
+        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    }
+    let acked: i64 = redis::cmd("WAIT")
+        .arg(1)
+        .arg(2000)
+        .query(&mut group.client(&group.master))
+        .unwrap();
+    assert_eq!(acked, 1, "the replica has the locks");
+    swap_roles(&group);
+    // Three leases: held only if the renewals reached the new master.
+    std::thread::sleep(Duration::from_millis(6000));
+    for lock in &mut locks {
+        let key = lock.key().to_vec();
+        assert!(
+            exists(&group, &group.replica, &key),
+            "renewed on the new master"
+        );
+        assert!(lock.is_acquired().unwrap(), "renewed past three leases");
+        assert!(lock.release().unwrap());
+    }
 }
 
 #[test]
