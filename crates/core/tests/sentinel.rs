@@ -344,10 +344,13 @@ fn auto_renew_follows_the_master_after_a_swap() {
     for lock in &mut locks {
         assert!(lock.acquire(Duration::ZERO, &never).unwrap());
     }
+    let mut master = redis::Client::open(group.master.url())
+        .and_then(|c| c.get_connection())
+        .unwrap();
     let acked: i64 = redis::cmd("WAIT")
         .arg(1)
         .arg(2000)
-        .query(&mut group.client(&group.master))
+        .query(&mut master)
         .unwrap();
     assert_eq!(acked, 1, "the replica has the locks");
     swap_roles(&group);
