@@ -83,9 +83,17 @@ pub struct Lock {
     topology: Arc<Topology>,
     options: LockOptions,
     share: Option<Share>,
-    /// Tokens of acquires whose outcome is unknown (the connection timed
-    /// out or dropped before the reply): cleaned up before the next acquire.
-    orphans: Vec<Vec<u8>>,
+    /// Acquires whose outcome is unknown (the connection timed out or
+    /// dropped before the reply): cleaned up before the next acquire.
+    orphans: Vec<Orphan>,
+}
+
+/// The token of an acquire whose outcome is unknown, and the servers (in
+/// the topology's order) where it may have written.
+#[derive(Debug)]
+struct Orphan {
+    token: Vec<u8>,
+    on: Vec<bool>,
 }
 
 /// What `__debugInfo` shows of a lock (no secrets).
@@ -203,10 +211,15 @@ impl Lock {
                 } else if err.is_not_replicated() {
                     // Taken on the master only: a failover could lose it.
                     self.undo(&token);
-                } else if err.is_connection_error() {
+                } else if err.is_connection_error() && self.topology.servers_per_key() == 1 {
                     // The command may have run: the token may hold the lock
-                    // or sit in the queue somewhere.
-                    self.orphans.push(token);
+                    // or sit in the queue. (Over several servers the try
+                    // was undone where it may have written, and what did
+                    // not answer is an orphan already.)
+                    self.orphans.push(Orphan {
+                        token,
+                        on: vec![true],
+                    });
                 }
                 return Err(err);
             }
@@ -261,27 +274,84 @@ impl Lock {
         if in_time(&votes) {
             return Ok(Some(Won { fence: None, sent }));
         }
-        self.undo(token);
+        self.undo_where(token, &votes.may_have_written(Option::is_some));
         votes.decided()?;
         Ok(None)
     }
 
     /// Takes back a failed or ended attempt of `token` on every server at
-    /// once (leaves queues, releases what it took). A server that does not
-    /// answer keeps the token as an orphan, cleaned before the next acquire.
+    /// once (leaves queues, releases what it took).
     fn undo(&mut self, token: &[u8]) {
-        let votes = self.abandon_on_all(token);
-        if votes.answered() < self.topology.servers_per_key() {
-            self.orphans.push(token.to_vec());
+        self.undo_where(token, &vec![true; self.topology.servers_per_key()]);
+    }
+
+    /// Takes back a lost try of `token` on the servers that `on` marks, at
+    /// once: those where the try may have written (it said it took the
+    /// lock, or gave no reply). Never where the key held the token before
+    /// the try: another lock object with the same `owner` holds it there,
+    /// and undoing would release that hold. A server that does not answer
+    /// keeps the token as an orphan, cleaned before the next acquire.
+    fn undo_where(&mut self, token: &[u8], on: &[bool]) {
+        if !on.contains(&true) {
+            return;
+        }
+        let votes = self.abandon_where(token, on);
+        let unanswered: Vec<bool> = votes.oks().into_iter().map(|ok| !ok).collect();
+        if unanswered.contains(&true) {
+            self.orphans.push(Orphan {
+                token: token.to_vec(),
+                on: unanswered,
+            });
         }
     }
 
-    fn abandon_on_all(&self, token: &[u8]) -> Votes<bool> {
+    /// Runs `abandon` of `token` on the servers that `on` marks, all at
+    /// once; the others count as answered (nothing to undo there).
+    fn abandon_where(&self, token: &[u8], on: &[bool]) -> Votes<bool> {
         let keys = &*self.keys;
         let successor = self.successor();
-        self.run(Role::Command, &|_| {
-            commands::abandon(keys, token, successor)
-        })
+        let abandon = |_| commands::abandon(keys, token, successor);
+        if on.iter().all(|&here| here) {
+            return self.run(Role::Command, &abandon);
+        }
+        let on_node = |node: usize| match on.get(node) {
+            Some(true) => self
+                .topology
+                .run_on(node, Role::Command, &keys.lock, &abandon),
+            _ => Ok(false),
+        };
+        let nodes = self.topology.servers_per_key();
+        let results = if on.iter().filter(|&&here| here).count() == 1 {
+            (0..nodes).map(on_node).collect()
+        } else {
+            // Several servers, side by side, so that their waits do not add
+            // up (on short-lived threads that block every signal, as the
+            // connections opened in parallel).
+            std::thread::scope(|scope| {
+                let spawned: Vec<_> = (0..nodes)
+                    .map(|node| {
+                        std::thread::Builder::new()
+                            .name("redislock-undo".into())
+                            .spawn_scoped(scope, move || {
+                                crate::process::signals::block_all_in_this_thread();
+                                on_node(node)
+                            })
+                    })
+                    .collect();
+                spawned
+                    .into_iter()
+                    .enumerate()
+                    .map(|(node, spawned)| match spawned {
+                        Ok(handle) => handle.join().unwrap_or_else(|_| {
+                            Err(LockError::Internal("undoing a try failed".into()))
+                        }),
+                        // No thread to spare: this one here.
+                        Err(_) => on_node(node),
+                    })
+                    .collect()
+            })
+        };
+        Votes::of_servers(results, self.topology.names().into())
     }
 
     /// `call` followed by `WAIT` in the same request when option
@@ -348,8 +418,8 @@ impl Lock {
     /// Releases whatever the tokens of earlier, interrupted acquires may
     /// hold (one round trip each; normally there are none).
     fn clean_orphans(&mut self) -> Result<()> {
-        while let Some(token) = self.orphans.last() {
-            let votes = self.abandon_on_all(token);
+        while let Some(orphan) = self.orphans.last() {
+            let votes = self.abandon_where(&orphan.token, &orphan.on);
             votes.decided()?;
             self.orphans.pop();
         }

@@ -61,9 +61,9 @@ impl Lock {
                 stats::add(Counter::Contended);
             }
             let took_some = votes.count(|(won, _)| *won) > 0;
-            if took_some || votes.answered() < self.topology.servers_per_key() {
-                self.undo(token);
-            }
+            // Only where this try may have written: a server that refused
+            // it may hold the same token for another object (`owner`).
+            self.undo_where(token, &votes.may_have_written(|(won, _)| *won));
             if votes.answered() < votes.quorum() {
                 break Err(votes.failure());
             }
