@@ -94,9 +94,12 @@ impl Lease {
     }
 
     /// Marks the lease lost, found so by the renewal thread: also raises the
-    /// lost-lease hook when asked to.
+    /// lost-lease hook when asked to. Not a lease whose renewal was stopped
+    /// (released on purpose, request end): a round on its way at the
+    /// release finds the key gone because of that release, and the holder
+    /// stops renewing before it sends a release.
     fn mark_lost(&self) {
-        if self.lost.swap(true, Ordering::AcqRel) {
+        if self.stopped.load(Ordering::Acquire) || self.lost.swap(true, Ordering::AcqRel) {
             return;
         }
         stats::add(Counter::LostLeases);
