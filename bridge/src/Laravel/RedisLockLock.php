@@ -22,19 +22,19 @@ use Illuminate\Contracts\Cache\LockTimeoutException;
  * - `$seconds > 0`: the lease is $seconds.
  * - `$seconds = 0` (Laravel's "no expiry"): the lease is 15 s (the store's
  *   `auto_renew_ttl`) and the extension renews it in a background thread
- *   every third of that, for as long as this process holds it, also after
- *   this object is gone, until it is released (here or through
- *   restoreLock()), force-released, or the process ends. So the lock never
- *   stays forever: it is free at most 15 s after its holder died. In
- *   PHP-FPM (and any SAPI with several requests per process) the renewal
- *   also stops at the end of the request, where the extension forgets the
- *   request's holds: a lock taken with `$seconds = 0` and not released in
- *   that request then expires within 15 s. Give it a ttl (`$seconds > 0`)
- *   when it must outlive the request. Laravel features that take a lock
- *   with `$seconds = 0` in a request and release it elsewhere (a
- *   ShouldBeUnique job without `$uniqueFor`, released by the worker) are
- *   thus protected until about 15 s after that request, not until the
- *   release: give them a duration.
+ *   every third of that, also after this object is gone (an auto-renewed
+ *   hold with `auto_release` off outlives its objects), until it is
+ *   released or refreshed (here or through restoreLock()), force-released,
+ *   or the request ends. So the lock never stays forever: it is free at
+ *   most 15 s after its holder died. In PHP-FPM (and any SAPI with several
+ *   requests per process) the request end forgets the request's holds: a
+ *   lock taken with `$seconds = 0` and not released in that request then
+ *   expires within 15 s. Give it a ttl (`$seconds > 0`) when it must
+ *   outlive the request. Laravel features that take a lock with
+ *   `$seconds = 0` in a request and release it elsewhere (a ShouldBeUnique
+ *   job without `$uniqueFor`, released by the worker) are thus protected
+ *   until about 15 s after that request, not until the release: give them
+ *   a duration.
  * - block() waits through the extension: the waiter is woken by the
  *   release (no 250 ms polling; betweenBlockedAttemptsSleepFor() has no
  *   effect) and throws LockTimeoutException when the time runs out.
@@ -47,14 +47,6 @@ class RedisLockLock extends Lock
 {
     /** Lease in seconds of a lock taken with `$seconds = 0`, renewed every third of it. */
     public const AUTO_RENEW_TTL = 15.0;
-
-    /**
-     * Auto-renewed holds of this process that must outlive their Laravel
-     * lock object: [lock id][owner] => the RedisLock that renews them.
-     *
-     * @var array<string, array<string, \RedisLock>>
-     */
-    private static array $renewing = [];
 
     /** @var string|array<int, string>|null */
     private string|array|null $servers;
@@ -114,12 +106,7 @@ class RedisLockLock extends Lock
      */
     public function acquire()
     {
-        if (!$this->lock()->acquire(0.0)) {
-            return false;
-        }
-        $this->held();
-
-        return true;
+        return $this->lock()->acquire(0.0);
     }
 
     /**
@@ -142,7 +129,6 @@ class RedisLockLock extends Lock
         if (!$this->lock()->acquire($wait)) {
             throw new LockTimeoutException(sprintf('Could not acquire the lock [%s] within %s seconds.', $this->name, $wait));
         }
-        $this->held();
 
         if (is_callable($callback)) {
             try {
@@ -166,12 +152,11 @@ class RedisLockLock extends Lock
      */
     public function release()
     {
-        $renewed = $this->forgetRenewal();
-        if ($this->lock !== null && $this->lock->token() !== null) {
+        if ($this->lock?->token() !== null) {
             return $this->lock->release();
         }
 
-        return ($renewed ?? $this->restored())->release();
+        return $this->restored()->release();
     }
 
     /**
@@ -183,9 +168,6 @@ class RedisLockLock extends Lock
      */
     public function forceRelease()
     {
-        if (self::$renewing !== []) {
-            unset(self::$renewing[$this->lockId()]);
-        }
         $this->lock()->forceRelease();
     }
 
@@ -254,25 +236,19 @@ class RedisLockLock extends Lock
         $seconds = is_numeric($seconds) ? (float) $seconds : 0.0;
 
         if ($seconds > 0) {
-            $this->forgetRenewal();
             if ($this->lock !== null && !$this->expires()) {
-                $this->lock = null;  // its renewal would undo the new lease
+                // Its hold renews on without it until the refresh below.
+                $this->lock = null;
             }
 
             return $this->restored($seconds)->refresh($seconds);
         }
-
-        $renewed = self::$renewing[$this->lockId()][$this->owner] ?? null;
-        if ($renewed !== null && $renewed->isAcquired()) {
-            return $renewed->refresh($this->autoRenewTtl);
+        if ($this->lock?->token() !== null && !$this->expires()) {
+            return $this->lock->refresh($this->autoRenewTtl);
         }
-        $renewed = $this->restored($this->autoRenewTtl, true);
-        if (!$renewed->refresh($this->autoRenewTtl)) {
-            return false;
-        }
-        $this->keepRenewing($renewed);
 
-        return true;
+        // Renewed from now on, also after this call (auto_release is off).
+        return $this->restored($this->autoRenewTtl, true)->refresh($this->autoRenewTtl);
     }
 
     /**
@@ -355,60 +331,5 @@ class RedisLockLock extends Lock
         $options['auto_renew'] = $renew;
 
         return \RedisLock::restore($this->name, $owner ?? $this->owner, $ttl ?? $this->ttl(), $this->servers, $options);
-    }
-
-    /** After an acquire: an auto-renewed hold is kept renewing beyond this object. */
-    private function held(): void
-    {
-        if (!$this->expires() && $this->lock !== null) {
-            $this->keepRenewing($this->lock);
-        }
-    }
-
-    /**
-     * Keeps $lock (an auto-renewed hold of this lock's owner) alive until
-     * it is released, so that its renewal goes on after this object is
-     * gone. Drops holds of this process that are no longer held (released
-     * by another process, lost); those answer isAcquired() without a round
-     * trip.
-     */
-    private function keepRenewing(\RedisLock $lock): void
-    {
-        foreach (self::$renewing as $id => $owners) {
-            foreach ($owners as $owner => $renewed) {
-                if (!$renewed->isAcquired()) {
-                    unset(self::$renewing[$id][$owner]);
-                }
-            }
-            if (self::$renewing[$id] === []) {
-                unset(self::$renewing[$id]);
-            }
-        }
-        self::$renewing[$this->lockId()][$this->owner] = $lock;
-    }
-
-    /**
-     * Stops keeping this owner's auto-renewed hold alive beyond its
-     * objects; returns it, if there was one.
-     */
-    private function forgetRenewal(): ?\RedisLock
-    {
-        if (self::$renewing === []) {
-            return null;  // the usual case: no lock with $seconds = 0 held here
-        }
-        $id = $this->lockId();
-        $renewed = self::$renewing[$id][$this->owner] ?? null;
-        unset(self::$renewing[$id][$this->owner]);
-        if ((self::$renewing[$id] ?? null) === []) {
-            unset(self::$renewing[$id]);
-        }
-
-        return $renewed;
-    }
-
-    /** Identifies this lock (servers, prefix and name) among this process's renewed holds. */
-    private function lockId(): string
-    {
-        return hash('sha256', serialize([$this->servers, $this->prefix, $this->name]));
     }
 }

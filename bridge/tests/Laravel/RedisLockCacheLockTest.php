@@ -333,6 +333,28 @@ class RedisLockCacheLockTest extends LaravelTestCase
     }
 
     /**
+     * A `$seconds = 0` lock whose object is gone is renewed until a
+     * restoreLock() release, and not after: the same owner's key set again
+     * behind our back keeps the lease it was given (a renewal would cut it
+     * to 0.6 s), and that release is not counted as a lost lease.
+     */
+    public function testRenewalStopsAtARestoreLockRelease(): void
+    {
+        $this->assertTrue(Cache::store('locks_short_renew')->lock('foo', 0, 'owner-1')->get());
+        usleep(900_000);  // past its 0.6 s lease
+        $this->assertGreaterThan(0, $this->pttl('foo'), 'renewed after its object is gone');
+
+        $lost = \RedisLock::stats()['lost_leases'];
+        $this->assertTrue(Cache::store('locks_short_renew')->restoreLock('foo', 'owner-1')->release());
+        $this->assertSame(-2, $this->pttl('foo'));
+        $this->redis('SET', $this->prefix . 'foo', 'owner-1', 'PX', '10000');
+        usleep(500_000);  // two renewals would have run by now
+        $this->assertGreaterThan(9000, $this->pttl('foo'), 'no renewal after the release');
+        $this->assertSame($lost, \RedisLock::stats()['lost_leases'], 'released, not lost');
+        $this->redis('DEL', $this->prefix . 'foo');
+    }
+
+    /**
      * refresh(0) (Laravel: remove the expiry) turns a lease into an
      * auto-renewed one; refresh(n) turns it back into a fixed lease.
      */

@@ -8,7 +8,12 @@
 //! - **request end**: whatever is still held when the request ends (also after
 //!   a fatal error, which skips destructors) is released by [`drain`];
 //! - **fork**: a child process starts with an empty table, so it never
-//!   believes it holds its parent's locks.
+//!   believes it holds its parent's locks;
+//! - **left holds**: an auto-renewed hold with `auto_release` off outlives
+//!   its last object (count 0, joined by nobody) and is renewed until a
+//!   release or refresh of its key and token from any object of this
+//!   process ([`leave`], [`end_left`]), a force-release ([`forget`]),
+//!   its loss, or the request end ([`drain`]).
 //!
 //! Lock objects refer to an entry by its id; an id that is no longer in the
 //! table (released, drained at request end, or inherited across fork) means
@@ -31,7 +36,8 @@ pub struct Entry {
     pub keys: Arc<LockKeys>,
     /// The owner token written into the key.
     pub token: Vec<u8>,
-    /// Number of acquires not yet matched by a release.
+    /// Number of acquires not yet matched by a release; 0 for a hold
+    /// whose objects are all gone ([`let_go`]).
     pub count: u32,
     /// Release in Redis when the last holder object goes away or the
     /// request ends (the `auto_release` option of the first acquirer).
@@ -122,13 +128,14 @@ pub fn is_lost(id: u64) -> bool {
 }
 
 /// A copy of the reentrant entry for `redis_key` in `scope` taken in
-/// `context`, if held.
+/// `context`, if held by an object (a left hold is joined by nobody).
 pub fn find(scope: &str, redis_key: &[u8], context: u64) -> Option<Entry> {
     with_entries(|entries| {
         entries
             .iter()
             .find(|e| {
                 e.reentrant
+                    && e.count > 0
                     && &**e.topology.scope() == scope
                     && e.keys.lock == redis_key
                     && e.context == context
@@ -145,35 +152,98 @@ pub enum Left {
     /// Other acquires remain; nothing to do in Redis.
     StillHeld,
     /// That was the last one: the entry is removed and returned so the
-    /// caller can release it in Redis.
+    /// caller can release it in Redis (every other hold of its key and
+    /// token is removed with it when the caller releases: [`leave`], or
+    /// [`let_go`] with `auto_release` on).
     Last(Entry),
+    /// That was the last object of an auto-renewed hold with `auto_release`
+    /// off: the hold stays in the table, renewed, with count 0.
+    Kept,
 }
 
 /// Matches `n` acquires of entry `id` with releases.
 pub fn leave(id: u64, n: u32) -> Left {
-    with_entries(|entries| {
-        let Some(pos) = entries.iter().position(|e| e.id == id) else {
-            return Left::NotHeld;
-        };
-        let entry = &mut entries[pos];
-        entry.count = entry.count.saturating_sub(n);
-        if entry.count > 0 {
-            Left::StillHeld
-        } else {
-            Left::Last(take(entries, pos))
-        }
-    })
+    with_entries(|entries| drop_count(entries, id, n, false))
 }
 
-/// Removes the entry for `redis_key` in `scope` whatever its count
-/// (the key was force-released).
-pub fn forget(scope: &str, redis_key: &[u8]) -> Option<Entry> {
+/// Matches the `n` acquires of entry `id` that an object still had when it
+/// went away. Its last object gone, an auto-renewed hold with
+/// `auto_release` off stays (count 0) and is renewed on; it replaces an
+/// earlier left hold of the same key and token, and left holds found lost
+/// meanwhile are dropped.
+pub fn let_go(id: u64, n: u32) -> Left {
+    with_entries(|entries| drop_count(entries, id, n, true))
+}
+
+fn drop_count(entries: &mut Vec<Entry>, id: u64, n: u32, keep_renewed: bool) -> Left {
+    let Some(pos) = entries.iter().position(|e| e.id == id) else {
+        return Left::NotHeld;
+    };
+    let entry = &mut entries[pos];
+    entry.count = entry.count.saturating_sub(n);
+    if entry.count > 0 {
+        return Left::StillHeld;
+    }
+    let entry = &entries[pos];
+    let renewed_on = entry.renewed && !entry.auto_release && !entry.lease.is_lost();
+    if keep_renewed && renewed_on {
+        let (scope, key, token) = (
+            entry.topology.scope().clone(),
+            entry.keys.lock.clone(),
+            entry.token.clone(),
+        );
+        remove_where(entries, |e| {
+            e.id != id && e.count == 0 && (e.lease.is_lost() || same(e, &scope, &key, &token))
+        });
+        return Left::Kept;
+    }
+    let entry = take(entries, pos);
+    if !keep_renewed || entry.auto_release {
+        // Released in Redis next: every other hold of this key and token
+        // (one left renewing by its gone objects, one restored beside it)
+        // ends with it, its renewal stopped before the release is sent, so
+        // none is counted lost.
+        let (scope, key, token) = (entry.topology.scope(), &entry.keys.lock, &entry.token);
+        remove_where(entries, |e| same(e, scope, key, token));
+    }
+    Left::Last(entry)
+}
+
+/// Whether `e` is a hold of `token` on `redis_key` in `scope`.
+fn same(e: &Entry, scope: &str, redis_key: &[u8], token: &[u8]) -> bool {
+    &**e.topology.scope() == scope && e.keys.lock == redis_key && e.token == token
+}
+
+/// Removes (and stops renewing) every entry that `pred` accepts.
+fn remove_where(entries: &mut Vec<Entry>, pred: impl Fn(&Entry) -> bool) {
+    entries.retain(|e| {
+        if pred(e) {
+            e.stop_renewal();
+            return false;
+        }
+        true
+    });
+}
+
+/// Removes the left holds (count 0) of `token` on `redis_key` in `scope`
+/// and stops their renewal (an object refreshed that key and token: the
+/// lease is now the one it set).
+pub fn end_left(scope: &str, redis_key: &[u8], token: &[u8]) {
     with_entries(|entries| {
-        let pos = entries
-            .iter()
-            .position(|e| &**e.topology.scope() == scope && e.keys.lock == redis_key)?;
-        Some(take(entries, pos))
-    })
+        remove_where(entries, |e| {
+            e.count == 0 && same(e, scope, redis_key, token)
+        })
+    });
+}
+
+/// Removes every entry for `redis_key` in `scope` whatever its count
+/// (the key was force-released).
+pub fn forget(scope: &str, redis_key: &[u8]) {
+    with_entries(|entries| {
+        remove_where(entries, |e| {
+            &**e.topology.scope() == scope && e.keys.lock == redis_key
+        })
+    });
 }
 
 /// Removes the entry `id` whatever its count (its lease was found lost).

@@ -562,7 +562,7 @@ impl Lock {
                 self.share = None;
                 Ok(false)
             }
-            Left::StillHeld => {
+            Left::StillHeld | Left::Kept => {
                 share.own -= 1;
                 if share.own == 0 {
                     self.share = None;
@@ -579,10 +579,13 @@ impl Lock {
     /// Called when the object goes away: drops this object's share, and
     /// releases in Redis if it was the last one and `auto_release` is on.
     /// Errors are swallowed (there is nobody to report them to); the lease
-    /// then ends by itself.
+    /// then ends by itself. With `auto_release` off, an auto-renewed hold
+    /// whose last object this was is renewed on ([`holds::let_go`]) until
+    /// a release or refresh of its key and token from any object, a
+    /// force-release, its loss or the request end.
     pub fn abandon(&mut self) {
         if let Some(share) = self.share.take()
-            && let Left::Last(entry) = holds::leave(share.id, share.own)
+            && let Left::Last(entry) = holds::let_go(share.id, share.own)
             && entry.auto_release
         {
             let _ = release_entry(&entry);
@@ -649,6 +652,9 @@ impl Lock {
         let Some(entry) = self.live_entry() else {
             return Ok(false);
         };
+        // A hold of this key and token left renewing by its gone objects
+        // stops: the lease is the one set here from now on.
+        holds::end_left(entry.topology.scope(), &entry.keys.lock, &entry.token);
         let sent = Instant::now();
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             self.acked(

@@ -6,7 +6,8 @@
 //! A renewal that finds the lease gone marks the hold lost at once; the PHP
 //! side reads that mark without a round trip ([`Lease::is_lost`],
 //! [`Lease::valid_for`]). Renewal of a hold stops at release, object
-//! destruction or request end (the hold table stops it), and after
+//! destruction (not with `auto_release` off: see [`super::holds`]) or
+//! request end (the hold table stops it), and after
 //! `max_hold`: the thread then only watches the lease and marks it lost when
 //! it runs out. The thread stops at module shutdown. A forked child has no
 //! thread and no jobs ([`PerProcess`]): it neither renews nor believes it is
@@ -79,7 +80,8 @@ impl Lease {
         self.valid_until_us.store(valid_until, Ordering::Release);
     }
 
-    /// Ends renewal of this hold (released, destroyed, request end).
+    /// Ends renewal of this hold (released, destroyed, request end); called
+    /// before a release is sent, so a round on its way finds it stopped.
     pub fn stop(&self) {
         self.stopped.store(true, Ordering::Release);
     }
