@@ -6,10 +6,37 @@
 
 mod common;
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::{RedisServer, never, unique_key};
-use redislock_core::{Lock, LockOptions, OptionValue};
+use common::{RedisServer, never, unique_key, wait_until};
+use redislock_core::host::{self, Host};
+use redislock_core::protocol::keys;
+use redislock_core::{Lock, LockError, LockOptions, OptionValue};
+
+thread_local! {
+    /// Ends the blocking waits of this thread (as a PHP signal handler
+    /// that throws does).
+    static END_WAITS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Ends the waits of the thread named "handed-waiter".
+static END_HANDED_WAITER: AtomicBool = AtomicBool::new(false);
+
+fn wait_should_end() -> bool {
+    END_WAITS.with(Cell::get)
+        || (std::thread::current().name() == Some("handed-waiter")
+            && END_HANDED_WAITER.load(Ordering::Relaxed))
+}
+
+fn install_host() {
+    host::install(Host {
+        context: || 0,
+        wait_should_end,
+        lease_lost: || {},
+    });
+}
 
 fn masters(n: usize) -> Vec<RedisServer> {
     (0..n).map(|_| RedisServer::start()).collect()
@@ -115,4 +142,66 @@ fn redlock_a_split_try_is_undone_only_where_it_wrote() {
         values(&servers, &key),
         [None, other(), ours(), other(), other()]
     );
+}
+
+/// One server: a waiter whose wait PHP ends (a signal handler threw) while
+/// it sleeps leaves the queue, and frees the lock only if it was handed
+/// to it: here the lock holds the same token for the first object.
+#[test]
+fn single_server_an_ended_wait_never_undoes_the_holder() {
+    install_host();
+    let server = RedisServer::start();
+    let key = unique_key("shared-owner-ended-wait");
+    let urls = urls(std::slice::from_ref(&server));
+    let mut first = Lock::new(key.clone(), 10.0, &urls, owned_by("worker-1")).unwrap();
+    let mut second = Lock::new(key.clone(), 10.0, &urls, owned_by("worker-1")).unwrap();
+    assert!(first.acquire(Duration::ZERO, &never).unwrap());
+    END_WAITS.with(|end| end.set(true));
+    let waited = second.acquire(Duration::from_secs(5), &never);
+    END_WAITS.with(|end| end.set(false));
+    assert!(matches!(waited, Err(LockError::Interrupted)), "{waited:?}");
+    let left = values(std::slice::from_ref(&server), &key);
+    assert_eq!(left, [Some("worker-1".to_owned())], "the holder keeps it");
+    assert!(first.is_acquired().unwrap());
+    assert!(first.release().unwrap());
+}
+
+/// The other side of the rule: a waiter whose wait PHP ends after a release
+/// handed it the lock (its mark says so) frees the lock, so it never stays
+/// with a waiter that is gone.
+#[test]
+fn single_server_an_ended_wait_frees_a_lock_handed_to_it() {
+    install_host();
+    let server = RedisServer::start();
+    let key = unique_key("shared-owner-handed");
+    let name = String::from_utf8(key.clone()).unwrap();
+    let queue = String::from_utf8(keys::queue_key(&key)).unwrap();
+    let mark = format!("{name}~~a~waiter-1");
+    let urls = urls(std::slice::from_ref(&server));
+    let mut holder = Lock::new(key.clone(), 10.0, &urls, LockOptions::default()).unwrap();
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let waiter = std::thread::Builder::new()
+        .name("handed-waiter".into())
+        .spawn(move || {
+            let mut options = owned_by("waiter-1");
+            // One long sleep on the wake-up list: no step until PHP ends it.
+            options
+                .set("retry_delay", OptionValue::Number(5.0))
+                .unwrap();
+            let mut lock = Lock::new(key, 10.0, &urls, options).unwrap();
+            lock.acquire(Duration::from_secs(5), &never)
+        })
+        .unwrap();
+    wait_until("the waiter queues", Duration::from_secs(5), || {
+        server.cmd::<i64>(&["ZCARD", &queue]) == 1
+    });
+    // What a release's hand-over does (lib/queue.lua), without the wake-up.
+    let _: () = server.cmd(&["SET", &name, "waiter-1", "PX", "10000"]);
+    let _: () = server.cmd(&["SET", &mark, "h", "PX", "10000"]);
+    let _: i64 = server.cmd(&["ZREM", &queue, "waiter-1"]);
+    END_HANDED_WAITER.store(true, Ordering::Relaxed);
+    let waited = waiter.join().unwrap();
+    assert!(matches!(waited, Err(LockError::Interrupted)), "{waited:?}");
+    assert_eq!(server.cmd::<Option<String>>(&["GET", &name]), None, "freed");
+    assert_eq!(server.cmd::<i64>(&["EXISTS", &mark]), 0);
 }

@@ -18,7 +18,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Lock, Won, alive_window, block_time};
-use crate::error::Result;
+use crate::error::{LockError, Result};
 use crate::net::pool::Role;
 use crate::process::stats::{self, Counter};
 use crate::protocol::call::{Attempt, Call};
@@ -27,6 +27,13 @@ use crate::protocol::commands::{self, Queued, Successor, Waiter};
 /// How long a waiter may wait before the next release hands the lock to it
 /// rather than waking it to race newcomers.
 pub const STARVING_AFTER: Duration = Duration::from_millis(5);
+
+/// A wait that failed, and whether its last step was answered (then only
+/// a release's hand-over can have given the waiter the lock).
+struct Failed {
+    error: LockError,
+    step_answered: bool,
+}
 
 impl Lock {
     /// Runs a call on the one server that holds the key.
@@ -56,15 +63,27 @@ impl Lock {
             fencing: self.options.fencing,
             arrival: commands::arrival_now(),
         };
-        let waited = self.wait_for_turn(&waiter, wait, stop);
-        if waited.is_err() {
-            // Leave the queue, and free the lock if it was handed to us
-            // meanwhile, so it never stays with a waiter that is gone. Best
-            // effort: should it fail, the queue entry and any lock handed to
-            // us expire within the alive window.
-            self.abandon_on_master(token);
+        match self.wait_for_turn(&waiter, wait, stop) {
+            Ok(won) => Ok(won),
+            Err(Failed {
+                error,
+                step_answered,
+            }) => {
+                // Leave the queue, and free the lock if it was handed to us
+                // meanwhile, so it never stays with a waiter that is gone.
+                // After an answered step only a hand-over can have given
+                // it to us: a lock that holds our token without one is
+                // another object's (the same `owner`). Best effort: should
+                // it fail, the queue entry and any lock handed to us expire
+                // within the alive window.
+                let keys = &*self.keys;
+                let _ = self.on_master(Role::Command, &|_| match step_answered {
+                    true => commands::abandon_if_handed(keys, token),
+                    false => commands::abandon(keys, token, Successor::HandOver),
+                });
+                Err(error)
+            }
         }
-        waited
     }
 
     fn abandon_on_master(&self, token: &[u8]) {
@@ -79,7 +98,7 @@ impl Lock {
         waiter: &Waiter<'_>,
         wait: Duration,
         stop: &dyn Fn() -> bool,
-    ) -> Result<Option<Won>> {
+    ) -> std::result::Result<Option<Won>, Failed> {
         let started = Instant::now();
         let deadline = started + wait;
         let fallback = self.options.retry_delay;
@@ -99,7 +118,11 @@ impl Lock {
         loop {
             let now = Instant::now();
             let give_up = !first && (now >= deadline || stop());
-            let (queued, sent) = step(starving, give_up)?;
+            // A step that failed may have run (taken the lock) all the same.
+            let (queued, sent) = step(starving, give_up).map_err(|error| Failed {
+                error,
+                step_answered: false,
+            })?;
             let holder_pttl = match queued {
                 Queued::Acquired { fence } => {
                     if self
@@ -135,7 +158,12 @@ impl Lock {
                 Ok(woken) => woken,
                 // A late reply may still have woken us: the next step looks.
                 Err(e) if e.is_timeout() => false,
-                Err(e) => return Err(e),
+                Err(error) => {
+                    return Err(Failed {
+                        error,
+                        step_answered: true,
+                    });
+                }
             };
             // Woken and about to race for it, or waited too long: should
             // this step not win, the next release hands the lock to us.

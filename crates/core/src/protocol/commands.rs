@@ -195,9 +195,26 @@ pub fn release(
 /// that PHP ended, or a lease that was over when it was won: leaves the
 /// queue and frees the lock if the token holds it. True when it did.
 pub fn abandon(keys: &LockKeys, token: &[u8], successor: Successor) -> Call<bool> {
+    abandon_cmd(keys, token, successor, false)
+}
+
+/// [`abandon`] for a waiter on one server whose every step was answered:
+/// it leaves the queue, and frees the lock only if a release handed it
+/// over (the same token may hold it for another object with that `owner`).
+/// True when it freed the lock.
+pub fn abandon_if_handed(keys: &LockKeys, token: &[u8]) -> Call<bool> {
+    abandon_cmd(keys, token, Successor::HandOver, true)
+}
+
+fn abandon_cmd(keys: &LockKeys, token: &[u8], successor: Successor, handed: bool) -> Call<bool> {
     let cmd = scripts::ABANDON.evalsha(
         &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
-        &[token.into(), successor.flag().into(), fence_floor().into()],
+        &[
+            token.into(),
+            successor.flag().into(),
+            fence_floor().into(),
+            flag(handed).into(),
+        ],
     );
     Call::one(cmd, is_one)
 }
