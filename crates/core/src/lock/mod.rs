@@ -330,23 +330,26 @@ impl Lock {
             std::thread::scope(|scope| {
                 let spawned: Vec<_> = (0..nodes)
                     .map(|node| {
-                        std::thread::Builder::new()
-                            .name("redislock-undo".into())
-                            .spawn_scoped(scope, move || {
-                                crate::process::signals::block_all_in_this_thread();
-                                on_node(node)
-                            })
+                        on.get(node).is_some_and(|&here| here).then(|| {
+                            std::thread::Builder::new()
+                                .name("redislock-undo".into())
+                                .spawn_scoped(scope, move || {
+                                    crate::process::signals::block_all_in_this_thread();
+                                    on_node(node)
+                                })
+                        })
                     })
                     .collect();
                 spawned
                     .into_iter()
                     .enumerate()
                     .map(|(node, spawned)| match spawned {
-                        Ok(handle) => handle.join().unwrap_or_else(|_| {
+                        Some(Ok(handle)) => handle.join().unwrap_or_else(|_| {
                             Err(LockError::Internal("undoing a try failed".into()))
                         }),
-                        // No thread to spare: this one here.
-                        Err(_) => on_node(node),
+                        // Nothing to undo there, or no thread to spare:
+                        // here, after the others.
+                        None | Some(Err(_)) => on_node(node),
                     })
                     .collect()
             })
