@@ -186,7 +186,7 @@ impl LockError {
                 detail: format!("{detail}{hint}"),
             };
         }
-        if err.code() == Some(crate::protocol::call::NOT_REPLICATED) {
+        if err.code() == Some(NOT_REPLICATED) {
             return Self::Connection {
                 server: server.to_owned(),
                 kind: ConnectionFailure::NotReplicated,
@@ -286,6 +286,10 @@ impl LockError {
 
 /// Added to a cluster node's redirect or cross-slot error on a topology
 /// that is not Cluster.
+/// The error code the protocol gives a result that too few replicas
+/// acknowledged ([`ConnectionFailure::NotReplicated`]).
+pub const NOT_REPLICATED: &str = "NOTREPLICATED";
+
 const CLUSTER_HINT: &str =
     " (a Redis Cluster node: set option \"cluster\" => true to follow the cluster's slots)";
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use redis::{ConnectionLike, RedisResult, Value};
 
+use crate::error::NOT_REPLICATED;
 use crate::protocol::command::{Arg, Command};
 use crate::protocol::scripts;
 
@@ -68,10 +69,6 @@ pub struct Ack<T> {
     /// True for a result that counts only once acknowledged.
     pub needed: fn(&T) -> bool,
 }
-
-/// The error code of a result that too few replicas acknowledged
-/// ([`crate::error::ConnectionFailure::NotReplicated`]).
-pub const NOT_REPLICATED: &str = "NOTREPLICATED";
 
 impl<T> Call<T> {
     /// A call of `cmds` whose replies `parse` reads.
