@@ -11,121 +11,9 @@ use common::{RedisServer, never, unique_key};
 use redislock_core::topology::sentinel;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
-const NAME: &str = "locks";
+const NAME: &str = common::sentinel::MASTER_NAME;
 
-struct Group {
-    password: Option<String>,
-    master: RedisServer,
-    replica: RedisServer,
-    sentinels: Vec<RedisServer>,
-}
-
-impl Group {
-    /// `auth`: (master password, Sentinel password).
-    fn start(auth: Option<(&str, &str)>) -> Self {
-        let master_extra: Vec<&str> = match auth {
-            Some((mp, _)) => vec!["--requirepass", mp, "--masterauth", mp],
-            None => vec![],
-        };
-        let mut master_extra = master_extra;
-        master_extra.extend(["--repl-diskless-sync-delay", "0"]);
-        let master = RedisServer::start_with(&master_extra);
-        let port = master.port.to_string();
-        let mut replica_extra = vec!["--replicaof", "127.0.0.1", &port];
-        replica_extra.extend(&master_extra);
-        let replica = RedisServer::start_with(&replica_extra);
-        let conf = match auth {
-            Some((mp, sp)) => {
-                format!("sentinel auth-pass {NAME} {mp}\nsentinel sentinel-pass {sp}")
-            }
-            None => String::new(),
-        };
-        let sentinel_extra: Vec<&str> = match auth {
-            Some((_, sp)) => vec!["--requirepass", sp],
-            None => vec![],
-        };
-        let sentinels = (0..3)
-            .map(|_| RedisServer::start_sentinel(master.port, NAME, 2, &conf, &sentinel_extra))
-            .collect();
-        let group = Self {
-            password: auth.map(|a| a.0.to_owned()),
-            master,
-            replica,
-            sentinels,
-        };
-        group.wait_until("the replica is in sync", || group.replica_in_sync());
-        group.wait_until("every Sentinel knows the replica", || {
-            group.sentinels_know_replica(auth.map(|a| a.1))
-        });
-        group
-    }
-
-    fn urls(&self, master_password: Option<&str>) -> Vec<String> {
-        let auth = master_password.map_or(String::new(), |p| format!(":{p}@"));
-        self.sentinels
-            .iter()
-            .map(|s| format!("redis://{auth}127.0.0.1:{}", s.port))
-            .collect()
-    }
-
-    fn replica_in_sync(&self) -> bool {
-        let info: String = redis::cmd("INFO")
-            .arg("replication")
-            .query(&mut self.client(&self.replica))
-            .unwrap_or_default();
-        info.contains("master_link_status:up")
-    }
-
-    fn client(&self, server: &RedisServer) -> redis::Connection {
-        let mut c = redis::Client::open(server.url())
-            .unwrap()
-            .get_connection()
-            .unwrap();
-        if let Some(pw) = self.master_password() {
-            let _: () = redis::cmd("AUTH").arg(pw).query(&mut c).unwrap();
-        }
-        c
-    }
-
-    fn master_password(&self) -> Option<&str> {
-        self.password.as_deref()
-    }
-
-    fn sentinel(&self, i: usize, password: Option<&str>) -> redis::Connection {
-        let mut c = redis::Client::open(self.sentinels[i].url())
-            .unwrap()
-            .get_connection()
-            .unwrap();
-        if let Some(pw) = password {
-            let _: () = redis::cmd("AUTH").arg(pw).query(&mut c).unwrap();
-        }
-        c
-    }
-
-    fn sentinels_know_replica(&self, password: Option<&str>) -> bool {
-        (0..self.sentinels.len()).all(|i| {
-            let replicas: Vec<redis::Value> = redis::cmd("SENTINEL")
-                .arg("replicas")
-                .arg(NAME)
-                .query(&mut self.sentinel(i, password))
-                .unwrap_or_default();
-            !replicas.is_empty()
-        })
-    }
-
-    fn master_port(&self, password: Option<&str>) -> u16 {
-        let (_, port): (String, String) = redis::cmd("SENTINEL")
-            .arg("get-master-addr-by-name")
-            .arg(NAME)
-            .query(&mut self.sentinel(0, password))
-            .unwrap();
-        port.parse().unwrap()
-    }
-
-    fn wait_until(&self, what: &str, cond: impl FnMut() -> bool) {
-        common::wait_until(what, Duration::from_secs(60), cond);
-    }
-}
+type Group = common::sentinel::SentinelGroup;
 
 fn sentinel_options(extra: &[(&str, &str)]) -> LockOptions {
     let mut options = LockOptions::default();
@@ -143,7 +31,7 @@ fn sentinel_options(extra: &[(&str, &str)]) -> LockOptions {
 fn exists(group: &Group, server: &RedisServer, key: &[u8]) -> bool {
     let n: i64 = redis::cmd("EXISTS")
         .arg(key)
-        .query(&mut group.client(server))
+        .query(&mut group.client(server).unwrap())
         .unwrap();
     n == 1
 }
@@ -259,7 +147,7 @@ fn an_unknown_master_name_is_a_connection_error() {
 fn readonly_errors(group: &Group, server: &RedisServer) -> u64 {
     let info: String = redis::cmd("INFO")
         .arg("errorstats")
-        .query(&mut group.client(server))
+        .query(&mut group.client(server).unwrap())
         .unwrap();
     info.lines()
         .find_map(|l| l.strip_prefix("errorstat_READONLY:count="))
@@ -304,12 +192,12 @@ fn swap_roles(group: &Group) {
     let _: () = redis::cmd("REPLICAOF")
         .arg("NO")
         .arg("ONE")
-        .query(&mut group.client(&group.replica))
+        .query(&mut group.client(&group.replica).unwrap())
         .unwrap();
     let _: () = redis::cmd("REPLICAOF")
         .arg("127.0.0.1")
         .arg(&replica_port)
-        .query(&mut group.client(&group.master))
+        .query(&mut group.client(&group.master).unwrap())
         .unwrap();
     for i in 0..group.sentinels.len() {
         let mut s = group.sentinel(i, None);
