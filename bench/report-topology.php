@@ -26,7 +26,7 @@ $ports = [];
 foreach ($tmeta['topologies'] ?? [] as $id => $t) {
     $ports[] = sprintf('%s: %s', $t['label'], implode(',', $t['ports']));
 }
-$text .= sprintf("Servers (each its own redis-server process, loopback, --save '' --appendonly no; cluster: no replicas, node timeout 1 s): %s\n",
+$text .= sprintf("Servers (each its own redis-server process, loopback, --save '' --appendonly no; cluster: no replicas, node timeout 3 s): %s\n",
     implode(' | ', $ports));
 $text .= sprintf("Pinning: %s | load average at start %s | %d repetition(s)%s, medians\n",
     $tmeta['pinning'] ?? '?', $tmeta['loadavg'] ?? '?', $tmeta['reps'] ?? 0, !empty($tmeta['quick']) ? ', QUICK run' : '');

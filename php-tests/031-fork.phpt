@@ -7,23 +7,12 @@ redislock
 --FILE--
 <?php
 require __DIR__ . '/config.inc';
+require __DIR__ . '/children.inc';
 $url = redislock_test_url();
 $key = redislock_test_key('fork-parent');
 $child_key = redislock_test_key('fork-child');
 $results = tempnam(sys_get_temp_dir(), 'redislock-fork-');
 
-// Ends a forked child normally. When this test runs on its own,
-// redislock_test_url() started a TestRedis in the parent; the child's copy of
-// that object must not stop the server when the child exits.
-function child_exit(int $code): never
-{
-    $own = (new ReflectionFunction('redislock_test_url'))->getStaticVariables()['own'] ?? null;
-    if ($own instanceof TestRedis) {
-        (new ReflectionProperty(TestRedis::class, 'proc'))->setValue($own, null);
-        $own->dir = '/nonexistent';
-    }
-    exit($code);
-}
 
 $lock = new RedisLock($key, 10, $url);
 var_dump($lock->acquire());
