@@ -17,6 +17,9 @@
 REDISLOCK_MODULE = $(phplibdir)/redislock.so
 REDISLOCK_SOURCES = $(shell find '$(REDISLOCK_SRCDIR)/Cargo.toml' '$(REDISLOCK_SRCDIR)/Cargo.lock' '$(REDISLOCK_SRCDIR)/src' '$(REDISLOCK_SRCDIR)/crates/core/Cargo.toml' '$(REDISLOCK_SRCDIR)/crates/core/src' '$(REDISLOCK_SRCDIR)/crates/core/scripts' -type f 2>/dev/null)
 
+# Prints cargo's target directory.
+REDISLOCK_PRINT_TARGET_DIR = cd '$(REDISLOCK_SRCDIR)' && '$(CARGO)' metadata --format-version 1 --no-deps --locked --manifest-path '$(REDISLOCK_SRCDIR)/Cargo.toml' | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p'
+
 all: $(REDISLOCK_MODULE)
 build-modules: $(REDISLOCK_MODULE)
 
@@ -35,18 +38,27 @@ $(REDISLOCK_MODULE): $(REDISLOCK_SOURCES)
 	fi; \
 	echo "cd '$(REDISLOCK_SRCDIR)' && $$php_env $(REDISLOCK_RUSTC_ENV) $(CARGO) build --release --locked -p redislock"; \
 	cd '$(REDISLOCK_SRCDIR)' && env $$php_env $(REDISLOCK_RUSTC_ENV) '$(CARGO)' build --release --locked -p redislock --manifest-path '$(REDISLOCK_SRCDIR)/Cargo.toml'
-	@target_dir=`cd '$(REDISLOCK_SRCDIR)' && '$(CARGO)' metadata --format-version 1 --no-deps --locked --manifest-path '$(REDISLOCK_SRCDIR)/Cargo.toml' | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p'`; \
+	@target_dir=`$(REDISLOCK_PRINT_TARGET_DIR)`; \
 	lib="$$target_dir/release/libredislock.so"; \
 	test -f "$$lib" || lib="$$target_dir/release/libredislock.dylib"; \
 	if test ! -f "$$lib"; then echo "redislock: cargo built no library in $$target_dir/release" >&2; exit 1; fi; \
 	mkdir -p '$(phplibdir)' && cp "$$lib" '$@.tmp' && mv -f '$@.tmp' '$@' && \
 	echo "redislock: $$lib -> $@"
 
-# `make test` runs the phpt suite (php-tests/) against modules/redislock.so
-# (PHP's own rule loads it from modules/ for tests that name it in
-# --EXTENSIONS--; child processes find it through REDISLOCK_SO). The tests
-# start their own redis-server processes, so redis-server must be on the
-# PATH. `make test TESTS=php-tests/010-acquire-release.phpt` runs one.
+# `make test` runs the phpt suite (php-tests/, a folder per topic) against
+# modules/redislock.so (PHP's own rule loads it from modules/ for tests that
+# name it in --EXTENSIONS--; child processes find it through REDISLOCK_SO).
+# The tests start their own redis-server processes through the test fixture
+# redis-fixture (crates/fixture, built here; found through REDISLOCK_FIXTURE),
+# so redis-server must be on the PATH.
+# `make test TESTS=php-tests/api/010-acquire-release.phpt` runs one.
 TESTS = $(REDISLOCK_SRCDIR)/php-tests
+export REDISLOCK_FIXTURE = $(builddir)/redis-fixture
+test: redislock-fixture
+.PHONY: redislock-fixture
+redislock-fixture:
+	+cd '$(REDISLOCK_SRCDIR)' && '$(CARGO)' build --release --locked -p redislock-fixture --manifest-path '$(REDISLOCK_SRCDIR)/Cargo.toml'
+	@target_dir=`$(REDISLOCK_PRINT_TARGET_DIR)`; \
+	cp "$$target_dir/release/redis-fixture" '$(REDISLOCK_FIXTURE).tmp' && mv -f '$(REDISLOCK_FIXTURE).tmp' '$(REDISLOCK_FIXTURE)'
 export REDISLOCK_SO = $(phplibdir)/redislock.so
 export NO_INTERACTION = 1

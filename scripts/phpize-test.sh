@@ -89,7 +89,7 @@ run "make install" make install INSTALL_ROOT="$root"
 # `make test` runs the phpt suite against modules/redislock.so (two tests
 # here; the test command runs all of them with scripts/phpt.sh).
 step="make test"
-make_tests="php-tests/010-acquire-release.phpt php-tests/021-reentrancy.phpt"
+make_tests="php-tests/api/010-acquire-release.phpt php-tests/api/021-reentrancy.phpt"
 (cd "$src" && make test TESTS="$make_tests") >"$log" 2>&1 || {
   tail -n 30 "$log" | sed 's/^/    /'; fail "make test exited non-zero"; }
 grep -qE '^Tests passed +: +2 ' "$log" || { tail -n 30 "$log" | sed 's/^/    /'; fail "make test did not pass both tests"; }

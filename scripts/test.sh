@@ -74,7 +74,7 @@ valgrind_tests=(001 010 014 019 021 022 023 024 030 090)
 set +e
 # shellcheck source=scripts/valgrind-env.sh
 (source scripts/valgrind-env.sh && PHPT_ARGS=-m bash scripts/phpt.sh target/release/redislock.so \
-  $(for t in "${valgrind_tests[@]}"; do ls php-tests/"$t"-*.phpt; done)) 2>&1 | tee "$log.vg"
+  $(for t in "${valgrind_tests[@]}"; do ls php-tests/*/"$t"-*.phpt; done)) 2>&1 | tee "$log.vg"
 valgrind_status=${PIPESTATUS[0]}
 set -e
 vg_line=$(grep -E '^phpt: [0-9]+ passed' "$log.vg" | tail -n1 | sed 's/^phpt:/valgrind:/')

@@ -1,0 +1,41 @@
+--TEST--
+acquire() writes a fresh 128-bit token with SET NX PX; release() deletes it
+--EXTENSIONS--
+redislock
+--SKIPIF--
+<?php require __DIR__ . '/../skipif.inc'; ?>
+--FILE--
+<?php
+require __DIR__ . '/../config.inc';
+$url = redislock_test_url();
+$key = redislock_test_key('acquire');
+$lock = new RedisLock($key, 10, $url);
+var_dump($lock->token());
+var_dump($lock->acquire());
+$token = $lock->token();
+var_dump(strlen($token), (bool) preg_match("/^[0-9a-f]{32}$/", $token));
+var_dump(redis_cmd($url, 'GET', $key) === $token);
+$pttl = redis_cmd($url, 'PTTL', $key);
+var_dump($pttl > 9000 && $pttl <= 10000);
+var_dump($lock->release());
+var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump($lock->token());
+var_dump($lock->release());
+var_dump($lock->acquire());
+var_dump($lock->token() !== $token);
+var_dump($lock->release());
+?>
+--EXPECT--
+NULL
+bool(true)
+int(32)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+int(0)
+NULL
+bool(false)
+bool(true)
+bool(true)
+bool(true)

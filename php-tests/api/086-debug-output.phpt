@@ -1,0 +1,120 @@
+--TEST--
+var_dump() / print_r() of a lock show key, redisKey, ttl, servers (password masked), acquired, token and holdCount
+--EXTENSIONS--
+redislock
+--SKIPIF--
+<?php require __DIR__ . '/../skipif.inc'; ?>
+--FILE--
+<?php
+require __DIR__ . '/../config.inc';
+$redis = TestRedis::start(['--requirepass', 'dbgSecret']);
+$port = $redis->port;
+$lock = new RedisLock("dbg\0key", 2.5, "redis://:dbgSecret@127.0.0.1:$port/2", ['prefix' => 'p:']);
+ob_start();
+var_dump($lock);
+var_dump($lock->acquire(), $lock->acquire());
+var_dump($lock);
+print_r($lock);
+echo "\n";
+var_dump($lock->release());
+print_r($lock);
+echo "\n";
+var_dump($lock->release());
+var_dump($lock);
+$out = ob_get_clean();
+echo str_replace((string) $port, "PORT", $out);
+echo str_contains($out, 'dbgSecret') ? "LEAK\n" : "no leak\n";
+?>
+--EXPECTF--
+object(RedisLock)#%d (7) {
+  ["key"]=>
+  string(7) "dbg%0key"
+  ["redisKey"]=>
+  string(9) "p:dbg%0key"
+  ["ttl"]=>
+  float(2.5)
+  ["servers"]=>
+  array(1) {
+    [0]=>
+    string(%d) "redis://:***@127.0.0.1:PORT/2"
+  }
+  ["acquired"]=>
+  bool(false)
+  ["token"]=>
+  NULL
+  ["holdCount"]=>
+  int(0)
+}
+bool(true)
+bool(true)
+object(RedisLock)#%d (7) {
+  ["key"]=>
+  string(7) "dbg%0key"
+  ["redisKey"]=>
+  string(9) "p:dbg%0key"
+  ["ttl"]=>
+  float(2.5)
+  ["servers"]=>
+  array(1) {
+    [0]=>
+    string(%d) "redis://:***@127.0.0.1:PORT/2"
+  }
+  ["acquired"]=>
+  bool(true)
+  ["token"]=>
+  string(32) "%x"
+  ["holdCount"]=>
+  int(2)
+}
+RedisLock Object
+(
+    [key] => dbg%0key
+    [redisKey] => p:dbg%0key
+    [ttl] => 2.5
+    [servers] => Array
+        (
+            [0] => redis://:***@127.0.0.1:PORT/2
+        )
+
+    [acquired] => 1
+    [token] => %x
+    [holdCount] => 2
+)
+
+bool(true)
+RedisLock Object
+(
+    [key] => dbg%0key
+    [redisKey] => p:dbg%0key
+    [ttl] => 2.5
+    [servers] => Array
+        (
+            [0] => redis://:***@127.0.0.1:PORT/2
+        )
+
+    [acquired] => 1
+    [token] => %x
+    [holdCount] => 1
+)
+
+bool(true)
+object(RedisLock)#%d (7) {
+  ["key"]=>
+  string(7) "dbg%0key"
+  ["redisKey"]=>
+  string(9) "p:dbg%0key"
+  ["ttl"]=>
+  float(2.5)
+  ["servers"]=>
+  array(1) {
+    [0]=>
+    string(%d) "redis://:***@127.0.0.1:PORT/2"
+  }
+  ["acquired"]=>
+  bool(false)
+  ["token"]=>
+  NULL
+  ["holdCount"]=>
+  int(0)
+}
+no leak

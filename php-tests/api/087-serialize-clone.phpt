@@ -1,0 +1,42 @@
+--TEST--
+A lock cannot be serialized, unserialized or cloned (a hold has one owner)
+--EXTENSIONS--
+redislock
+--SKIPIF--
+<?php require __DIR__ . '/../skipif.inc'; ?>
+--FILE--
+<?php
+require __DIR__ . '/../config.inc';
+$url = redislock_test_url();
+$key = redislock_test_key('clone');
+$lock = new RedisLock($key, 5, $url);
+var_dump($lock->acquire());
+function show(callable $f): void
+{
+    try {
+        $r = $f();
+        echo "no exception: ", get_debug_type($r), "\n";
+    } catch (Throwable $e) {
+        echo get_class($e), ": ", $e->getMessage(), "\n";
+    }
+}
+show(fn() => serialize($lock));
+show(fn() => serialize([$lock]));
+show(fn() => unserialize('O:9:"RedisLock":0:{}'));
+show(fn() => clone $lock);
+var_dump((new ReflectionClass(RedisLock::class))->isCloneable());
+// The original is untouched by the failed attempts.
+var_dump($lock->isAcquired());
+var_dump($lock->release());
+var_dump(redis_cmd($url, 'EXISTS', $key));
+?>
+--EXPECT--
+bool(true)
+Exception: Serialization of 'RedisLock' is not allowed
+Exception: Serialization of 'RedisLock' is not allowed
+Exception: Unserialization of 'RedisLock' is not allowed
+Error: Call to private RedisLock::__clone() from global scope
+bool(false)
+bool(true)
+bool(true)
+int(0)
