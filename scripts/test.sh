@@ -3,7 +3,8 @@
 # lints, runs the core's cargo tests (each starts its own redis-server),
 # then the core suite twice more beside a second copy,
 # builds the extension, checks the phpize build (scripts/phpize-test.sh),
-# runs every phpt test against it, the framework bridges' PHPUnit suites,
+# runs every phpt test against it, the API phpt suite again on Redlock,
+# Sentinel and Cluster, the framework bridges' PHPUnit suites,
 # then a subset under valgrind. Ends with one
 # "N passed, N failed" line; exits non-zero on any failure, leak, or
 # skipped test.
@@ -54,6 +55,26 @@ phpt_status=${PIPESTATUS[0]}
 set -e
 phpt_line=$(grep -E '^phpt: [0-9]+ passed' "$log" | tail -n1)
 
+# The API suite once more on each other topology, as phpredis runs its suite
+# per topology (scripts/phpt.sh starts `redis-fixture topology NAME` once).
+# Tests that need one plain server skip there with a reason; that is
+# expected and not counted as a failure.
+topo_passed=0; topo_failed=0; topo_lines=()
+for topology in redlock sentinel cluster; do
+  set +e
+  PHPT_TOPOLOGY=$topology bash scripts/phpt.sh target/release/redislock.so php-tests/api 2>&1 | tee "$log.topo"
+  topo_status=${PIPESTATUS[0]}
+  set -e
+  line=$(grep -E "^phpt \($topology\): [0-9]+ passed" "$log.topo" | tail -n1 || true)
+  line=${line:-"phpt ($topology): no summary"}
+  p=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
+  f=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
+  [ "$topo_status" = 0 ] || [ "$f" -gt 0 ] || f=1
+  topo_passed=$((topo_passed + p)); topo_failed=$((topo_failed + f))
+  topo_lines+=("$line")
+done
+rm -f "$log.topo"
+
 # The framework bridges' PHPUnit suites (Symfony Lock, Laravel).
 set +e
 bash scripts/bridge-tests.sh 2>&1 | tee "$log.unit"
@@ -82,14 +103,15 @@ rm -f "$log.vg"
 phpt_passed=$(echo "$phpt_line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 phpt_failed=$(echo "$phpt_line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 phpt_skipped=$(echo "$phpt_line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+' || echo 0)
-failed=$((cargo_failed + flake_failed + phpt_failed + phpt_skipped + unit_bad + phpize_failed))
+failed=$((cargo_failed + flake_failed + phpt_failed + phpt_skipped + topo_failed + unit_bad + phpize_failed))
 [ "$phpt_status" = 0 ] || [ "$failed" -gt 0 ] || failed=1
 [ "$valgrind_status" = 0 ] || failed=$((failed + 1))
 echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
 echo "flake check (core suite beside a second copy): ${flake_passed} runs passed, ${flake_failed} failed"
 echo "$phpt_line"
+printf '%s\n' "${topo_lines[@]}"
 echo "phpunit (bridges): ${unit_passed} passed, ${unit_bad} failed"
 echo "phpize install: ${phpize_passed} passed, ${phpize_failed} failed"
 echo "$vg_line"
-echo "$((cargo_passed + flake_passed + phpt_passed + unit_passed + phpize_passed)) passed, ${failed} failed"
+echo "$((cargo_passed + flake_passed + phpt_passed + topo_passed + unit_passed + phpize_passed)) passed, ${failed} failed"
 [ "$failed" = 0 ]

@@ -10,9 +10,9 @@ require __DIR__ . '/../config.inc';
 $url = redislock_test_url();
 $key = redislock_test_key('wait-timeout');
 $other = 'other-owner';
-redis_cmd($url, 'SET', $key, $other, 'PX', '10000');
+redis_cmd($url, 'SET', redislock_test_stored_key($key), $other, 'PX', '10000');
 
-$lock = new RedisLock($key, 5, $url);
+$lock = redislock_test_lock($key, 5);
 foreach ([0.3, 0.05] as $wait) {
     $t0 = microtime(true);
     $got = $lock->acquire($wait);
@@ -22,10 +22,10 @@ foreach ([0.3, 0.05] as $wait) {
     var_dump($elapsed < $wait + 0.7);
     var_dump($lock->token());
 }
-var_dump(redis_cmd($url, 'GET', $key) === $other);
-$pttl = redis_cmd($url, 'PTTL', $key);
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $other);
+$pttl = redis_cmd($url, 'PTTL', redislock_test_stored_key($key));
 var_dump($pttl > 8000 && $pttl <= 10000);
-redis_cmd($url, 'DEL', $key);
+redis_cmd($url, 'DEL', redislock_test_stored_key($key));
 ?>
 --EXPECT--
 bool(false)

@@ -10,26 +10,26 @@ require __DIR__ . '/../config.inc';
 $url = redislock_test_url();
 $key = redislock_test_key('release-not-ours');
 
-$lock = new RedisLock($key, 10, $url);
+$lock = redislock_test_lock($key, 10);
 var_dump($lock->acquire());
 $mine = $lock->token();
 // Our lease "expired" and someone else took the lock.
-var_dump(redis_cmd($url, 'SET', $key, 'intruder', 'PX', '10000'));
+var_dump(redis_cmd($url, 'SET', redislock_test_stored_key($key), 'intruder', 'PX', '10000'));
 var_dump($lock->release());
-var_dump(redis_cmd($url, 'GET', $key));
-$pttl = redis_cmd($url, 'PTTL', $key);
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)));
+$pttl = redis_cmd($url, 'PTTL', redislock_test_stored_key($key));
 var_dump($pttl > 9000 && $pttl <= 10000);
 var_dump($lock->token());
 var_dump($lock->isAcquired());
 var_dump($lock->release());
-var_dump(redis_cmd($url, 'GET', $key));
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)));
 
 // Our key deleted behind our back: release() is false and creates nothing.
-redis_cmd($url, 'DEL', $key);
+redis_cmd($url, 'DEL', redislock_test_stored_key($key));
 var_dump($lock->acquire());
-redis_cmd($url, 'DEL', $key);
+redis_cmd($url, 'DEL', redislock_test_stored_key($key));
 var_dump($lock->release());
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 ?>
 --EXPECT--
 bool(true)

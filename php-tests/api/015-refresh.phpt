@@ -12,7 +12,7 @@ $key = redislock_test_key('refresh');
 
 function pttl_between(string $url, string $key, int $lo, int $hi): bool
 {
-    $p = redis_cmd($url, 'PTTL', $key);
+    $p = redis_cmd($url, 'PTTL', redislock_test_stored_key($key));
     if ($p > $lo && $p <= $hi) {
         return true;
     }
@@ -20,9 +20,9 @@ function pttl_between(string $url, string $key, int $lo, int $hi): bool
     return false;
 }
 
-$lock = new RedisLock($key, 2, $url);
+$lock = redislock_test_lock($key, 2);
 var_dump($lock->refresh());                      // never acquired
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 var_dump($lock->acquire());
 $token = $lock->token();
 var_dump(pttl_between($url, $key, 1500, 2000));
@@ -35,19 +35,19 @@ var_dump(pttl_between($url, $key, 1500, 2000));
 var_dump($lock->refresh(10));
 var_dump($lock->refresh());
 var_dump(pttl_between($url, $key, 1500, 2000));
-var_dump(redis_cmd($url, 'GET', $key) === $token);
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $token);
 var_dump($lock->token() === $token);
 
 // Someone else owns the key now: false, their value and lease unchanged.
-redis_cmd($url, 'SET', $key, 'other', 'PX', '10000');
+redis_cmd($url, 'SET', redislock_test_stored_key($key), 'other', 'PX', '10000');
 var_dump($lock->refresh(30));
-var_dump(redis_cmd($url, 'GET', $key));
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)));
 var_dump(pttl_between($url, $key, 9000, 10000));
 
 // The key is gone: false, and refresh does not recreate it.
-redis_cmd($url, 'DEL', $key);
+redis_cmd($url, 'DEL', redislock_test_stored_key($key));
 var_dump($lock->refresh(30));
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 ?>
 --EXPECT--
 bool(false)

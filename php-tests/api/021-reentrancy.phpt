@@ -11,47 +11,47 @@ $url = redislock_test_url();
 
 echo "-- two objects, inner released first\n";
 $key = redislock_test_key('reentrant-a');
-$a = new RedisLock($key, 10, $url);
-$b = new RedisLock($key, 10, $url);
+$a = redislock_test_lock($key, 10);
+$b = redislock_test_lock($key, 10);
 var_dump($a->acquire());
 $t0 = microtime(true);
 var_dump($b->acquire(2.0));
 var_dump(microtime(true) - $t0 < 0.5);           // at once, no waiting
 var_dump($b->token() === $a->token());
-var_dump(redis_cmd($url, 'GET', $key) === $a->token());
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $a->token());
 var_dump($b->isAcquired());
 var_dump($b->release());
-var_dump(redis_cmd($url, 'GET', $key) === $a->token());   // still held
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $a->token());   // still held
 var_dump($a->isAcquired());
 var_dump($a->release());
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 var_dump($a->release());                         // more releases than acquires
 var_dump($b->release());
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 
 echo "-- two objects, outer released first\n";
 $key = redislock_test_key('reentrant-b');
-$a = new RedisLock($key, 10, $url);
-$b = new RedisLock($key, 10, $url);
+$a = redislock_test_lock($key, 10);
+$b = redislock_test_lock($key, 10);
 var_dump($a->acquire());
 var_dump($b->acquire());
 var_dump($a->release());
-var_dump(redis_cmd($url, 'GET', $key) === $b->token());
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $b->token());
 var_dump($b->release());
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 var_dump($b->release());
 
 echo "-- one object acquired twice\n";
 $key = redislock_test_key('reentrant-c');
-$c = new RedisLock($key, 10, $url);
+$c = redislock_test_lock($key, 10);
 var_dump($c->acquire());
 $token = $c->token();
 var_dump($c->acquire());
 var_dump($c->token() === $token);
 var_dump($c->release());
-var_dump(redis_cmd($url, 'GET', $key) === $token);
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $token);
 var_dump($c->release());
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 var_dump($c->release());
 ?>
 --EXPECT--

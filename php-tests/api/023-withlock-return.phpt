@@ -10,18 +10,18 @@ require __DIR__ . '/../config.inc';
 $url = redislock_test_url();
 $key = redislock_test_key('withlock');
 
-$lock = new RedisLock($key, 10, $url);
+$lock = redislock_test_lock($key, 10);
 $calls = 0;
 $r = $lock->withLock(function ($arg) use ($lock, $url, $key, &$calls) {
     $calls++;
     var_dump(func_num_args());
     var_dump($arg === $lock);
-    var_dump(redis_cmd($url, 'GET', $key) === $lock->token());
+    var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $lock->token());
     return ['answer' => 42, 'list' => [1, 2]];
 });
 var_dump($calls);
 var_dump($r);
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 var_dump($lock->token());
 
 // Objects come back as the same instance; null and false are values too.
@@ -29,7 +29,7 @@ $obj = new stdClass();
 var_dump($lock->withLock(fn () => $obj) === $obj);
 var_dump($lock->withLock(fn () => null));
 var_dump($lock->withLock(fn () => false));
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 
 // Any callable.
 final class Job
@@ -39,7 +39,7 @@ final class Job
 }
 var_dump($lock->withLock([new Job(), 'run']) === 'job:' . $key);
 var_dump($lock->withLock('Job::stat'));
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 ?>
 --EXPECT--
 int(1)

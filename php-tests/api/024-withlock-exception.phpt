@@ -9,7 +9,7 @@ redislock
 require __DIR__ . '/../config.inc';
 $url = redislock_test_url();
 $key = redislock_test_key('withlock-throw');
-$lock = new RedisLock($key, 10, $url);
+$lock = redislock_test_lock($key, 10);
 
 class MyException extends DomainException {}
 
@@ -17,7 +17,7 @@ $prev = new LogicException('cause');
 $line = 0;
 try {
     $lock->withLock(function (RedisLock $l) use ($prev, &$line, $url, $key) {
-        var_dump(redis_cmd($url, 'GET', $key) === $l->token());
+        var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $l->token());
         $line = __LINE__ + 1;
         throw new MyException('boom', 42, $prev);
     });
@@ -30,7 +30,7 @@ try {
     var_dump($e->getLine() === $line);
     var_dump($e->getFile() === __FILE__);
 }
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 var_dump($lock->token());
 
 // The very same object, thrown from outside.
@@ -41,7 +41,7 @@ try {
     var_dump($e === $ex);
     var_dump($e->getPrevious());
 }
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 
 // Engine errors too.
 try {
@@ -49,7 +49,7 @@ try {
 } catch (Throwable $e) {
     var_dump(get_class($e), $e->getMessage());
 }
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 
 // The lock is usable again.
 var_dump($lock->withLock(fn () => 'ok'));

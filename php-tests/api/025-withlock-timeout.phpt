@@ -9,9 +9,9 @@ redislock
 require __DIR__ . '/../config.inc';
 $url = redislock_test_url();
 $key = redislock_test_key('withlock-timeout');
-redis_cmd($url, 'SET', $key, 'other-owner', 'PX', '10000');
+redis_cmd($url, 'SET', redislock_test_stored_key($key), 'other-owner', 'PX', '10000');
 
-$lock = new RedisLock($key, 10, $url);
+$lock = redislock_test_lock($key, 10);
 $called = false;
 foreach ([0.3, 0.0] as $wait) {
     $t0 = microtime(true);
@@ -28,10 +28,10 @@ foreach ([0.3, 0.0] as $wait) {
 }
 var_dump($called);
 var_dump($lock->token());
-var_dump(redis_cmd($url, 'GET', $key));
-$pttl = redis_cmd($url, 'PTTL', $key);
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)));
+$pttl = redis_cmd($url, 'PTTL', redislock_test_stored_key($key));
 var_dump($pttl > 8000 && $pttl <= 10000);
-redis_cmd($url, 'DEL', $key);
+redis_cmd($url, 'DEL', redislock_test_stored_key($key));
 ?>
 --EXPECT--
 RedisLock\TimeoutException

@@ -9,13 +9,13 @@ redislock
 require __DIR__ . '/../config.inc';
 $url = redislock_test_url();
 $key = redislock_test_key('withlock-lost');
-$lock = new RedisLock($key, 10, $url);
+$lock = redislock_test_lock($key, 10);
 
 echo "-- key deleted\n";
 $after = false;
 try {
     $lock->withLock(function () use ($url, $key, &$after) {
-        redis_cmd($url, 'DEL', $key);
+        redis_cmd($url, 'DEL', redislock_test_stored_key($key));
         $after = true;                           // the callback runs to its end
         return 'value';
     });
@@ -24,26 +24,26 @@ try {
     echo get_class($e), "\n";
 }
 var_dump($after);
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 var_dump($lock->token());
 
 echo "-- key overwritten\n";
 try {
     $lock->withLock(function () use ($url, $key) {
-        redis_cmd($url, 'SET', $key, 'new-owner', 'PX', '10000');
+        redis_cmd($url, 'SET', redislock_test_stored_key($key), 'new-owner', 'PX', '10000');
     });
     echo "no exception\n";
 } catch (RedisLock\LockException $e) {
     echo get_class($e), "\n";
 }
-var_dump(redis_cmd($url, 'GET', $key));          // the new owner's lock survives
-redis_cmd($url, 'DEL', $key);
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)));          // the new owner's lock survives
+redis_cmd($url, 'DEL', redislock_test_stored_key($key));
 
 echo "-- lost and the callback throws\n";
 $mine = new InvalidArgumentException('from callback');
 try {
     $lock->withLock(function () use ($url, $key, $mine) {
-        redis_cmd($url, 'DEL', $key);
+        redis_cmd($url, 'DEL', redislock_test_stored_key($key));
         throw $mine;
     });
     echo "no exception\n";
@@ -51,7 +51,7 @@ try {
     echo get_class($e), "\n";
     var_dump($e === $mine);
 }
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 ?>
 --EXPECT--
 -- key deleted

@@ -15,11 +15,11 @@ foreach ([[], ['auto_release' => false]] as $options) {
         'require %s;
          $url = %s; $key = %s;
          register_shutdown_function(function () use ($url, $key) {
-             echo "shutdown: EXISTS ", redis_cmd($url, "EXISTS", $key), "\n";
+             echo "shutdown: EXISTS ", redis_cmd($url, "EXISTS", redislock_test_stored_key($key)), "\n";
          });
-         $l = new RedisLock($key, 10, $url, %s);
+         $l = redislock_test_lock($key, 10, %s);
          $l->withLock(function () use ($url, $key) {
-             echo "in callback: EXISTS ", redis_cmd($url, "EXISTS", $key), "\n";
+             echo "in callback: EXISTS ", redis_cmd($url, "EXISTS", redislock_test_stored_key($key)), "\n";
              exit(3);
          });
          echo "not reached\n";',
@@ -27,7 +27,7 @@ foreach ([[], ['auto_release' => false]] as $options) {
         var_export($key, true), var_export($options, true)));
     var_dump($code);
     echo $out;
-    var_dump(redis_cmd($url, 'EXISTS', $key));
+    var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 }
 ?>
 --EXPECT--

@@ -18,16 +18,17 @@ foreach ($cases as $name => $fatal) {
     echo "-- $name\n";
     $key = redislock_test_key('withlock-fatal');
     [$code, $out] = redislock_run_child(sprintf(
-        '$l = new RedisLock(%s, 10, %s);
+        '$l = new RedisLock(%s, 10, %s, %s);
          $l->withLock(function () { echo "in callback\n"; %s });
          echo "not reached\n";',
-        var_export($key, true), var_export($url, true), $fatal), ['memory_limit' => '32M'], true);
+        var_export($key, true), var_export(redislock_test_servers(), true),
+        var_export(redislock_test_options(), true), $fatal), ['memory_limit' => '32M'], true);
     var_dump($code);
     var_dump(str_starts_with($out, "in callback\n"));
     var_dump(str_contains($out, 'Fatal error: '));
     var_dump(str_contains($out, 'boom-user-fatal') || str_contains($out, 'Allowed memory size'));
     var_dump(str_contains($out, 'not reached'));
-    var_dump(redis_cmd($url, 'EXISTS', $key));
+    var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 }
 ?>
 --EXPECT--

@@ -11,48 +11,48 @@ $url = redislock_test_url();
 
 echo "-- unset\n";
 $key = redislock_test_key('auto-unset');
-$lock = new RedisLock($key, 10, $url);
+$lock = redislock_test_lock($key, 10);
 var_dump($lock->acquire());
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 unset($lock);
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 
 echo "-- reassigned\n";
 $key = redislock_test_key('auto-null');
-$lock = new RedisLock($key, 10, $url);
+$lock = redislock_test_lock($key, 10);
 var_dump($lock->acquire());
 $lock = null;
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 
 echo "-- out of function scope\n";
 function hold(string $url, string $key): int
 {
-    $l = new RedisLock($key, 10, $url);
+    $l = redislock_test_lock($key, 10);
     $l->acquire();
-    return redis_cmd($url, 'EXISTS', $key);
+    return redis_cmd($url, 'EXISTS', redislock_test_stored_key($key));
 }
 $key = redislock_test_key('auto-scope');
 var_dump(hold($url, $key));
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 
 echo "-- reentrant holds: released with the last object\n";
 $key = redislock_test_key('auto-reentrant');
-$a = new RedisLock($key, 10, $url);
-$b = new RedisLock($key, 10, $url);
+$a = redislock_test_lock($key, 10);
+$b = redislock_test_lock($key, 10);
 var_dump($a->acquire(), $b->acquire());
 unset($a);
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 unset($b);
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 
 echo "-- auto_release false\n";
 $key = redislock_test_key('auto-off');
-$lock = new RedisLock($key, 10, $url, ['auto_release' => false]);
+$lock = redislock_test_lock($key, 10, ['auto_release' => false]);
 var_dump($lock->acquire());
 $token = $lock->token();
 unset($lock);
-var_dump(redis_cmd($url, 'GET', $key) === $token);
-redis_cmd($url, 'DEL', $key);
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $token);
+redis_cmd($url, 'DEL', redislock_test_stored_key($key));
 
 echo "-- child process ends without release\n";
 foreach ([[], ['auto_release' => true], ['auto_release' => false]] as $options) {
@@ -61,9 +61,10 @@ foreach ([[], ['auto_release' => true], ['auto_release' => false]] as $options) 
         '$l = new RedisLock(%s, 10, %s, %s);
          var_dump($l->acquire());
          $GLOBALS["keep"] = $l;',
-        var_export($key, true), var_export($url, true), var_export($options, true)));
-    echo json_encode($options), ": exit $code, ", trim($out), ", EXISTS ", redis_cmd($url, 'EXISTS', $key), "\n";
-    redis_cmd($url, 'DEL', $key);
+        var_export($key, true), var_export(redislock_test_servers(), true),
+        var_export(redislock_test_options($options), true)));
+    echo json_encode($options), ": exit $code, ", trim($out), ", EXISTS ", redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)), "\n";
+    redis_cmd($url, 'DEL', redislock_test_stored_key($key));
 }
 ?>
 --EXPECT--

@@ -14,10 +14,10 @@ $child_key = redislock_test_key('fork-child');
 $results = tempnam(sys_get_temp_dir(), 'redislock-fork-');
 
 
-$lock = new RedisLock($key, 10, $url);
+$lock = redislock_test_lock($key, 10);
 var_dump($lock->acquire());
 $token = $lock->token();
-var_dump(redis_cmd($url, 'GET', $key) === $token);
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $token);
 
 $pid = pcntl_fork();
 if ($pid === 0) {
@@ -27,9 +27,9 @@ if ($pid === 0) {
     $r['remainingTtl'] = $lock->remainingTtl();
     $r['refresh'] = $lock->refresh(1);
     $r['release'] = $lock->release();
-    $same = new RedisLock($key, 10, $url);       // not reentrant across processes
+    $same = redislock_test_lock($key, 10);       // not reentrant across processes
     $r['acquire parent key'] = $same->acquire();
-    $own = new RedisLock($child_key, 10, $url);
+    $own = redislock_test_lock($child_key, 10);
     $r['acquire own key'] = $own->acquire();
     $ok = 0;
     for ($i = 0; $i < 200; $i++) {               // busy on its connection while the parent is on its own
@@ -51,14 +51,14 @@ foreach (json_decode(file_get_contents($results), true) as $what => $v) {
 }
 unlink($results);
 
-var_dump(redis_cmd($url, 'GET', $key) === $token);
-$pttl = redis_cmd($url, 'PTTL', $key);
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $token);
+$pttl = redis_cmd($url, 'PTTL', redislock_test_stored_key($key));
 var_dump($pttl > 9000 && $pttl <= 10000);        // the child's refresh(1) did nothing
 var_dump(redis_cmd($url, 'EXISTS', $child_key)); // released when the child ended
 var_dump($lock->token() === $token);
 var_dump($lock->isAcquired());
 var_dump($lock->release());
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 ?>
 --EXPECT--
 bool(true)

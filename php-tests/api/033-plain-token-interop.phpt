@@ -11,28 +11,28 @@ $url = redislock_test_url();
 $key = redislock_test_key('interop');
 $cad = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
-$lock = new RedisLock($key, 10, $url);
+$lock = redislock_test_lock($key, 10);
 var_dump($lock->acquire());
 $token = $lock->token();
-var_dump(redis_cmd($url, 'TYPE', $key));
-var_dump(redis_cmd($url, 'GET', $key) === $token);
-var_dump(redis_cmd($url, 'EVAL', $cad, '1', $key, 'not-the-token'));
-var_dump(redis_cmd($url, 'EXISTS', $key));
-var_dump(redis_cmd($url, 'EVAL', $cad, '1', $key, $token));
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'TYPE', redislock_test_stored_key($key)));
+var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $token);
+var_dump(redis_cmd($url, 'EVAL', $cad, '1', redislock_test_stored_key($key), 'not-the-token'));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
+var_dump(redis_cmd($url, 'EVAL', $cad, '1', redislock_test_stored_key($key), $token));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 var_dump($lock->isAcquired());
 var_dump($lock->release());
 
 // The other way round: a lock taken by a seed recipe, adopted and released.
 $theirs = 'recipe-' . bin2hex(random_bytes(8));
-var_dump(redis_cmd($url, 'SET', $key, $theirs, 'NX', 'PX', '10000'));
-$adopted = RedisLock::restore($key, $theirs, 10, $url);
+var_dump(redis_cmd($url, 'SET', redislock_test_stored_key($key), $theirs, 'NX', 'PX', '10000'));
+$adopted = redislock_test_restore($key, $theirs, 10);
 var_dump($adopted->isAcquired());
 var_dump($adopted->refresh(20));
-$pttl = redis_cmd($url, 'PTTL', $key);
+$pttl = redis_cmd($url, 'PTTL', redislock_test_stored_key($key));
 var_dump($pttl > 19000 && $pttl <= 20000);
 var_dump($adopted->release());
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 ?>
 --EXPECT--
 bool(true)

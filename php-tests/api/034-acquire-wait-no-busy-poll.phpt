@@ -3,7 +3,7 @@ A blocked acquire($wait) does not poll Redis in a tight loop
 --EXTENSIONS--
 redislock
 --SKIPIF--
-<?php require __DIR__ . '/../skipif.inc'; ?>
+<?php require __DIR__ . '/../skipif.inc'; redislock_skip_unless_single('counts the commands a waiter sends to its own server'); ?>
 --FILE--
 <?php
 require __DIR__ . '/../config.inc';

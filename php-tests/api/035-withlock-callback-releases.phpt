@@ -9,22 +9,22 @@ redislock
 require __DIR__ . '/../config.inc';
 $url = redislock_test_url();
 $key = redislock_test_key('cb-release');
-$lock = new RedisLock($key, 10, $url);
+$lock = redislock_test_lock($key, 10);
 var_dump($lock->withLock(function (RedisLock $l) use ($url, $key) {
     var_dump($l->release());
-    var_dump(redis_cmd($url, 'EXISTS', $key));
+    var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
     return 'done early';
 }));
 var_dump($lock->withLock(fn (RedisLock $l) => $l->forceRelease() ? 'forced' : 'not forced'));
 // A lease that is really lost is still reported.
 try {
     $lock->withLock(function () use ($url, $key) {
-        redis_cmd($url, 'DEL', $key);
+        redis_cmd($url, 'DEL', redislock_test_stored_key($key));
     });
 } catch (RedisLock\LockLostException $e) {
     echo get_class($e), "\n";
 }
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 ?>
 --EXPECT--
 bool(true)

@@ -3,7 +3,7 @@ var_dump() / print_r() of a lock show key, redisKey, ttl, servers (password mask
 --EXTENSIONS--
 redislock
 --SKIPIF--
-<?php require __DIR__ . '/../skipif.inc'; ?>
+<?php require __DIR__ . '/../skipif.inc'; redislock_skip_unless_single('var_dumps a lock on one password-protected server of its own'); ?>
 --FILE--
 <?php
 require __DIR__ . '/../config.inc';

@@ -9,7 +9,7 @@ redislock
 require __DIR__ . '/../config.inc';
 $url = redislock_test_url();
 $key = redislock_test_key('clone');
-$lock = new RedisLock($key, 5, $url);
+$lock = redislock_test_lock($key, 5);
 var_dump($lock->acquire());
 function show(callable $f): void
 {
@@ -28,7 +28,7 @@ var_dump((new ReflectionClass(RedisLock::class))->isCloneable());
 // The original is untouched by the failed attempts.
 var_dump($lock->isAcquired());
 var_dump($lock->release());
-var_dump(redis_cmd($url, 'EXISTS', $key));
+var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 ?>
 --EXPECT--
 bool(true)

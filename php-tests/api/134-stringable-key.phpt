@@ -3,7 +3,7 @@ weak mode: a Stringable is accepted for $key, $token, $servers and string option
 --EXTENSIONS--
 redislock
 --SKIPIF--
-<?php require __DIR__ . '/../skipif.inc'; ?>
+<?php require __DIR__ . '/../skipif.inc'; redislock_skip_unless_single('passes one server URL as a Stringable'); ?>
 --FILE--
 <?php
 require __DIR__ . '/../config.inc';

@@ -12,9 +12,9 @@ $url = redislock_test_url();
 $key = redislock_test_key('fiber');
 
 $a = new Fiber(function () use ($url, $key) {
-    $l = new RedisLock($key, 10, $url);
+    $l = redislock_test_lock($key, 10);
     check('fiber A acquires', $l->acquire());
-    $again = new RedisLock($key, 10, $url);
+    $again = redislock_test_lock($key, 10);
     check('fiber A re-enters through another object', $again->acquire() && $again->token() === $l->token());
     check('one release keeps it', $again->release() && $l->isAcquired());
     Fiber::suspend();
@@ -23,7 +23,7 @@ $a = new Fiber(function () use ($url, $key) {
 $a->start();
 
 $b = new Fiber(function () use ($url, $key) {
-    $l = new RedisLock($key, 10, $url);
+    $l = redislock_test_lock($key, 10);
     check('fiber B does not re-enter A\'s hold', !$l->acquire());
     Fiber::suspend();
     check('fiber B acquires after A released', $l->acquire());
@@ -31,16 +31,16 @@ $b = new Fiber(function () use ($url, $key) {
 });
 $b->start();
 
-$main = new RedisLock($key, 10, $url);
+$main = redislock_test_lock($key, 10);
 check('the main flow does not re-enter A\'s hold', !$main->acquire());
 $a->resume();
 $b->resume();
 check('the main flow acquires at the end', $main->acquire() && $main->release());
-check('nothing left', redis_cmd($url, 'EXISTS', $key) === 0);
+check('nothing left', redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)) === 0);
 
 // One object shared by two Fibers: only the Fiber that took the hold
 // releases it.
-$shared = new RedisLock($key, 10, $url);
+$shared = redislock_test_lock($key, 10);
 $c = new Fiber(function () use ($shared) {
     check('fiber C acquires through the shared object', $shared->acquire());
     Fiber::suspend();
@@ -48,12 +48,12 @@ $c = new Fiber(function () use ($shared) {
 });
 $c->start();
 $d = new Fiber(function () use ($shared, $url, $key) {
-    check('fiber D cannot release C\'s hold', !$shared->release() && redis_cmd($url, 'GET', $key) === $shared->token());
+    check('fiber D cannot release C\'s hold', !$shared->release() && redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $shared->token());
 });
 $d->start();
-check('nor can the main flow', !$shared->release() && redis_cmd($url, 'EXISTS', $key) === 1);
+check('nor can the main flow', !$shared->release() && redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)) === 1);
 $c->resume();
-check('released by C', redis_cmd($url, 'EXISTS', $key) === 0);
+check('released by C', redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)) === 0);
 ?>
 --EXPECT--
 fiber A acquires: ok

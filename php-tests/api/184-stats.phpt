@@ -3,7 +3,7 @@ RedisLock::stats(): this process's counters (acquires, contended, timeouts, rele
 --EXTENSIONS--
 redislock
 --SKIPIF--
-<?php require __DIR__ . '/../skipif.inc'; ?>
+<?php require __DIR__ . '/../skipif.inc'; redislock_skip_unless_single('restarts and counts on one server of its own'); ?>
 --FILE--
 <?php
 require __DIR__ . '/../config.inc';
