@@ -52,22 +52,7 @@ impl Certs {
 
     /// A self-signed CA: `name.crt`, `name.key`.
     fn ca(&self, name: &str) {
-        let (crt, key) = (format!("{name}.crt"), format!("{name}.key"));
-        self.openssl(&[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            &format!("/CN=redislock-test-{name}"),
-            "-keyout",
-            &key,
-            "-out",
-            &crt,
-        ]);
+        common::make_ca(&self.dir, name);
     }
 
     /// A key (PKCS#8 PEM, as `tls_key` wants) and a certificate signed by

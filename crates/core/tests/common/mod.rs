@@ -8,8 +8,8 @@
 pub mod proxy;
 
 pub use redislock_fixture::{
-    PORTS, RedisServer, cluster, fresh_dir, make_certificates, openssl, poll_until, sentinel,
-    wait_until,
+    PORTS, RedisServer, cluster, fresh_dir, make_ca, make_certificates, openssl, poll_until,
+    sentinel, wait_until,
 };
 
 use std::time::{Duration, Instant};
