@@ -13,12 +13,7 @@ $lock = redislock_test_lock($key, 5);
 var_dump($lock->acquire());
 function show(callable $f): void
 {
-    try {
-        $r = $f();
-        echo "no exception: ", get_debug_type($r), "\n";
-    } catch (Throwable $e) {
-        echo get_class($e), ": ", $e->getMessage(), "\n";
-    }
+    show_outcome($f, fn ($r) => 'no exception: ' . get_debug_type($r));
 }
 show(fn() => serialize($lock));
 show(fn() => serialize([$lock]));

@@ -32,12 +32,7 @@ var_dump(strlen(new Name('abc')));
 
 function show(callable $f): void
 {
-    try {
-        $f();
-        echo "accepted\n";
-    } catch (Throwable $e) {
-        echo get_class($e), ': ', $e->getMessage(), $e->getPrevious() ? ' (with previous)' : '', "\n";
-    }
+    show_outcome($f, previous: true);
 }
 // The exception thrown by __toString() reaches the caller, not a TypeError.
 show(fn () => new RedisLock(new Throws(), 5, $url));

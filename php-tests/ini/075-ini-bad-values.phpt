@@ -4,14 +4,10 @@ Bad php.ini values raise a ValueError naming the setting when a lock is built
 redislock
 --FILE--
 <?php
+require __DIR__ . '/../config.inc';
 function show(callable $f): void
 {
-    try {
-        $f();
-        echo "accepted\n";
-    } catch (Throwable $e) {
-        echo get_class($e), ": ", $e->getMessage(), "\n";
-    }
+    show_outcome($f);
 }
 $url = 'redis://127.0.0.1:1';
 foreach ([

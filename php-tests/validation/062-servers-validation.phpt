@@ -4,6 +4,7 @@ servers validation: malformed URLs and non-string elements are ValueErrors, wron
 redislock
 --FILE--
 <?php
+require __DIR__ . '/../config.inc';
 $secret = 'hunter2SECRET';
 $bad = [
     "127.0.0.1:6379",
@@ -66,12 +67,7 @@ echo "leaks: $leaks\n";
 
 function show(callable $f): void
 {
-    try {
-        $f();
-        echo "accepted\n";
-    } catch (Throwable $e) {
-        echo get_class($e), ": ", $e->getMessage(), "\n";
-    }
+    show_outcome($f);
 }
 // A few exact messages.
 show(fn() => new RedisLock('k', 5, 'http://127.0.0.1'));

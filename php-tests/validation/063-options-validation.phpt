@@ -4,15 +4,11 @@ options validation: unknown and integer keys, wrong value types, out-of-range va
 redislock
 --FILE--
 <?php
+require __DIR__ . '/../config.inc';
 $url = 'redis://127.0.0.1:1';
 function show(array $options, $servers = 'redis://127.0.0.1:1'): void
 {
-    try {
-        new RedisLock('k', 5, $servers, $options);
-        echo "accepted\n";
-    } catch (Throwable $e) {
-        echo get_class($e), ": ", $e->getMessage(), "\n";
-    }
+    show_outcome(fn () => new RedisLock('k', 5, $servers, $options));
 }
 echo "-- unknown / integer keys\n";
 show(['ttl' => 5]);

@@ -12,12 +12,7 @@ $key = redislock_test_key('wait');
 $lock = new RedisLock($key, 5, $url);
 function show(callable $f): void
 {
-    try {
-        $r = $f();
-        echo "returned ", var_export($r, true), "\n";
-    } catch (Throwable $e) {
-        echo get_class($e), ": ", $e->getMessage(), "\n";
-    }
+    show_outcome($f, fn ($r) => 'returned ' . var_export($r, true));
 }
 $called = 0;
 show(fn() => $lock->acquire(-1));

@@ -11,12 +11,7 @@ $url = redislock_test_url();
 $key = redislock_test_key('weak');
 function show(callable $f): void
 {
-    try {
-        $r = $f();
-        echo "ok ", var_export($r, true), "\n";
-    } catch (Throwable $e) {
-        echo get_class($e), ": ", $e->getMessage(), "\n";
-    }
+    show_outcome($f, fn ($r) => 'ok ' . var_export($r, true));
 }
 echo "-- ttl\n";
 foreach (["2.5", " 3 ", "1e1", true, 5, 0.25] as $ttl) {

@@ -12,12 +12,7 @@ $url = redislock_test_url();
 $key = redislock_test_key('strict');
 function show(callable $f): void
 {
-    try {
-        $r = $f();
-        echo "ok ", var_export($r, true), "\n";
-    } catch (Throwable $e) {
-        echo get_class($e), ": ", $e->getMessage(), "\n";
-    }
+    show_outcome($f, fn ($r) => 'ok ' . var_export($r, true));
 }
 show(fn() => new RedisLock($key, "2.5", $url));
 show(fn() => new RedisLock($key, true, $url));
