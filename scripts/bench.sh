@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark: redislock against the PHP Redis locks people use.
-# Builds nothing: it needs target/release/redislock.so (bash scripts/build.sh).
+# Builds nothing: it needs target/release/redislock.so and the test fixture
+# target/release/redis-fixture, which starts every redis-server here
+# (bash scripts/build.sh builds both).
 # Installs the peers from Debian if missing, starts a private redis-server,
 # runs bench/run.php (suites x repetitions), bench/topologies.php (the
 # topology suite, with its own servers) and bench/report.php (tables, chart).
@@ -43,6 +45,10 @@ if [ ! -f "$so" ]; then
   echo "bench: $so is missing; build it first: bash scripts/build.sh" >&2
   exit 1
 fi
+[ -x target/release/redis-fixture ] || {
+  echo "bench: target/release/redis-fixture is missing; build it first: bash scripts/build.sh" >&2
+  exit 1
+}
 
 # The peers come from Debian (no Packagist here); setup.sh installs what is missing.
 bash scripts/setup.sh php-redis php-predis php-symfony-lock php-laravel-framework util-linux
