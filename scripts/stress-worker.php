@@ -1,7 +1,7 @@
 <?php
 /*
  * One process of the stress checker (scripts/stress.sh,
- * php-tests/175-stress-bounded.phpt): runs SECTIONS critical sections on one
+ * php-tests/end-to-end/175-stress-bounded.phpt): runs SECTIONS critical sections on one
  * key, each taken with acquire(wait) on a RedisLock with auto_renew and a
  * short ttl, some of them sleeping 0-5 ms. Inside each it increments a
  * shared counter file without any other protection (read, maybe sleep,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stress checker of mutual exclusion (not part of scripts/test.sh, which runs
-# the bounded php-tests/175-stress-bounded.phpt): STRESS_PROCS PHP processes
+# the bounded php-tests/end-to-end/175-stress-bounded.phpt): STRESS_PROCS PHP processes
 # x STRESS_SECTIONS critical sections on one key, on a private redis-server,
 # with auto_renew on and a short ttl, some sections sleeping 0-5 ms. Every
 # process logs its sections (pid, hrtime start/end); scripts/stress-check.php

@@ -2,7 +2,7 @@
 
 /**
  * Stub of the redislock extension (version 0.1.0), for IDEs and static
- * analysers. It matches what the extension exports: php-tests/002-stub.phpt
+ * analysers. It matches what the extension exports: php-tests/api/002-stub.phpt
  * compares the two through Reflection.
  *
  * @generate-class-entries
