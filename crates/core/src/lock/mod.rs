@@ -310,51 +310,10 @@ impl Lock {
     fn abandon_where(&self, token: &[u8], on: &[bool]) -> Votes<bool> {
         let keys = &*self.keys;
         let successor = self.successor();
-        let abandon = |_| commands::abandon(keys, token, successor);
-        if on.iter().all(|&here| here) {
-            return self.run(Role::Command, &abandon);
-        }
-        let on_node = |node: usize| match on.get(node) {
-            Some(true) => self
-                .topology
-                .run_on(node, Role::Command, &keys.lock, &abandon),
-            _ => Ok(false),
-        };
-        let nodes = self.topology.servers_per_key();
-        let results = if on.iter().filter(|&&here| here).count() == 1 {
-            (0..nodes).map(on_node).collect()
-        } else {
-            // Several servers, side by side, so that their waits do not add
-            // up (on short-lived threads that block every signal, as the
-            // connections opened in parallel).
-            std::thread::scope(|scope| {
-                let spawned: Vec<_> = (0..nodes)
-                    .map(|node| {
-                        on.get(node).is_some_and(|&here| here).then(|| {
-                            std::thread::Builder::new()
-                                .name("redislock-undo".into())
-                                .spawn_scoped(scope, move || {
-                                    crate::process::signals::block_all_in_this_thread();
-                                    on_node(node)
-                                })
-                        })
-                    })
-                    .collect();
-                spawned
-                    .into_iter()
-                    .enumerate()
-                    .map(|(node, spawned)| match spawned {
-                        Some(Ok(handle)) => handle.join().unwrap_or_else(|_| {
-                            Err(LockError::Internal("undoing a try failed".into()))
-                        }),
-                        // Nothing to undo there, or no thread to spare:
-                        // here, after the others.
-                        None | Some(Err(_)) => on_node(node),
-                    })
-                    .collect()
+        self.topology
+            .run_where(Role::Command, &keys.lock, on, false, &|_| {
+                commands::abandon(keys, token, successor)
             })
-        };
-        Votes::of_servers(results, self.topology.names().into())
     }
 
     /// `call` followed by `WAIT` in the same request when option

@@ -12,11 +12,12 @@
 //! hold a key, what an error reply means ([`Next`]), the quorum, how a
 //! blocked acquire waits, the drift, the lock key's name. Nothing outside
 //! those files asks which topology it is. [`Topology`] holds one route and
-//! is its one executor: [`Topology::run`], [`Topology::run_on`] and
-//! [`Topology::run_batch`] send a call, follow the route's [`Next`] for a
-//! server that failed (at most `MAX_HOPS` tries, a growing pause on
-//! [`Next::Retry`], `ASKING` on [`Next::Ask`], a replay staying a replay)
-//! and count the replies against the route's quorum.
+//! is its one executor: [`Topology::run`], [`Topology::run_where`],
+//! [`Topology::run_on`] and [`Topology::run_batch`] send a call, follow
+//! the route's [`Next`] for a server that failed (at most `MAX_HOPS`
+//! tries, a growing pause on [`Next::Retry`], `ASKING` on [`Next::Ask`], a
+//! replay staying a replay) and count the replies against the route's
+//! quorum.
 //!
 //! - [`single`]: one server
 //! - [`redlock`]: several independent masters, every call to all at once
@@ -231,24 +232,52 @@ impl Topology {
         };
         let results = match &*servers {
             [one] => vec![self.follow(role, key, 0, one, build)],
-            all => {
-                let mut results = exchange::run_all(all, role, &|_, attempt| build(attempt));
-                for (node, (result, server)) in results.iter_mut().zip(all).enumerate() {
-                    let Err(err) = result else { continue };
-                    let tried = Tried {
-                        key,
-                        server,
-                        asking: false,
-                        replay: false,
-                    };
-                    let next = self.route.on_error(&tried, err);
-                    if !matches!(next, Next::Done) {
-                        *result = self.reroute(role, key, node, build, next, err.clone());
-                    }
-                }
-                results
+            all => self.follow_all(role, key, all, &|node| node, build),
+        };
+        self.votes(results)
+    }
+
+    /// Runs a call on the servers of `key` that `on` marks (in the order
+    /// of [`Topology::run`]'s votes), all at once, each followed where the
+    /// topology says, as [`Topology::run`] does for all of them. A server
+    /// not marked (also one beyond the end of `on`) is sent nothing and
+    /// counts as having answered `skipped`; the votes are one per server
+    /// of the key, counted against the quorum of all of them.
+    pub fn run_where<T: Clone>(
+        &self,
+        role: Role,
+        key: &[u8],
+        on: &[bool],
+        skipped: T,
+        build: &dyn Fn(Attempt) -> Call<T>,
+    ) -> Votes<T> {
+        let marked = |node: usize| on.get(node).is_some_and(|&here| here);
+        let servers = match self.route.servers(key) {
+            Ok(servers) => servers,
+            Err(e) => {
+                let results = (0..on.len())
+                    .map(|node| match marked(node) {
+                        true => Err(e.clone()),
+                        false => Ok(skipped.clone()),
+                    })
+                    .collect();
+                return self.votes(results);
             }
         };
+        let chosen: Vec<usize> = (0..servers.len()).filter(|&node| marked(node)).collect();
+        let mut results: Vec<Result<T>> = servers.iter().map(|_| Ok(skipped.clone())).collect();
+        match chosen[..] {
+            [] => {}
+            [node] => results[node] = self.follow(role, key, node, &servers[node], build),
+            _ => {
+                let subset: Vec<Arc<ServerConfig>> =
+                    chosen.iter().map(|&node| servers[node].clone()).collect();
+                let replies = self.follow_all(role, key, &subset, &|i| chosen[i], build);
+                for (&node, reply) in chosen.iter().zip(replies) {
+                    results[node] = reply;
+                }
+            }
+        }
         self.votes(results)
     }
 
@@ -471,6 +500,34 @@ impl Topology {
         self.reroute(role, key, node, build, next, err)
     }
 
+    /// Runs a call on every server of `servers` at once (the `i`-th of
+    /// them is the `node(i)`-th server of `key`); a server that failed is
+    /// followed where the topology says. One result per server, in order.
+    fn follow_all<T>(
+        &self,
+        role: Role,
+        key: &[u8],
+        servers: &[Arc<ServerConfig>],
+        node: &dyn Fn(usize) -> usize,
+        build: &dyn Fn(Attempt) -> Call<T>,
+    ) -> Vec<Result<T>> {
+        let mut results = exchange::run_all(servers, role, &|_, attempt| build(attempt));
+        for (i, (result, server)) in results.iter_mut().zip(servers).enumerate() {
+            let Err(err) = result else { continue };
+            let tried = Tried {
+                key,
+                server,
+                asking: false,
+                replay: false,
+            };
+            let next = self.route.on_error(&tried, err);
+            if !matches!(next, Next::Done) {
+                *result = self.reroute(role, key, node(i), build, next, err.clone());
+            }
+        }
+        results
+    }
+
     /// The executor's loop for one call after its first try failed with
     /// `err`: goes where `next` says until a server answers, the route says
     /// [`Next::Done`], or [`MAX_HOPS`] tries were made.
@@ -592,6 +649,9 @@ fn intern(route: Box<dyn Route>) -> Arc<Topology> {
 mod tests {
     use super::*;
     use crate::protocol::command::Command;
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// A server nobody listens on: every call fails at once (refused).
     fn unreachable() -> Arc<ServerConfig> {
@@ -638,16 +698,81 @@ mod tests {
         }
     }
 
+    /// A server that answers every command `+PONG`, on a Unix socket of
+    /// its own (a TCP port could be one that [`unreachable`] let go, which
+    /// other tests expect nobody to answer). Its threads end with the test
+    /// program; its socket file with the value.
+    struct Answering {
+        server: Arc<ServerConfig>,
+        /// The PINGs it got.
+        pings: Arc<AtomicUsize>,
+        path: std::path::PathBuf,
+    }
+
+    impl Drop for Answering {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+
+    fn answering() -> Answering {
+        static SERVERS: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "redislock-topology-test-{}-{}.sock",
+            std::process::id(),
+            SERVERS.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixListener::bind(&path).unwrap();
+        let pings = Arc::new(AtomicUsize::new(0));
+        let counted = pings.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let counted = counted.clone();
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 1024];
+                    while let Ok(n @ 1..) = stream.read(&mut buf) {
+                        let got = buf[..n].windows(4).filter(|w| w == b"PING").count();
+                        counted.fetch_add(got, Ordering::SeqCst);
+                        if stream.write_all(&b"+PONG\r\n".repeat(got)).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let url = ServerUrl::parse("servers", &format!("unix://{}", path.display())).unwrap();
+        // Interned, as every server of a topology: the pool keys idle
+        // connections by the config's address, which a dropped config
+        // would leave to the next one allocated there.
+        let server =
+            crate::net::connection::intern(ServerConfig::new(url, &LockOptions::default()));
+        Answering {
+            server,
+            pings,
+            path,
+        }
+    }
+
     fn topology(servers: usize, next: fn(usize, &Arc<ServerConfig>) -> Next) -> Topology {
+        topology_of((0..servers).map(|_| unreachable()).collect(), next)
+    }
+
+    fn topology_of(
+        servers: Vec<Arc<ServerConfig>>,
+        next: fn(usize, &Arc<ServerConfig>) -> Next,
+    ) -> Topology {
+        let count = servers.len();
         let route = Scripted {
-            servers: (0..servers).map(|_| unreachable()).collect(),
+            servers,
             next,
             tried: Mutex::new(Vec::new()),
         };
         Topology {
             route: Box::new(route),
             scope: "scripted".into(),
-            names: vec!["scripted".to_owned(); servers].into(),
+            names: vec!["scripted".to_owned(); count].into(),
             keys: PerProcess::new(|| Mutex::new(Vec::new())),
         }
     }
@@ -660,6 +785,61 @@ mod tests {
 
     fn ping(_: Attempt) -> Call<()> {
         Call::new(vec![Command::of(&[b"PING"])], |_| Ok(()))
+    }
+
+    /// A PING whose answer is `true` (a server that was not asked counts
+    /// as `false` in [`Topology::run_where`]).
+    fn ping_true(_: Attempt) -> Call<bool> {
+        Call::new(vec![Command::of(&[b"PING"])], |_| Ok(true))
+    }
+
+    fn pings(servers: &[Answering]) -> Vec<usize> {
+        servers
+            .iter()
+            .map(|s| s.pings.load(Ordering::SeqCst))
+            .collect()
+    }
+
+    #[test]
+    fn a_call_on_some_servers_reaches_exactly_those() {
+        let servers: Vec<Answering> = (0..3).map(|_| answering()).collect();
+        let t = topology_of(
+            servers.iter().map(|s| s.server.clone()).collect(),
+            |_, _| Next::Done,
+        );
+        let votes = t.run_where(Role::Command, b"k", &[true, false, true], false, &ping_true);
+        assert_eq!(pings(&servers), [1, 0, 1]);
+        assert_eq!(votes.oks(), [true; 3], "the second counts as answered");
+        assert_eq!(votes.count(|asked| *asked), 2);
+        assert_eq!(votes.quorum(), 2, "the quorum of all three");
+
+        // One server: the plain call of one server; none: nothing sent.
+        let votes = t.run_where(Role::Command, b"k", &[false, true], false, &ping_true);
+        assert_eq!(pings(&servers), [1, 1, 1]);
+        assert_eq!(votes.count(|asked| *asked), 1);
+        let votes = t.run_where(Role::Command, b"k", &[false; 3], false, &ping_true);
+        assert_eq!(pings(&servers), [1, 1, 1]);
+        assert_eq!(votes.oks(), [true; 3]);
+        assert!(tried(&t).is_empty());
+    }
+
+    #[test]
+    fn a_call_on_some_servers_follows_those_that_fail() {
+        let answers: Vec<Answering> = (0..2).map(|_| answering()).collect();
+        let servers = vec![
+            unreachable(),
+            answers[0].server.clone(),
+            answers[1].server.clone(),
+        ];
+        let t = topology_of(servers, |n, _| match n {
+            1 => Next::Reroute,
+            _ => Next::Done,
+        });
+        let votes = t.run_where(Role::Command, b"k", &[true, true, false], false, &ping_true);
+        assert_eq!(pings(&answers), [1, 0]);
+        assert_eq!(tried(&t).len(), 2, "the unreachable one, sent again once");
+        assert_eq!(votes.oks(), [false, true, true]);
+        assert_eq!(votes.count(|asked| *asked), 1);
     }
 
     #[test]

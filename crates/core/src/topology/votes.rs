@@ -25,13 +25,6 @@ impl<T> Votes<T> {
         }
     }
 
-    /// Results of `servers` counted against a quorum of `floor(N/2) + 1`
-    /// of them (a call run server by server, see [`Votes::new`]).
-    pub fn of_servers(results: Vec<Result<T>>, servers: Arc<[String]>) -> Self {
-        let quorum = results.len() / 2 + 1;
-        Self::new(results, quorum, servers)
-    }
-
     /// Where a write may have happened, per server: true for a reply that
     /// `wrote` accepts and for a server that gave no reply (its state is
     /// unknown), false for a reply that says nothing was written.
