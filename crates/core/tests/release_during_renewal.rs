@@ -3,45 +3,28 @@
 //! more" reply comes after the release (`stats()` `lost_leases`, and the
 //! lost-lease hook behind `on_lost => 'interrupt'`).
 //!
-//! Deterministic: the renewal thread opens its own connection for its first
-//! round, through a proxy that holds every reply back 300 ms, and that
-//! connection's `SELECT` (db 1) must be answered before the refresh goes
-//! out. The holder releases as soon as that connection is accepted, so the
-//! server runs the release first and the renewal's refresh after it.
-//!
-//! One test in this program: the counters are per process.
+//! Deterministic ([`ended_on_purpose`]): the renewal thread's first round
+//! goes through a proxy that holds every reply back 300 ms; the holder
+//! releases as soon as that round's connection is accepted, so the server
+//! runs the release first and the renewal's refresh after it.
 
 mod common;
+mod ended_on_purpose;
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use common::proxy::Proxy;
 use common::{RedisServer, never, unique_key, wait_until};
-use redislock_core::host::{self, Host};
-use redislock_core::{Lock, LockOptions, OptionValue, stats};
-
-static LOST_HOOK_CALLS: AtomicU32 = AtomicU32::new(0);
-
-fn count_lost_hook() {
-    LOST_HOOK_CALLS.fetch_add(1, Ordering::Relaxed);
-}
+use ended_on_purpose::{install_counting_host, lost_hook_calls, renewed_with_hook};
+use redislock_core::{Lock, stats};
 
 #[test]
 fn a_renewal_in_flight_at_a_release_does_not_count_a_lost_lease() {
-    host::install(Host {
-        context: || 0,
-        wait_should_end: || false,
-        lease_lost: count_lost_hook,
-    });
+    install_counting_host();
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("release-during-renewal");
-    let mut options = LockOptions::default();
-    options.set("auto_renew", OptionValue::Bool(true)).unwrap();
-    options
-        .set("on_lost", OptionValue::Text(b"interrupt".to_vec()))
-        .unwrap();
+    let options = renewed_with_hook();
     let url = format!("{}/1", proxy.url());
     // Renewed at 1 s; a round may wait for its replies until about 2 s.
     let mut lock = Lock::new(key.clone(), 3.0, &[url], options).unwrap();
@@ -70,10 +53,6 @@ fn a_renewal_in_flight_at_a_release_does_not_count_a_lost_lease() {
         "a lease ended by a release is not lost"
     );
     assert_eq!(after.renewals, before.renewals);
-    assert_eq!(
-        LOST_HOOK_CALLS.load(Ordering::Relaxed),
-        0,
-        "no lost-lease hook"
-    );
+    assert_eq!(lost_hook_calls(), 0, "no lost-lease hook");
     assert_eq!(after.releases, before.releases + 1);
 }

@@ -690,15 +690,16 @@ impl Lock {
     }
 
     /// Deletes the lock whoever holds it (one `DEL` on every server). Any
-    /// hold of this process on the key is forgotten. True when a key was
-    /// deleted.
+    /// hold of this process on the key is forgotten first, its renewal
+    /// stopped before the `DEL` is sent (as a release does): a renewal
+    /// round on its way finds the key gone because of it, which is no lost
+    /// lease. True when a key was deleted.
     pub fn force_release(&mut self) -> Result<bool> {
-        let key = &self.keys.lock;
-        let votes = self.run(Role::Command, &|_| commands::force_release(key));
-        let deleted = votes.decided()?.count(|deleted| *deleted) > 0;
         holds::forget(self.topology.scope(), &self.keys.lock);
         self.share = None;
-        Ok(deleted)
+        let key = &self.keys.lock;
+        let votes = self.run(Role::Command, &|_| commands::force_release(key));
+        Ok(votes.decided()?.count(|deleted| *deleted) > 0)
     }
 
     /// A snapshot for `var_dump`.
