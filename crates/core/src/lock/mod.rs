@@ -407,7 +407,9 @@ impl Lock {
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             commands::reenter(&entry.keys.lock, &entry.token, ttl_ms)
         });
-        let ours = votes.decided()?.agree(|ours| *ours)
+        let ours = entry
+            .lease
+            .confirmed_if(votes.decided()?.agree(|ours| *ours))
             && entry.topology.validity(ttl_ms, sent.elapsed()).is_some();
         if !ours {
             entry.lease.found_lost();
@@ -434,15 +436,17 @@ impl Lock {
     }
 
     /// Records a hold of `token`, won by a request sent at `sent`, as this
-    /// object's, and starts renewing it with `auto_renew`. `renew_now` asks
-    /// for a first renewal at once (a restored hold whose remaining lease is
-    /// unknown).
-    fn adopt(&mut self, token: Vec<u8>, fence: Fence, sent: Instant, renew_now: bool) {
+    /// object's, and starts renewing it with `auto_renew`. `restored`: a
+    /// hold taken over from its token, whose remaining lease is unknown
+    /// (a first renewal is asked for at once) and which Redis has not yet
+    /// said is ours (not a lost lease if found not ours before).
+    fn adopt(&mut self, token: Vec<u8>, fence: Fence, sent: Instant, restored: bool) {
         let drift = self.topology.drift(self.ttl_ms);
         let lease = Lease::new(
             self.ttl_ms,
             renewal::lease_end(sent, self.ttl_ms, drift),
             self.options.on_lost == OnLost::Interrupt,
+            !restored,
         );
         if self.options.auto_renew {
             renewal::renew(
@@ -451,7 +455,7 @@ impl Lock {
                     key: self.keys.lock.clone(),
                     token: token.clone(),
                     max_hold: self.options.max_hold,
-                    renew_now,
+                    renew_now: restored,
                 },
                 lease.clone(),
             );
@@ -594,10 +598,11 @@ impl Lock {
         });
         // Still within the lease when the answer came: a pause during the
         // round trip may have outlasted it.
-        let ours = votes
-            .decided()?
-            .agree(|owner| owner.as_deref() == Some(&entry.token[..]))
-            && !entry.lease.valid_for().is_zero();
+        let ours = entry.lease.confirmed_if(
+            votes
+                .decided()?
+                .agree(|owner| owner.as_deref() == Some(&entry.token[..])),
+        ) && !entry.lease.valid_for().is_zero();
         if !ours {
             entry.lease.found_lost();
         }
@@ -624,7 +629,7 @@ impl Lock {
                 |ok| *ok,
             )
         });
-        let extended = votes.decided()?.agree(|ok| *ok)
+        let extended = entry.lease.confirmed_if(votes.decided()?.agree(|ok| *ok))
             && entry.topology.validity(ttl_ms, sent.elapsed()).is_some();
         // An auto-renewed hold keeps the lease length asked for here.
         if extended {
@@ -664,6 +669,7 @@ impl Lock {
         if leases.len() < quorum {
             return Ok(None);
         }
+        entry.lease.confirmed();
         leases.sort_unstable_by(|a, b| b.cmp(a));
         let ms = leases[quorum - 1];
         if ms == i64::MAX {

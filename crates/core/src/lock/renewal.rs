@@ -30,10 +30,19 @@ use crate::topology::Topology;
 /// won or last extended it, minus the topology's drift), whether it was
 /// found lost. Every hold has one; with `auto_renew` the renewal thread
 /// keeps it up to date.
+///
+/// A lost lease (`stats()` `lost_leases`, the lost-lease hook) is one this
+/// process held and lost: Redis said it was ours once (an acquire won it,
+/// or a refresh, renewal, check or reentrant acquire found it ours). A
+/// hold taken over from a token ([`super::Lock::restore`]) that Redis
+/// never confirmed is found not ours without counting: the token may have
+/// never been ours at all.
 #[derive(Debug)]
 pub struct Lease {
     lost: AtomicBool,
     stopped: AtomicBool,
+    /// Redis said the lease was ours at least once.
+    held: AtomicBool,
     /// Microseconds on [`clock_us`] until which the lease lasts.
     valid_until_us: AtomicU64,
     /// The lease each renewal sets (the lock's ttl, or the last explicit
@@ -47,11 +56,14 @@ pub struct Lease {
 impl Lease {
     /// The lease of a hold of `ttl_ms` that lasts until `valid_until` (on
     /// [`clock_us`]); `notify` raises the lost-lease hook when the renewal
-    /// thread finds it lost.
-    pub fn new(ttl_ms: u64, valid_until: u64, notify: bool) -> Arc<Self> {
+    /// thread finds it lost. `held`: Redis said it is ours (an acquire won
+    /// it); false for a hold taken over from a token, until
+    /// [`Lease::confirmed`].
+    pub fn new(ttl_ms: u64, valid_until: u64, notify: bool, held: bool) -> Arc<Self> {
         Arc::new(Self {
             lost: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
+            held: AtomicBool::new(held),
             valid_until_us: AtomicU64::new(valid_until),
             ttl_ms: AtomicU64::new(ttl_ms),
             notify,
@@ -76,8 +88,24 @@ impl Lease {
     /// Records an extension to `ttl_ms` that lasts until `valid_until` (a
     /// successful `refresh()`); later renewals use that lease length.
     pub fn refreshed(&self, ttl_ms: u64, valid_until: u64) {
+        self.confirmed();
         self.ttl_ms.store(ttl_ms, Ordering::Release);
         self.valid_until_us.store(valid_until, Ordering::Release);
+    }
+
+    /// Records that Redis said the lease is ours: from now on, finding it
+    /// not ours is a lost lease.
+    pub fn confirmed(&self) {
+        self.held.store(true, Ordering::Release);
+    }
+
+    /// [`Lease::confirmed`] when `ours` (what Redis said, whatever this
+    /// process's clock says of the lease); returns `ours`.
+    pub fn confirmed_if(&self, ours: bool) -> bool {
+        if ours {
+            self.confirmed();
+        }
+        ours
     }
 
     /// Ends renewal of this hold (released, destroyed, request end); called
@@ -88,9 +116,9 @@ impl Lease {
 
     /// Marks the lease lost, found so by PHP's thread (a release, refresh
     /// or check that found the lock no longer ours, or its time over).
-    /// Counted once per lease in [`stats`].
+    /// Counted once per lease in [`stats`], if it was held.
     pub fn found_lost(&self) {
-        if !self.lost.swap(true, Ordering::AcqRel) {
+        if !self.lost.swap(true, Ordering::AcqRel) && self.held.load(Ordering::Acquire) {
             stats::add(Counter::LostLeases);
         }
     }
@@ -99,9 +127,13 @@ impl Lease {
     /// lost-lease hook when asked to. Not a lease whose renewal was stopped
     /// (released on purpose, request end): a round on its way at the
     /// release finds the key gone because of that release, and the holder
-    /// stops renewing before it sends a release.
+    /// stops renewing before it sends a release. Nor one that was never
+    /// held (counted and raised nothing: marked lost only).
     fn mark_lost(&self) {
-        if self.stopped.load(Ordering::Acquire) || self.lost.swap(true, Ordering::AcqRel) {
+        if self.stopped.load(Ordering::Acquire)
+            || self.lost.swap(true, Ordering::AcqRel)
+            || !self.held.load(Ordering::Acquire)
+        {
             return;
         }
         stats::add(Counter::LostLeases);
@@ -111,8 +143,10 @@ impl Lease {
     }
 
     /// Records that the lease lasts at least until `valid_until` (a
-    /// renewal, or a reentrant acquire that made it last its ttl).
+    /// renewal, or a reentrant acquire that made it last its ttl): Redis
+    /// said it is ours.
     pub fn extended(&self, valid_until: u64) {
+        self.confirmed();
         self.valid_until_us.fetch_max(valid_until, Ordering::AcqRel);
     }
 }
@@ -410,7 +444,9 @@ fn renew_on(batch: &[Due], until: Instant) {
             }
             continue;
         }
-        if votes.agree(|ok| *ok) && topology.validity(d.ttl_ms, elapsed).is_some() {
+        if d.lease.confirmed_if(votes.agree(|ok| *ok))
+            && topology.validity(d.ttl_ms, elapsed).is_some()
+        {
             // Counted from the send, as every lease, less the drift the
             // servers' clocks may take off it.
             d.lease

@@ -1,0 +1,137 @@
+//! `stats()` `lost_leases` counts leases this process held and lost. A
+//! hold taken over with `restore()` whose token was never ours in Redis
+//! (a stale or wrong token) is not one: finding it not ours (`release()`
+//! false, `refresh()` false, `isAcquired()` false, the renewal thread)
+//! counts nothing and raises no lost-lease hook. Once Redis confirmed a
+//! restored hold as ours, losing it counts as for any hold.
+//!
+//! The tests of this program run one at a time: they compare the
+//! process's counters.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use common::{RedisServer, unique_key, wait_until};
+use redislock_core::host::{self, Host};
+use redislock_core::{Lock, LockOptions, OptionValue, stats};
+
+static LOST_HOOK_CALLS: AtomicU32 = AtomicU32::new(0);
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    host::install(Host {
+        context: || 0,
+        wait_should_end: || false,
+        lease_lost: || {
+            LOST_HOOK_CALLS.fetch_add(1, Ordering::Relaxed);
+        },
+    });
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn lost_leases() -> u64 {
+    stats::snapshot().lost_leases
+}
+
+fn restored(server: &RedisServer, key: &[u8], token: &str, options: LockOptions) -> Lock {
+    let mut lock = Lock::new(key.to_vec(), 10.0, &[server.url()], options).unwrap();
+    lock.restore(token.as_bytes().to_vec()).unwrap();
+    lock
+}
+
+fn set(server: &RedisServer, key: &[u8], token: &str) {
+    let key = String::from_utf8_lossy(key).into_owned();
+    let _: () = server.cmd(&["SET", &key, token, "PX", "10000"]);
+}
+
+fn del(server: &RedisServer, key: &[u8]) {
+    let key = String::from_utf8_lossy(key).into_owned();
+    let _: i64 = server.cmd(&["DEL", &key]);
+}
+
+#[test]
+fn a_restored_token_that_was_never_ours_counts_no_lost_lease() {
+    let _serial = one_at_a_time();
+    let server = RedisServer::start();
+    let key = unique_key("restored-not-ours");
+    set(&server, &key, "the_holder");
+    let lost = lost_leases();
+
+    // Each object dropped before the next (a reentrant restore of the same
+    // key and token would join its hold); dropping one releases it.
+    let check = |what: &str, call: fn(&mut Lock) -> bool| {
+        let mut lock = restored(&server, &key, "other_owner", LockOptions::default());
+        assert!(!call(&mut lock), "{what}: not ours");
+        drop(lock);
+        assert_eq!(lost_leases(), lost, "{what}");
+    };
+    check("release()", |lock| lock.release().unwrap());
+    check("refresh()", |lock| lock.refresh(None).unwrap());
+    check("isAcquired()", |lock| lock.is_acquired().unwrap());
+    check("remainingTtl()", |lock| {
+        lock.remaining_ttl().unwrap().is_some()
+    });
+    check("dropped", |_| false);
+    del(&server, &key);
+    check("release() of a free lock", |lock| lock.release().unwrap());
+    check("refresh() of a free lock", |lock| {
+        lock.refresh(None).unwrap()
+    });
+}
+
+#[test]
+fn a_restored_token_that_was_never_ours_is_not_lost_to_the_renewal_thread() {
+    let _serial = one_at_a_time();
+    let server = RedisServer::start();
+    let key = unique_key("restored-not-ours-renewed");
+    set(&server, &key, "the_holder");
+    let (lost, hooks) = (lost_leases(), LOST_HOOK_CALLS.load(Ordering::Relaxed));
+    let mut options = LockOptions::default();
+    options.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    options
+        .set("on_lost", OptionValue::Text(b"interrupt".to_vec()))
+        .unwrap();
+    let mut lock = restored(&server, &key, "other_owner", options);
+    // A restored hold is renewed at once: that round finds it not ours.
+    wait_until(
+        "the renewal finds it not ours",
+        Duration::from_secs(5),
+        || !lock.is_acquired().unwrap(),
+    );
+    assert_eq!(lost_leases(), lost);
+    assert_eq!(LOST_HOOK_CALLS.load(Ordering::Relaxed), hooks, "no hook");
+    assert!(!lock.release().unwrap());
+    assert_eq!(lost_leases(), lost);
+}
+
+#[test]
+fn a_restored_hold_confirmed_ours_then_lost_counts() {
+    let _serial = one_at_a_time();
+    let server = RedisServer::start();
+    let key = unique_key("restored-ours-lost");
+    set(&server, &key, "handed_over");
+    let lost = lost_leases();
+
+    // Confirmed by a refresh, then taken by someone else.
+    let mut lock = restored(&server, &key, "handed_over", LockOptions::default());
+    assert!(lock.refresh(None).unwrap());
+    set(&server, &key, "someone_else");
+    assert!(!lock.release().unwrap());
+    assert_eq!(lost_leases(), lost + 1, "held, then lost");
+    drop(lock);
+
+    // Confirmed by isAcquired(), then gone.
+    set(&server, &key, "handed_over");
+    let mut lock = restored(&server, &key, "handed_over", LockOptions::default());
+    assert!(lock.is_acquired().unwrap());
+    del(&server, &key);
+    assert!(!lock.refresh(None).unwrap());
+    assert_eq!(lost_leases(), lost + 2);
+    drop(lock);
+    assert_eq!(lost_leases(), lost + 2, "counted once");
+}
