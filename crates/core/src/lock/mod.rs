@@ -10,6 +10,7 @@ mod handover;
 pub mod holds;
 mod quorum;
 pub mod renewal;
+mod scriptless;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,6 +24,7 @@ use crate::process::stats::{self, Counter};
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Fence, Released, Successor};
 use crate::protocol::keys::{self, LockKeys};
+use crate::protocol::scriptless::CompareDelete;
 use crate::protocol::token;
 use crate::topology::{Topology, Votes, Waiting};
 use holds::{Entry, Left};
@@ -188,12 +190,16 @@ impl Lock {
             return Ok(true);
         }
         self.clean_orphans()?;
-        self.check_scripts()?;
+        let scriptless = self.check_scripts()?;
+        if scriptless.is_some() && self.options.fencing {
+            return Err(self.fencing_refused());
+        }
         let token = match &self.options.owner {
             Some(owner) => owner.0.clone(),
             None => token::new_token()?.into_bytes(),
         };
         let attempt = match self.topology.waiting() {
+            _ if scriptless.is_some() => self.acquire_scriptless(&token, wait, stop),
             _ if wait.is_zero() => self.try_once(&token),
             // A free lock is taken with the plain try first (one SET, what
             // the recipe costs); only a lock found held costs the queue.
@@ -310,10 +316,17 @@ impl Lock {
     fn abandon_where(&self, token: &[u8], on: &[bool]) -> Votes<bool> {
         let keys = &*self.keys;
         let successor = self.successor();
-        self.topology
-            .run_where(Role::Command, &keys.lock, on, false, &|_| {
-                commands::abandon(keys, token, successor)
-            })
+        let scriptless = self.scriptless();
+        self.topology.run_where(
+            Role::Command,
+            &keys.lock,
+            on,
+            false,
+            &|_| match scriptless {
+                Some(how) => crate::protocol::scriptless::abandon(keys, token, how),
+                None => commands::abandon(keys, token, successor),
+            },
+        )
     }
 
     /// `call` followed by `WAIT` in the same request when option
@@ -341,19 +354,27 @@ impl Lock {
 
     /// Before the first acquire on a server in this process: makes sure the
     /// server runs scripts and lets this user run what they run (release
-    /// needs them), so that a refusal comes before anything is taken.
-    fn check_scripts(&self) -> Result<()> {
+    /// needs them), so that a refusal comes before anything is taken. A
+    /// server that refuses scripts but compares and deletes without them
+    /// is used without them: then how ([`scriptless`]).
+    fn check_scripts(&self) -> Result<Option<CompareDelete>> {
         let key = &self.keys.lock;
         if self.topology.scripts_checked(key) {
-            return Ok(());
+            return Ok(None);
+        }
+        if let Some(how) = self.scriptless() {
+            return Ok(Some(how));
         }
         let keys = &*self.keys;
         let votes = self.run(Role::Command, &|_| commands::check_scripts(keys));
         if let Some(refused) = votes.refused() {
+            if let Some(how) = self.detect_scriptless(&refused)? {
+                return Ok(Some(how));
+            }
             return Err(self.sentinel_named(refused));
         }
         self.topology.mark_scripts_checked(key, &votes.oks());
-        votes.decided().map(drop)
+        votes.decided().map(|_| None)
     }
 
     /// A server that refuses our scripts may be a Sentinel named as a
@@ -403,10 +424,19 @@ impl Lock {
             return Ok(false);
         };
         let ttl_ms = self.ttl_ms;
+        let scriptless = entry.topology.scriptless(&entry.keys.lock);
+        // Without scripts the lease is set, not raised: to no less than
+        // what this process knows is left of it.
+        let at_least = ttl_ms.max(entry.lease.valid_for().as_millis() as u64);
         let sent = Instant::now();
-        let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
-            commands::reenter(&entry.keys.lock, &entry.token, ttl_ms)
-        });
+        let votes = entry
+            .topology
+            .run(Role::Command, &entry.keys.lock, &|_| match scriptless {
+                Some(_) => {
+                    crate::protocol::scriptless::refresh(&entry.keys.lock, &entry.token, at_least)
+                }
+                None => commands::reenter(&entry.keys.lock, &entry.token, ttl_ms),
+            });
         let ours = entry
             .lease
             .confirmed_if(votes.decided()?.agree(|ours| *ours))
@@ -622,12 +652,16 @@ impl Lock {
         // A hold of this key and token left renewing by its gone objects
         // stops: the lease is the one set here from now on.
         holds::end_left(entry.topology.scope(), &entry.keys.lock, &entry.token);
+        let scriptless = entry.topology.scriptless(&entry.keys.lock);
         let sent = Instant::now();
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
-            self.acked(
-                commands::refresh(&entry.keys.lock, &entry.token, ttl_ms),
-                |ok| *ok,
-            )
+            let call = match scriptless {
+                Some(_) => {
+                    crate::protocol::scriptless::refresh(&entry.keys.lock, &entry.token, ttl_ms)
+                }
+                None => commands::refresh(&entry.keys.lock, &entry.token, ttl_ms),
+            };
+            self.acked(call, |ok| *ok)
         });
         let extended = entry.lease.confirmed_if(votes.decided()?.agree(|ok| *ok))
             && entry.topology.validity(ttl_ms, sent.elapsed()).is_some();
@@ -655,6 +689,9 @@ impl Lock {
         let Some(entry) = self.live_entry() else {
             return Ok(None);
         };
+        if entry.topology.scriptless(&entry.keys.lock).is_some() {
+            return scriptless::remaining_ttl(&entry);
+        }
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             commands::owned_pttl(&entry.keys.lock, &entry.token)
         });
@@ -746,6 +783,9 @@ fn successor_on(topology: &Topology) -> Successor {
 /// try ended a hold that was ours until then, and the release counts;
 /// sent after, the lease had already ended and the release reports it lost.
 fn release_entry(entry: &Entry) -> Result<bool> {
+    if let Some(how) = entry.topology.scriptless(&entry.keys.lock) {
+        return scriptless::release_entry(entry, how);
+    }
     let successor = successor_on(&entry.topology);
     let in_lease = !entry.lease.valid_for().is_zero();
     let fenced = entry.fence.is_some();

@@ -427,12 +427,16 @@ fn renew_on(batch: &[Due], until: Instant) {
     let topology = &batch[0].topology;
     let sent = Instant::now();
     let keys: Vec<&[u8]> = batch.iter().map(|d| &d.key[..]).collect();
+    let scriptless = topology.scriptless(keys[0]).is_some();
     let results = topology.run_batch(Role::Renewal, &keys, &|indices, _| {
         let items: Vec<(&[u8], &[u8], u64)> = indices
             .iter()
             .map(|&i| (&batch[i].key[..], &batch[i].token[..], batch[i].ttl_ms))
             .collect();
-        commands::refresh_many(&items).within(until)
+        match scriptless {
+            true => crate::protocol::scriptless::refresh_many(&items).within(until),
+            false => commands::refresh_many(&items).within(until),
+        }
     });
     let elapsed = sent.elapsed();
     for (d, votes) in batch.iter().zip(results) {

@@ -3,7 +3,7 @@
 use std::io;
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,6 +14,7 @@ use crate::config::url::{Endpoint, ServerUrl};
 use crate::error::{ConnectionFailure, LockError, Result};
 use crate::net::wire::{self, Conn, Stream};
 use crate::process::PerProcess;
+use crate::protocol::scriptless::CompareDelete;
 
 /// The interned configs of this process ([`intern`]).
 static REGISTRY: PerProcess<Mutex<Vec<Arc<ServerConfig>>>> =
@@ -99,26 +100,53 @@ impl std::hash::Hash for Broken {
 /// Set once a server ran one of our scripts in this process. A plain
 /// `SET NX PX` acquire asks first (once per server and process), so that a
 /// server refusing scripts never gets a lock that could not be released.
+/// A server found to refuse scripts but to have a compare-and-delete
+/// command is recorded as script-less instead ([`CompareDelete`]).
 /// Not part of a config's identity: equal configs compare equal whatever
 /// this says.
 #[derive(Debug, Default)]
-pub struct ScriptsChecked(AtomicBool);
+pub struct ScriptsChecked(AtomicU8);
+
+/// [`ScriptsChecked`]'s states (0: not checked yet).
+const SCRIPTS: u8 = 1;
+const DELIFEQ: u8 = 2;
+const DELEX: u8 = 3;
 
 impl ScriptsChecked {
     /// True once the server ran a script.
     pub fn get(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.load(Ordering::Relaxed) == SCRIPTS
     }
 
     /// Records that the server ran a script.
     pub fn set(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.store(SCRIPTS, Ordering::Relaxed);
+    }
+
+    /// How the server compares and deletes without scripts, once it was
+    /// found to refuse them ([`ScriptsChecked::set_scriptless`]).
+    pub fn scriptless(&self) -> Option<CompareDelete> {
+        match self.0.load(Ordering::Relaxed) {
+            DELIFEQ => Some(CompareDelete::DelIfEq),
+            DELEX => Some(CompareDelete::DelEx),
+            _ => None,
+        }
+    }
+
+    /// Records that the server refuses scripts and compares and deletes
+    /// with `how`.
+    pub fn set_scriptless(&self, how: CompareDelete) {
+        let state = match how {
+            CompareDelete::DelIfEq => DELIFEQ,
+            CompareDelete::DelEx => DELEX,
+        };
+        self.0.store(state, Ordering::Relaxed);
     }
 }
 
 impl Clone for ScriptsChecked {
     fn clone(&self) -> Self {
-        Self(AtomicBool::new(self.get()))
+        Self(AtomicU8::new(self.0.load(Ordering::Relaxed)))
     }
 }
 

@@ -7,5 +7,6 @@ pub mod call;
 pub mod command;
 pub mod commands;
 pub mod keys;
+pub mod scriptless;
 pub mod scripts;
 pub mod token;

@@ -50,6 +50,7 @@ use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::keys::LockKeys;
+use crate::protocol::scriptless::CompareDelete;
 
 /// Every topology, asked in this order; the first that accepts the
 /// servers and options builds the topology. Options that name a topology
@@ -466,6 +467,28 @@ impl Topology {
                 if *ok {
                     server.scripts.set();
                 }
+            }
+        }
+    }
+
+    /// How the servers of `key` compare and delete without scripts, when
+    /// every one of them was found to refuse scripts but to have a
+    /// compare-and-delete command ([`crate::protocol::scriptless`]).
+    pub fn scriptless(&self, key: &[u8]) -> Option<CompareDelete> {
+        let servers = self.route.servers(key).ok()?;
+        let how = servers.first()?.scripts.scriptless()?;
+        servers
+            .iter()
+            .all(|s| s.scripts.scriptless() == Some(how))
+            .then_some(how)
+    }
+
+    /// Records that every server of `key` refuses scripts and compares and
+    /// deletes with `how`.
+    pub fn mark_scriptless(&self, key: &[u8], how: CompareDelete) {
+        if let Ok(servers) = self.route.servers(key) {
+            for server in servers.iter() {
+                server.scripts.set_scriptless(how);
             }
         }
     }

@@ -1,0 +1,222 @@
+//! The lock on a server that refuses scripts but compares and deletes in
+//! one command ([`crate::protocol::scriptless`]): found once per server and
+//! process, before the first acquire, by the refusal of the permission
+//! check's script and a look at the server's commands (never a write).
+//!
+//! Only where one server decides ([`Waiting::HandOver`]: a single server,
+//! Sentinel, Cluster). A blocked acquire polls with `SET NX`, woken early
+//! by the release's push: no queue, no FIFO, no hand-over. Fencing is
+//! refused.
+
+use std::time::{Duration, Instant};
+
+use super::{Lock, Won, alive_window, block_time};
+use crate::error::{LockError, Result};
+use crate::net::pool::Role;
+use crate::process::stats::{self, Counter};
+use crate::protocol::commands::Released;
+use crate::protocol::scriptless::{self, CompareDelete};
+use crate::topology::Waiting;
+
+use super::holds::Entry;
+
+/// What the permission check's refusal says when the server refuses
+/// scripts themselves (see [`LockError::from_redis`]), as opposed to a
+/// script that ran and found a command refused by the ACL.
+const SCRIPTS_REFUSED: &str = "redislock needs EVAL/EVALSHA";
+
+impl Lock {
+    /// How this lock's server compares and deletes without scripts, if it
+    /// was found to refuse them.
+    pub(super) fn scriptless(&self) -> Option<CompareDelete> {
+        self.topology.scriptless(&self.keys.lock)
+    }
+
+    /// After the permission check was `refused`: when the refusal is of
+    /// scripts themselves, the key lives on one server that decides, and
+    /// that server has a compare-and-delete command (and, where the ACL
+    /// says, lets this user run every command of the script-less lock),
+    /// records the server as script-less and returns how it deletes.
+    /// `Ok(None)`: not such a server (the caller reports `refused`).
+    pub(super) fn detect_scriptless(&self, refused: &LockError) -> Result<Option<CompareDelete>> {
+        let scripts_refused =
+            matches!(refused, LockError::Server { detail, .. } if detail.contains(SCRIPTS_REFUSED));
+        if !scripts_refused
+            || self.topology.servers_per_key() != 1
+            || !matches!(self.topology.waiting(), Waiting::HandOver)
+        {
+            return Ok(None);
+        }
+        let key = &self.keys.lock;
+        let Ok(probe) = self
+            .topology
+            .run_on(0, Role::Command, key, &|_| scriptless::probe())
+        else {
+            return Ok(None);
+        };
+        let Some(how) = probe.how else {
+            return Ok(None);
+        };
+        if let Some(user) = &probe.user {
+            let keys = &*self.keys;
+            let check = self.topology.run_on(0, Role::Command, key, &|_| {
+                scriptless::permitted(user, keys, how)
+            });
+            if let Ok(Some(denied)) = check {
+                let LockError::Server { server, .. } = refused else {
+                    return Ok(None);
+                };
+                return Err(LockError::Server {
+                    server: server.clone(),
+                    detail: format!(
+                        "the server refuses scripts, and its ACL refuses a command that \
+                         redislock's lock without scripts needs ({denied}), so no lock was taken"
+                    ),
+                });
+            }
+        }
+        self.topology.mark_scriptless(key, how);
+        Ok(Some(how))
+    }
+
+    /// A fencing token needs an atomic counter-and-SET: refused without
+    /// scripts, before anything is taken.
+    pub(super) fn fencing_refused(&self) -> LockError {
+        LockError::Unsupported(format!(
+            "option \"fencing\" cannot be used with {}: the server refuses Lua scripts, and \
+             without a script no command takes the next fencing token and the lock in one \
+             atomic step; no lock was taken (turn \"fencing\" off, or allow EVAL/EVALSHA)",
+            self.topology.names().join(", ")
+        ))
+    }
+
+    /// An acquire without scripts: one `SET NX PX`; when the lock is held
+    /// and `wait` allows, a wait woken by releases ([`Lock::wait_scriptless`]).
+    pub(super) fn acquire_scriptless(
+        &mut self,
+        token: &[u8],
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Won>> {
+        let keys = &*self.keys;
+        let ttl_ms = self.ttl_ms;
+        let sent = Instant::now();
+        let (set, owner) = self
+            .topology
+            .run_on(0, Role::Command, &keys.lock, &|attempt| {
+                self.acked(scriptless::acquire(keys, token, ttl_ms, attempt), |r| r.0)
+            })?;
+        if set || owner.as_deref() == Some(token) {
+            if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
+                return Ok(Some(Won { fence: None, sent }));
+            }
+            self.undo(token);
+        }
+        if wait.is_zero() {
+            return Ok(None);
+        }
+        stats::add(Counter::Contended);
+        self.wait_scriptless(token, wait, stop)
+    }
+
+    /// A blocked acquire without scripts: each step marks that someone
+    /// waits and tries `SET NX`; between steps it blocks on the shared
+    /// wake-up list, never longer than the wait left, the holder's lease
+    /// or `retry_delay`. A last step is taken when the wait runs out.
+    fn wait_scriptless(
+        &mut self,
+        token: &[u8],
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Won>> {
+        let deadline = Instant::now() + wait;
+        let fallback = self.options.retry_delay;
+        let alive_ms = alive_window(fallback);
+        let ttl_ms = self.ttl_ms;
+        let keys = self.keys.clone();
+        let keys = &*keys;
+        loop {
+            let sent = Instant::now();
+            let (set, owner, pttl) = self.topology.run_on(0, Role::Command, &keys.lock, &|_| {
+                self.acked(scriptless::wait_step(keys, token, ttl_ms, alive_ms), |r| {
+                    r.0
+                })
+            })?;
+            if set || owner.as_deref() == Some(token) {
+                if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
+                    return Ok(Some(Won { fence: None, sent }));
+                }
+                // Won, but this process was paused until the lease was
+                // over: it may be someone else's by now.
+                self.undo(token);
+            }
+            let now = Instant::now();
+            if now >= deadline || stop() {
+                return Ok(None);
+            }
+            if owner.is_none() {
+                // Freed between the SET and the GET: try again at once.
+                continue;
+            }
+            let block = block_time(deadline - now, pttl, fallback);
+            match self.topology.run_on(0, Role::Blocking, &keys.lock, &|_| {
+                scriptless::wait_for_wake(keys, block)
+            }) {
+                Ok(_) => {}
+                // A late reply: the next step looks.
+                Err(e) if e.is_timeout() => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Compare-and-delete of one entry without scripts, then a wake-up when
+/// someone waits (see [`super::release_entry`] for a replay's meaning).
+pub(super) fn release_entry(entry: &Entry, how: CompareDelete) -> Result<bool> {
+    let in_lease = !entry.lease.valid_for().is_zero();
+    let key = &entry.keys.lock;
+    let (found, waiting) = entry.topology.run_on(0, Role::Command, key, &|attempt| {
+        scriptless::release(&entry.keys, &entry.token, how, attempt)
+    })?;
+    let released = match found {
+        Released::Yes => true,
+        Released::GoneOnReplay => in_lease,
+        Released::NotOurs => false,
+    };
+    if found == Released::Yes && waiting {
+        // Best effort: a waiter that misses it finds the lock free at its
+        // next step, within `retry_delay`.
+        let _ = entry
+            .topology
+            .run_on(0, Role::Command, key, &|_| scriptless::wake(&entry.keys));
+    }
+    if released {
+        stats::add(Counter::Releases);
+    } else {
+        entry.lease.found_lost();
+    }
+    Ok(released)
+}
+
+/// Seconds left on the lease of `entry` without scripts (`GET` + `PTTL`):
+/// `None` when the lock no longer holds its token, infinity when the key
+/// has no expiry.
+pub(super) fn remaining_ttl(entry: &Entry) -> Result<Option<f64>> {
+    let key = &entry.keys.lock;
+    let (owner, pttl) = entry
+        .topology
+        .run_on(0, Role::Command, key, &|_| scriptless::owner_pttl(key))?;
+    if owner.as_deref() != Some(&entry.token[..]) || pttl == -2 {
+        return Ok(None);
+    }
+    if pttl < 0 {
+        return Ok(Some(f64::INFINITY));
+    }
+    let ours = entry.lease.valid_for();
+    if ours.is_zero() {
+        entry.lease.found_lost();
+        return Ok(None);
+    }
+    Ok(Some((pttl as f64 / 1000.0).min(ours.as_secs_f64())))
+}

@@ -1,0 +1,369 @@
+//! The lock protocol without Lua, for servers that refuse scripts (renamed
+//! or ACL-denied `EVAL`/`EVALSHA`, proxies, managed plans) but compare and
+//! delete in one command: `DELIFEQ key value` (Valkey 9.0+) or
+//! `DELEX key IFEQ value` (Redis 8.4+), both with `SET ... IFEQ value`
+//! (Valkey 8.1+, Redis 8.4+).
+//!
+//! | step | commands (one round trip each) |
+//! |---|---|
+//! | acquire | `SET K token NX PX ttl` (a replay adds `GET K`) |
+//! | release | `DELIFEQ K token` + `EXISTS K~~sw`; then, when waiters are marked, `RPUSH K~~s 1` + `PEXPIRE K~~s 1000` |
+//! | refresh, reentrant acquire | `SET K token IFEQ token PX ttl` |
+//! | `remainingTtl` | `GET K` + `PTTL K` |
+//! | a blocked acquire's step | `SET K~~sw 1 PX alive` + `SET K token NX PX ttl` + `GET K` + `PTTL K`, then `BLPOP K~~s timeout` |
+//!
+//! Waiters share one wake-up list, `K~~s`, and mark their presence in
+//! `K~~sw`: a release that deleted the lock and finds the mark pushes one
+//! wake-up. There is no queue: whoever's `SET NX` comes first wins (no
+//! FIFO), and a wake-up lost to a race is found by the waiter's next step,
+//! at most `retry_delay` (or the holder's remaining lease) later. Fencing
+//! tokens need an atomic counter-and-SET, which only a script gives: they
+//! are refused on these servers.
+//!
+//! Nothing here is used on a server that runs scripts.
+
+use std::time::Duration;
+
+use redis::{RedisResult, Value};
+
+use crate::protocol::call::{Attempt, Call};
+use crate::protocol::command::{Arg, Command};
+use crate::protocol::commands::Released;
+use crate::protocol::keys::{LockKeys, helper_key};
+
+/// How a script-less server compares and deletes in one command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareDelete {
+    /// `DELIFEQ key value` (Valkey 9.0+).
+    DelIfEq,
+    /// `DELEX key IFEQ value` (Redis 8.4+).
+    DelEx,
+}
+
+/// How long a pushed wake-up stays in `K~~s` when nobody pops it, in ms.
+const WAKE_TTL_MS: u64 = 1000;
+
+/// `K~~s`, the wake-up list that the waiters of the lock `K` share.
+pub fn wake_list(lock: &[u8]) -> Vec<u8> {
+    helper_key(lock, "s")
+}
+
+/// `K~~sw`, present while someone waits for the lock `K`.
+pub fn waiters_mark(lock: &[u8]) -> Vec<u8> {
+    helper_key(lock, "sw")
+}
+
+/// What [`probe`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// The compare-and-delete the server has, if any (`DELIFEQ` first).
+    pub how: Option<CompareDelete>,
+    /// The connection's ACL user (`ACL WHOAMI`), when the server says.
+    pub user: Option<String>,
+}
+
+/// Asks a server that refused our scripts which compare-and-delete it
+/// has (`COMMAND INFO DELIFEQ DELEX`) and who we are there (`ACL WHOAMI`).
+/// Reads and writes nothing.
+pub fn probe() -> Call<Probe> {
+    Call::new(
+        vec![
+            Command::of(&[b"COMMAND", b"INFO", b"DELIFEQ", b"DELEX"]),
+            Command::of(&[b"ACL", b"WHOAMI"]),
+        ],
+        |replies| {
+            let [info, whoami] = two(replies)?;
+            let known: Vec<Value> = value(info)?;
+            let has = |at: usize| matches!(known.get(at), Some(Value::Array(a)) if !a.is_empty());
+            let how = if has(0) {
+                Some(CompareDelete::DelIfEq)
+            } else if has(1) {
+                Some(CompareDelete::DelEx)
+            } else {
+                None
+            };
+            // A user who may not ask who they are: nothing to check with.
+            let user = value::<String>(whoami).ok();
+            Ok(Probe { how, user })
+        },
+    )
+}
+
+/// Asks the ACL (`ACL DRYRUN user ...`, Redis 7.0+ and Valkey) whether
+/// `user` may run every command of the script-less lock on its keys. Runs
+/// none of them. `Some(reason)` names the first one refused; `None` when
+/// all are allowed, or when the server does not let this user ask (then a
+/// refusal comes from the command itself).
+pub fn permitted(user: &str, keys: &LockKeys, how: CompareDelete) -> Call<Option<String>> {
+    let lock = &keys.lock[..];
+    let (wake, mark) = (wake_list(lock), waiters_mark(lock));
+    let delete: &[&[u8]] = match how {
+        CompareDelete::DelIfEq => &[b"DELIFEQ", lock, b"-"],
+        CompareDelete::DelEx => &[b"DELEX", lock, b"IFEQ", b"-"],
+    };
+    let needed: [&[&[u8]]; 10] = [
+        &[b"SET", lock, b"-", b"NX", b"PX", b"1"],
+        &[b"SET", lock, b"-", b"IFEQ", b"-", b"PX", b"1"],
+        &[b"GET", lock],
+        &[b"PTTL", lock],
+        delete,
+        &[b"EXISTS", &mark],
+        &[b"SET", &mark, b"1", b"PX", b"1"],
+        &[b"BLPOP", &wake, b"1"],
+        &[b"RPUSH", &wake, b"1"],
+        &[b"PEXPIRE", &wake, b"1"],
+    ];
+    let cmds = needed
+        .iter()
+        .map(|call| {
+            let mut args: Vec<&[u8]> = vec![b"ACL", b"DRYRUN", user.as_bytes()];
+            args.extend_from_slice(call);
+            Command::of(&args)
+        })
+        .collect();
+    Call::new(cmds, |replies| {
+        for reply in replies {
+            match reply {
+                Value::Okay => {}
+                Value::SimpleString(s) if s == "OK" => {}
+                // DRYRUN refused to this user, or unknown: cannot tell.
+                Value::ServerError(_) => return Ok(None),
+                other => return Ok(Some(value::<String>(other)?)),
+            }
+        }
+        Ok(None)
+    })
+}
+
+/// `SET K token NX PX ttl`; on a replay (the first try's reply was lost)
+/// also `GET K`, so that a first try that went through is recognised.
+/// Returns whether the `SET` took the lock and, on a replay, the owner
+/// token found (the caller compares it with its own).
+pub fn acquire(
+    keys: &LockKeys,
+    token: &[u8],
+    ttl_ms: u64,
+    attempt: Attempt,
+) -> Call<(bool, Option<Vec<u8>>)> {
+    let set = set_nx(keys, token, ttl_ms);
+    if attempt == Attempt::First {
+        return Call::one(set, |r| Ok((set_ok(one(r)?)?, None)));
+    }
+    Call::new(vec![set, Command::of(&[b"GET", &keys.lock])], |r| {
+        let [set, owner] = two(r)?;
+        Ok((set_ok(set)?, value(owner)?))
+    })
+}
+
+fn set_nx(keys: &LockKeys, token: &[u8], ttl_ms: u64) -> Command {
+    Command::with_head(
+        &keys.set_head,
+        &[
+            Arg::from(token),
+            Arg::from("NX"),
+            Arg::from("PX"),
+            Arg::Int(ttl_ms),
+        ],
+    )
+}
+
+/// One step of a blocked acquire: marks that someone waits (`K~~sw`, for
+/// `alive_ms`), tries `SET NX PX`, and reads the owner and its remaining
+/// lease. Returns `(taken, owner, pttl ms)`; safe to replay (the owner
+/// tells whether a first try went through).
+pub fn wait_step(
+    keys: &LockKeys,
+    token: &[u8],
+    ttl_ms: u64,
+    alive_ms: u64,
+) -> Call<(bool, Option<Vec<u8>>, i64)> {
+    let mark = waiters_mark(&keys.lock);
+    let alive = alive_ms.to_string();
+    Call::new(
+        vec![
+            Command::of(&[b"SET", &mark, b"1", b"PX", alive.as_bytes()]),
+            set_nx(keys, token, ttl_ms),
+            Command::of(&[b"GET", &keys.lock]),
+            Command::of(&[b"PTTL", &keys.lock]),
+        ],
+        |r| {
+            let [marked, set, owner, pttl] =
+                <[Value; 4]>::try_from(r).map_err(|_| unexpected("four replies"))?;
+            marked.extract_error()?;
+            Ok((set_ok(set)?, value(owner)?, value(pttl)?))
+        },
+    )
+}
+
+/// Blocks up to `timeout` for a wake-up pushed by a release (`BLPOP` on
+/// the shared list). True when woken.
+pub fn wait_for_wake(keys: &LockKeys, timeout: Duration) -> Call<bool> {
+    let seconds = format!("{:.3}", timeout.as_secs_f64().max(0.001));
+    let list = wake_list(&keys.lock);
+    Call::blocking(
+        timeout,
+        vec![Command::of(&[b"BLPOP", &list, seconds.as_bytes()])],
+        |r| Ok(value::<Option<(Vec<u8>, Vec<u8>)>>(one(r)?)?.is_some()),
+    )
+}
+
+fn compare_delete(lock: &[u8], token: &[u8], how: CompareDelete) -> Command {
+    match how {
+        CompareDelete::DelIfEq => Command::of(&[b"DELIFEQ", lock, token]),
+        CompareDelete::DelEx => Command::of(&[b"DELEX", lock, b"IFEQ", token]),
+    }
+}
+
+/// Deletes the lock if it holds `token`, and looks whether anyone waits.
+/// Returns what the delete found and whether waiters are marked (then the
+/// caller sends [`wake`]).
+pub fn release(
+    keys: &LockKeys,
+    token: &[u8],
+    how: CompareDelete,
+    attempt: Attempt,
+) -> Call<(Released, bool)> {
+    let cmds = vec![
+        compare_delete(&keys.lock, token, how),
+        Command::of(&[b"EXISTS", &waiters_mark(&keys.lock)]),
+    ];
+    let parse: fn(Vec<Value>) -> RedisResult<(Released, bool)> = match attempt {
+        Attempt::First => |r| {
+            let [deleted, waiting] = two(r)?;
+            let found = match value::<i64>(deleted)? {
+                1 => Released::Yes,
+                _ => Released::NotOurs,
+            };
+            Ok((found, value::<i64>(waiting)? == 1))
+        },
+        Attempt::Replay => |r| {
+            let [deleted, waiting] = two(r)?;
+            let found = match value::<i64>(deleted)? {
+                1 => Released::Yes,
+                _ => Released::GoneOnReplay,
+            };
+            Ok((found, value::<i64>(waiting)? == 1))
+        },
+    };
+    Call::new(cmds, parse)
+}
+
+/// Wakes one waiter of the lock: pushes to the shared list, which
+/// expires a second after the push if nobody pops it.
+pub fn wake(keys: &LockKeys) -> Call<()> {
+    let list = wake_list(&keys.lock);
+    let ttl = WAKE_TTL_MS.to_string();
+    Call::new(
+        vec![
+            Command::of(&[b"RPUSH", &list, b"1"]),
+            Command::of(&[b"PEXPIRE", &list, ttl.as_bytes()]),
+        ],
+        |r| {
+            let [pushed, expiring] = two(r)?;
+            value::<i64>(pushed)?;
+            value::<i64>(expiring).map(drop)
+        },
+    )
+}
+
+/// Frees the lock if it holds `token` (an acquire whose outcome is
+/// unknown, or a lease that was over when it was won). True when it did.
+pub fn abandon(keys: &LockKeys, token: &[u8], how: CompareDelete) -> Call<bool> {
+    Call::one(compare_delete(&keys.lock, token, how), |r| {
+        Ok(value::<i64>(one(r)?)? == 1)
+    })
+}
+
+/// Sets the lease to `ttl_ms` if the lock still holds `token`:
+/// `SET K token IFEQ token PX ttl` (`OK`, or nil when it is not ours).
+pub fn refresh(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
+    Call::one(refresh_cmd(key, token, ttl_ms), |r| set_ok(one(r)?))
+}
+
+fn refresh_cmd(key: &[u8], token: &[u8], ttl_ms: u64) -> Command {
+    let ttl = ttl_ms.to_string();
+    Command::of(&[b"SET", key, token, b"IFEQ", token, b"PX", ttl.as_bytes()])
+}
+
+/// [`refresh`] of many holds in one round trip: `(key, token, ttl ms)`
+/// each; one result per hold, in order.
+pub fn refresh_many(items: &[(&[u8], &[u8], u64)]) -> Call<Vec<bool>> {
+    let cmds = items
+        .iter()
+        .map(|(key, token, ttl_ms)| refresh_cmd(key, token, *ttl_ms))
+        .collect();
+    Call::new(cmds, |replies| replies.into_iter().map(set_ok).collect())
+}
+
+/// The lock's owner token and remaining lease in ms (`GET` + `PTTL`).
+pub fn owner_pttl(key: &[u8]) -> Call<(Option<Vec<u8>>, i64)> {
+    Call::new(
+        vec![Command::of(&[b"GET", key]), Command::of(&[b"PTTL", key])],
+        |r| {
+            let [owner, pttl] = two(r)?;
+            Ok((value(owner)?, value(pttl)?))
+        },
+    )
+}
+
+/// Whether a `SET` (NX, or IFEQ) wrote: `OK`, or nil when it did not.
+fn set_ok(reply: Value) -> RedisResult<bool> {
+    Ok(value::<Option<String>>(reply)?.is_some())
+}
+
+/// A reply as `T`; a server error reply becomes the error.
+fn value<T: redis::FromRedisValue>(v: Value) -> RedisResult<T> {
+    Ok(redis::from_redis_value(v.extract_error()?)?)
+}
+
+fn one(replies: Vec<Value>) -> RedisResult<Value> {
+    <[Value; 1]>::try_from(replies)
+        .map(|[v]| v)
+        .map_err(|_| unexpected("one reply"))
+}
+
+fn two(replies: Vec<Value>) -> RedisResult<[Value; 2]> {
+    <[Value; 2]>::try_from(replies).map_err(|_| unexpected("two replies"))
+}
+
+fn unexpected(what: &str) -> redis::RedisError {
+    redis::RedisError::from((
+        redis::ErrorKind::UnexpectedReturnType,
+        "unexpected reply",
+        what.to_owned(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helper_keys_share_the_lock_slot_and_differ_from_the_others() {
+        let keys = LockKeys::new(b"app:{t}:job".to_vec(), b"app:~~fence".to_vec());
+        let (wake, mark) = (wake_list(&keys.lock), waiters_mark(&keys.lock));
+        assert_eq!(wake, b"app:{t}:job~~s");
+        assert_eq!(mark, b"app:{t}:job~~sw");
+        for other in [&keys.queue, &keys.fence, &keys.wake(b"sw")] {
+            assert_ne!(&wake, other);
+            assert_ne!(&mark, other);
+        }
+        let slot = crate::protocol::keys::hash_slot(&keys.lock);
+        assert_eq!(crate::protocol::keys::hash_slot(&wake), slot);
+        assert_eq!(crate::protocol::keys::hash_slot(&mark), slot);
+    }
+
+    #[test]
+    fn release_and_refresh_compare_with_the_token() {
+        let keys = LockKeys::new(b"k".to_vec(), b"~~fence".to_vec());
+        let text = |cmd: &Command| String::from_utf8_lossy(cmd.bytes()).replace("\r\n", " ");
+        let del = release(&keys, b"tok", CompareDelete::DelIfEq, Attempt::First);
+        assert!(text(&del.commands()[0]).contains("DELIFEQ $1 k $3 tok"));
+        let delex = release(&keys, b"tok", CompareDelete::DelEx, Attempt::First);
+        assert!(text(&delex.commands()[0]).contains("DELEX $1 k $4 IFEQ $3 tok"));
+        let refresh = refresh(b"k", b"tok", 500);
+        assert!(
+            text(&refresh.commands()[0]).contains("SET $1 k $3 tok $4 IFEQ $3 tok $2 PX $3 500")
+        );
+    }
+}
