@@ -213,6 +213,15 @@ impl RedisLock {
         Ok(table)
     }
 
+    /// Ends the request scope now, for a worker loop (RoadRunner, a queue
+    /// worker between jobs): releases every hold of this request (all
+    /// Fibers) that request end would release (`auto_release`), as request
+    /// end does, and returns how many locks were released in Redis. Holds
+    /// with `auto_release => false` stay with their objects.
+    pub fn release_all() -> i64 {
+        i64::try_from(redislock_core::end_request_scope()).unwrap_or(i64::MAX)
+    }
+
     /// A hold has one owner: `clone` is refused (and Reflection reports the
     /// class as not cloneable).
     #[php(vis = "private")]

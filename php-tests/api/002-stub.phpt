@@ -43,6 +43,7 @@ final class RedisLock extends -
   public function key(): string
   public function refresh(?float $ttl = NULL): bool
   public function release(): bool
+  static public function releaseAll(): int
   public function remainingTtl(): ?float
   static public function restore(string $key, #[\SensitiveParameter] string $token, ?float $ttl = NULL, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
 )): RedisLock

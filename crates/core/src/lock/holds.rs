@@ -13,7 +13,9 @@
 //!   its last object (count 0, joined by nobody) and is renewed until a
 //!   release or refresh of its key and token from any object of this
 //!   process ([`leave`], [`end_left`]), a force-release ([`forget`]),
-//!   its loss, or the request end ([`drain`]).
+//!   its loss, or the request end ([`drain`]);
+//! - **request scope by hand**: [`end_scope`] ends what request end would,
+//!   between the "requests" of a worker loop.
 //!
 //! Lock objects refer to an entry by its id; an id that is no longer in the
 //! table (released, drained at request end, or inherited across fork) means
@@ -54,7 +56,8 @@ pub struct Entry {
     pub renewed: bool,
     /// Whether other acquires of this process may join the hold (option
     /// `reentrant` of the acquirer): a hold taken with `reentrant => false`
-    /// is never re-entered, by any object.
+    /// is never re-entered, by any object; nor one kept across
+    /// [`end_scope`].
     pub reentrant: bool,
     /// The [`crate::host`] (PHP Fiber) that took the hold: only it
     /// re-enters it.
@@ -251,6 +254,28 @@ pub fn remove(id: u64) -> Option<Entry> {
     with_entries(|entries| {
         let pos = entries.iter().position(|e| e.id == id)?;
         Some(take(entries, pos))
+    })
+}
+
+/// Ends the request scope by hand (`RedisLock::releaseAll()`): takes out
+/// and returns every hold that request end would release (`auto_release`
+/// on) and every left hold (count 0, its objects gone: request end stops
+/// renewing it), their renewal stopped. A hold with `auto_release` off
+/// that an object still has stays with that object (renewed as before),
+/// but no other acquire joins it any more: reentrancy starts afresh.
+pub fn end_scope() -> Vec<Entry> {
+    with_entries(|entries| {
+        let mut ended = Vec::new();
+        let mut pos = 0;
+        while pos < entries.len() {
+            if entries[pos].auto_release || entries[pos].count == 0 {
+                ended.push(take(entries, pos));
+            } else {
+                entries[pos].reentrant = false;
+                pos += 1;
+            }
+        }
+        ended
     })
 }
 

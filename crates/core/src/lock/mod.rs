@@ -10,6 +10,7 @@ mod handover;
 pub mod holds;
 mod quorum;
 pub mod renewal;
+mod scope;
 mod scriptless;
 
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use crate::protocol::token;
 use crate::topology::{Topology, Votes, Waiting};
 use holds::{Entry, Left};
 use renewal::{Job, Lease};
+pub use scope::end_request_scope;
 
 /// Longest key accepted, in bytes (prefix excluded).
 pub const MAX_KEY_LEN: usize = 64 * 1024;
