@@ -41,7 +41,13 @@ const CORRECTIONS: &[(&str, &str, u32)] = &[
         "servers",
         MAY_BE_STRING | MAY_BE_ARRAY | MAY_BE_NULL,
     ),
+    (
+        "inspect",
+        "servers",
+        MAY_BE_STRING | MAY_BE_ARRAY | MAY_BE_NULL,
+    ),
     ("__construct", "options", MAY_BE_ARRAY),
+    ("inspect", "options", MAY_BE_ARRAY),
     ("restore", "options", MAY_BE_ARRAY),
     ("acquire", "wait", MAY_BE_DOUBLE),
     ("withlock", "wait", MAY_BE_DOUBLE),
@@ -54,6 +60,8 @@ const SENSITIVE: &[(&str, &str)] = &[
     ("restore", "token"),
     ("restore", "servers"),
     ("restore", "options"),
+    ("inspect", "servers"),
+    ("inspect", "options"),
 ];
 
 /// zend_attributes.h: the attribute (and its strings) live in persistent

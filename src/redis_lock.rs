@@ -36,12 +36,15 @@ pub struct RedisLock {
 fn build(
     sig: &Signature,
     key: Bytes,
-    ttl: NullableFloat,
+    ttl: Option<NullableFloat>,
     servers: Servers,
     options: Options,
 ) -> PhpResult<Lock> {
     let key = key.get(sig, "key")?;
-    let ttl = ttl.get(sig, "ttl")?;
+    let ttl = match ttl {
+        Some(ttl) => ttl.get(sig, "ttl")?,
+        None => None,
+    };
     let servers = servers.get(sig)?;
     let mut defaults = ini::defaults().map_err(|e| from_core(sig, e))?;
     options.apply(sig, &mut defaults.options)?;
@@ -85,7 +88,7 @@ impl RedisLock {
         servers: Servers,
         options: Options,
     ) -> PhpResult<Self> {
-        let lock = build(&args::CONSTRUCT, key, ttl, servers, options)?;
+        let lock = build(&args::CONSTRUCT, key, Some(ttl), servers, options)?;
         Ok(Self { lock })
     }
 
@@ -195,7 +198,7 @@ impl RedisLock {
     ) -> PhpResult<Self> {
         let sig = &args::RESTORE;
         let token = token.get(sig, "token")?;
-        let mut lock = build(sig, key, ttl, servers, options)?;
+        let mut lock = build(sig, key, Some(ttl), servers, options)?;
         lock.restore(token).map_err(|e| from_core(sig, e))?;
         Ok(Self { lock })
     }
@@ -220,6 +223,36 @@ impl RedisLock {
     /// with `auto_release => false` stay with their objects.
     pub fn release_all() -> i64 {
         i64::try_from(redislock_core::end_request_scope()).unwrap_or(i64::MAX)
+    }
+
+    /// What Redis knows of the lock on `$key`, whoever holds it: `held`,
+    /// `owners` (tokens, or the holder's `owner` string), `ttl` (seconds
+    /// left, null when free), `waiting` (live waiters) and `fence` (the
+    /// hold's fencing token, or null). Validated like the constructor; one
+    /// read-only round trip (every Redlock master at once, decided by
+    /// their quorum).
+    #[php(defaults(options = Options::empty()))]
+    pub fn inspect(
+        key: Bytes,
+        servers: Servers,
+        options: Options,
+    ) -> PhpResult<ZBox<ZendHashTable>> {
+        let sig = &args::INSPECT;
+        let lock = build(sig, key, None, servers, options)?;
+        let seen = lock.inspect().map_err(|e| from_core(sig, e))?;
+        let mut table = ZendHashTable::new();
+        let fail = |e: ext_php_rs::error::Error| {
+            exceptions::exception(Class::Lock, format!("inspect failed: {e}"))
+        };
+        let owners: Vec<PhpBytes> = seen.owners.into_iter().map(PhpBytes).collect();
+        table.insert("held", seen.held).map_err(fail)?;
+        table.insert("owners", owners).map_err(fail)?;
+        table.insert("ttl", seen.ttl).map_err(fail)?;
+        table
+            .insert("waiting", i64::try_from(seen.waiting).unwrap_or(i64::MAX))
+            .map_err(fail)?;
+        table.insert("fence", seen.fence).map_err(fail)?;
+        Ok(table)
     }
 
     /// A hold has one owner: `clone` is refused (and Reflection reports the

@@ -47,6 +47,11 @@ pub const RESTORE: Signature = Signature {
     method: "RedisLock::restore()",
     params: &["key", "token", "ttl", "servers", "options"],
 };
+/// `RedisLock::inspect()`.
+pub const INSPECT: Signature = Signature {
+    method: "RedisLock::inspect()",
+    params: &["key", "servers", "options"],
+};
 /// `RedisLock::acquire()`.
 pub const ACQUIRE: Signature = Signature {
     method: "RedisLock::acquire()",

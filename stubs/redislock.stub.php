@@ -137,6 +137,35 @@ namespace {
          */
         public static function releaseAll(): int {}
 
+        /**
+         * What Redis knows of the lock on $key, whoever holds it (this process, another, or
+         * nobody). Validated like the constructor (same ValueError and TypeError messages, nothing
+         * sent for a call that fails validation); one round trip that reads only (a read-only
+         * script on the server of the key: every Redlock master at once, the Cluster master of the
+         * key's slot, the Sentinels' master). Owner tokens never appear in exception messages.
+         *
+         * - held: whether the lock is held (over Redlock: a majority of the masters hold it under
+         *   one token);
+         * - owners: the holder's owner token (the `owner` option's string when the holder set one),
+         *   as a list; empty when free;
+         * - ttl: seconds left on the lease (over Redlock the least among the masters that hold it;
+         *   INF when the key has no expiry); null when free;
+         * - waiting: live waiters in the lock's queue (over Redlock the most on any master);
+         * - fence: the current hold's fencing token (option fencing); null when free or unfenced.
+         *
+         * @param string $key Lock name, as for the constructor.
+         * @param string|array|null $servers A URL or a list of URLs; null: ini redislock.servers.
+         * @param array $options As for the constructor (prefix, cluster, sentinel, timeouts, TLS, ...).
+         * @return array{held: bool, owners: list<string>, ttl: float|null, waiting: int, fence: int|null}
+         * @throws \ValueError on an empty key, a malformed URL or an unknown option
+         * @throws \RedisLock\ConnectionException when Redis cannot be used (over Redlock: no majority answered)
+         */
+        public static function inspect(
+            string $key,
+            #[\SensitiveParameter] array|string|null $servers = null,
+            #[\SensitiveParameter] array $options = [],
+        ): array {}
+
         /** A hold has one owner: clone is refused. */
         private function __clone() {}
 

@@ -38,6 +38,8 @@ final class RedisLock extends -
   public function acquire(float $wait = 0.0): bool
   public function fencingToken(): ?int
   public function forceRelease(): bool
+  static public function inspect(string $key, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
+)): array
   public function isAcquired(): bool
   public function isLocked(): bool
   public function key(): string

@@ -32,7 +32,7 @@ pub mod topology;
 
 pub use config::options::{LockOptions, OnLost, OptionKind, OptionValue};
 pub use error::{ConnectionFailure, LockError, Redirect, Result};
-pub use lock::{Lock, LockInfo, end_request_scope, hold_lost, release_all};
+pub use lock::{Inspection, Lock, LockInfo, end_request_scope, hold_lost, release_all};
 pub use process::stats;
 
 /// The end of the module: stops the renewal thread and closes the pooled

@@ -8,6 +8,7 @@
 
 mod handover;
 pub mod holds;
+mod inspect;
 mod quorum;
 pub mod renewal;
 mod scope;
@@ -29,6 +30,7 @@ use crate::protocol::scriptless::CompareDelete;
 use crate::protocol::token;
 use crate::topology::{Topology, Votes, Waiting};
 use holds::{Entry, Left};
+pub use inspect::Inspection;
 use renewal::{Job, Lease};
 pub use scope::end_request_scope;
 

@@ -117,8 +117,12 @@ pub static ABANDON: LazyLock<Lua> =
 pub static NOTIFY_QUEUE: LazyLock<Lua> =
     LazyLock::new(|| script(include_str!("../../scripts/notify_queue.lua")));
 
+/// What a server knows of a lock (`RedisLock::inspect()`); reads only.
+pub static INSPECT: LazyLock<Lua> =
+    LazyLock::new(|| script(include_str!("../../scripts/inspect.lua")));
+
 /// Every script, for [`load_all`].
-fn all() -> [&'static Lua; 10] {
+fn all() -> [&'static Lua; 11] {
     [
         &RELEASE,
         &WAIT,
@@ -130,6 +134,7 @@ fn all() -> [&'static Lua; 10] {
         &ACQUIRE_FENCED,
         &ABANDON,
         &NOTIFY_QUEUE,
+        &INSPECT,
     ]
 }
 

@@ -1,0 +1,180 @@
+--TEST--
+RedisLock::inspect(): what Redis knows of a lock (held, owners, ttl, waiting, fence); read-only, one round trip, validated like the constructor
+--EXTENSIONS--
+redislock
+--SKIPIF--
+<?php require __DIR__ . '/../skipif.inc'; ?>
+--FILE--
+<?php
+require __DIR__ . '/../config.inc';
+require __DIR__ . '/../children.inc';
+$servers = redislock_test_servers();
+$inspect = fn (string $key, array $options = []) => RedisLock::inspect($key, $servers, redislock_test_options($options));
+$fields = fn (array $r) => json_encode(['held' => $r['held'], 'owners' => count($r['owners']), 'ttl' => $r['ttl'] === null ? null : 'float',
+    'waiting' => $r['waiting'], 'fence' => $r['fence']]);
+
+echo "-- free\n";
+$key = redislock_test_key('inspect-free');
+$r = $inspect($key);
+echo $fields($r), "\n";
+check('exactly these fields', array_keys($r) === ['held', 'owners', 'ttl', 'waiting', 'fence']);
+
+echo "-- held\n";
+$lock = redislock_test_lock($key, 10);
+$lock->acquire();
+$r = $inspect($key);
+echo $fields($r), "\n";
+check('owners = [token()]', $r['owners'] === [$lock->token()]);
+check('ttl within the lease', is_float($r['ttl']) && $r['ttl'] > 9.0 && $r['ttl'] <= 10.0, var_export($r['ttl'], true));
+check('nothing changed by looking', $lock->isAcquired() && $inspect($key)['owners'] === [$lock->token()]);
+$lock->release();
+echo $fields($inspect($key)), "\n";
+
+echo "-- owner option\n";
+$key = redislock_test_key('inspect-owner');
+$owned = redislock_test_lock($key, 10, ['owner' => 'worker-7']);
+$owned->acquire();
+check('the owner string is the token', $inspect($key)['owners'] === ['worker-7']);
+$owned->release();
+
+echo "-- prefix\n";
+$key = redislock_test_key('inspect-prefix');
+$prefixed = redislock_test_lock($key, 10, ['prefix' => 'app:']);
+$prefixed->acquire();
+check('found under its prefix', $inspect($key, ['prefix' => 'app:'])['held'] && !$inspect($key)['held']);
+$prefixed->release();
+
+echo "-- a waiter in another process\n";
+$key = redislock_test_key('inspect-wait');
+$lock = redislock_test_lock($key, 10);
+$lock->acquire();
+$child = spawn_php(sprintf('
+    $l = redislock_test_lock(%s, 10);
+    echo "waiting\n";
+    var_dump($l->acquire(5.0));
+    $l->release();', var_export($key, true)));
+echo read_line($child), "\n";
+check('waiting = 1', wait_until(fn () => $inspect($key)['waiting'] === 1));
+$r = $inspect($key);
+echo $fields($r), "\n";
+$lock->release();
+echo read_line($child), "\n";
+[$code, $rest] = finish_php($child);
+echo "child exit $code", trim($rest) === '' ? '' : ": $rest", "\n";
+check('the waiter left the queue', wait_until(fn () => $inspect($key)['waiting'] === 0));
+
+echo "-- fencing\n";
+if (redislock_test_topology() === 'redlock') {
+    echo "fence = fencingToken(): ok\n";   // refused over Redlock
+} else {
+    $key = redislock_test_key('inspect-fence');
+    $fenced = redislock_test_lock($key, 10, ['fencing' => true]);
+    $fenced->acquire();
+    $r = $inspect($key);
+    check('fence = fencingToken()', is_int($r['fence']) && $r['fence'] === $fenced->fencingToken());
+    $fenced->release();
+}
+
+echo "-- Redlock: a majority holding one token decides\n";
+if (redislock_test_topology() !== 'redlock') {
+    echo "one master alone: not held: ok\nthe majority's token and least ttl: ok\n";
+} else {
+    $key = redislock_test_key('inspect-quorum');
+    $nodes = redislock_test_nodes();
+    redis_cmd($nodes[0], 'SET', $key, 'stray', 'PX', '9000');
+    check('one master alone: not held', $inspect($key)['held'] === false);
+    redis_cmd($nodes[1], 'SET', $key, 'stray', 'PX', '5000');
+    $r = $inspect($key);
+    check("the majority's token and least ttl", $r['held'] && $r['owners'] === ['stray'] && $r['ttl'] <= 5.0 && $r['ttl'] > 4.0);
+    foreach ($nodes as $node) {
+        redis_cmd($node, 'DEL', $key);
+    }
+}
+
+echo "-- validated like the constructor, before anything is sent\n";
+$nobody = 'redis://127.0.0.1:1';
+show_outcome(fn () => RedisLock::inspect('', $nobody));
+show_outcome(fn () => RedisLock::inspect("a~~b", $nobody));
+show_outcome(fn () => RedisLock::inspect('k', []));
+show_outcome(fn () => RedisLock::inspect('k', 'redis://:secret@127.0.0.1:1?x'));
+show_outcome(fn () => RedisLock::inspect('k', $nobody, ['bogus' => 1]));
+show_outcome(fn () => RedisLock::inspect('k', $nobody, ['auto_release' => 'maybe']));
+show_outcome(fn () => RedisLock::inspect('k', 42));
+show_outcome(fn () => RedisLock::inspect('k', $nobody), fn ($r) => 'returned');
+
+echo "-- read-only, one round trip (a private server)\n";
+$redis = TestRedis::start();
+$url = $redis->url();
+$info = function (string $section, string $field) use ($url): int {
+    preg_match('/^' . $field . ':(\d+)/m', redis_cmd($url, 'INFO', $section), $m);
+    return (int) $m[1];
+};
+$stats = function () use ($url): array {
+    preg_match_all('/^cmdstat_(\w+):calls=(\d+)/m', redis_cmd($url, 'INFO', 'commandstats'), $m);
+    return array_combine($m[1], array_map('intval', $m[2]));
+};
+$key = redislock_test_key('inspect-private');
+$held = new RedisLock($key, 10, $url, ['fencing' => true]);
+$held->acquire();
+RedisLock::inspect($key, $url);   // loads the scripts after NOSCRIPT
+$dirty = $info('persistence', 'rdb_changes_since_last_save');
+$before = $stats();
+$r = RedisLock::inspect($key, $url);
+$sent = [];
+foreach ($stats() as $command => $calls) {
+    if ($command !== 'info' && $calls !== ($before[$command] ?? 0)) {
+        $sent[] = "$command x" . ($calls - ($before[$command] ?? 0));
+    }
+}
+sort($sent);
+echo 'commands run (reads only): ', implode(', ', $sent), "\n";
+check('no write', $info('persistence', 'rdb_changes_since_last_save') === $dirty);
+check('and it saw the hold', $r['held'] && $r['owners'] === [$held->token()] && $r['fence'] === $held->fencingToken());
+$commands = $info('stats', 'total_commands_processed');
+show_outcome(fn () => RedisLock::inspect('', $url));
+show_outcome(fn () => RedisLock::inspect('k', $url, ['prefix' => [], 'nope' => true]));
+check('nothing sent for a call that failed validation', $info('stats', 'total_commands_processed') - $commands === 1);
+$held->release();
+?>
+--EXPECTF--
+-- free
+{"held":false,"owners":0,"ttl":null,"waiting":0,"fence":null}
+exactly these fields: ok
+-- held
+{"held":true,"owners":1,"ttl":"float","waiting":0,"fence":null}
+owners = [token()]: ok
+ttl within the lease: ok
+nothing changed by looking: ok
+{"held":false,"owners":0,"ttl":null,"waiting":0,"fence":null}
+-- owner option
+the owner string is the token: ok
+-- prefix
+found under its prefix: ok
+-- a waiter in another process
+waiting
+waiting = 1: ok
+{"held":true,"owners":1,"ttl":"float","waiting":1,"fence":null}
+bool(true)
+child exit 0
+the waiter left the queue: ok
+-- fencing
+fence = fencingToken(): ok
+-- Redlock: a majority holding one token decides
+one master alone: not held: ok
+the majority's token and least ttl: ok
+-- validated like the constructor, before anything is sent
+ValueError: RedisLock::inspect(): Argument #1 ($key) must not be empty
+ValueError: RedisLock::inspect(): Argument #1 ($key) must not contain "~~": redislock's helper keys use it
+ValueError: RedisLock::inspect(): Argument #2 ($servers) must not be empty
+ValueError: RedisLock::inspect(): Argument #2 ($servers) has a malformed server URL "redis://:***@127.0.0.1:1?***": %s
+ValueError: RedisLock::inspect(): Argument #3 ($options) contains unknown option "bogus" (known: %s)
+ValueError: RedisLock::inspect(): Argument #3 ($options) %s
+TypeError: RedisLock::inspect(): Argument #2 ($servers) must be of type array|string|null, int given
+RedisLock\ConnectionException: %s
+-- read-only, one round trip (a private server)
+commands run (reads only): evalsha x1, get x2, pttl x1, zcard x1, zrange x1
+no write: ok
+and it saw the hold: ok
+ValueError: RedisLock::inspect(): Argument #1 ($key) must not be empty
+TypeError: RedisLock::inspect(): Argument #3 ($options) option "prefix" must be of type string, array given
+nothing sent for a call that failed validation: ok
