@@ -1,0 +1,131 @@
+# Sourced helper: a Debian root made by debootstrap, its mounts, commands
+# run in it with chroot, and its cleanup. Used by scripts/fresh-machine.sh
+# (a new user's machine), scripts/package.sh (the release binaries) and
+# scripts/package-test.sh (the binaries loaded on a machine without a
+# compiler). Needs root (debootstrap, chroot, mount).
+#
+#   ROOT_LOG=name                 prefix of the messages (default: root)
+#   root_require                  exits 2 unless run as root
+#   root_toolchain                prints the directory of this machine's Rust
+#                                 toolchain (bin/cargo inside), or fails
+#   root_make ROOT SUITE          debootstrap --variant=minbase SUITE into
+#                                 ROOT unless ROOT/bin/bash exists, then
+#                                 what a machine here needs to reach the
+#                                 registries (names, certificates, apt's
+#                                 settings)
+#   root_mount ROOT               /proc, /sys, /dev, /dev/pts
+#   root_bind SOURCE TARGET [ro]  a bind mount, undone by root_cleanup
+#   root_run ROOT COMMAND         bash -c COMMAND in ROOT as root, with an
+#                                 empty environment but PATH (/opt/rust/bin
+#                                 first), HOME=/root, TERM, LANG
+#   root_apt ROOT PACKAGE...      apt-get update and install (no
+#                                 recommends) inside ROOT
+#   root_no_services ROOT         packages installed in ROOT start no service
+#   root_cleanup ROOT KEEP        kills what still runs inside ROOT (found
+#                                 by /proc/PID/root: nothing else is ever
+#                                 signalled), unmounts what was mounted in
+#                                 it, newest first, and removes ROOT unless
+#                                 KEEP is 1
+#
+# A script calls root_cleanup from its EXIT trap for each root it made.
+
+ROOT_LOG=${ROOT_LOG:-root}
+ROOT_MOUNTS=()
+
+root_require() {
+  [ "$(id -u)" = 0 ] || { echo "$ROOT_LOG: run as root (debootstrap, chroot, mount)" >&2; exit 2; }
+}
+
+root_toolchain() {
+  local toolchain
+  toolchain=$(dirname "$(dirname "$(rustup which rustc 2>/dev/null || command -v rustc)")")
+  [ -x "$toolchain/bin/cargo" ] || { echo "$ROOT_LOG: no Rust toolchain found (rustup which rustc)" >&2; return 1; }
+  echo "$toolchain"
+}
+
+root_make() {
+  local root=$1 suite=$2 mirror
+  command -v debootstrap >/dev/null || {
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null
+  }
+  if [ ! -x "$root/bin/bash" ]; then
+    # The same Debian mirror as this machine's apt.
+    mirror=$(grep -hoE '^URIs: *[^ ]+' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | awk '{print $2}')
+    [ -n "$mirror" ] || mirror=$(grep -hoE '^deb +[^ ]+' /etc/apt/sources.list 2>/dev/null | head -n1 | awk '{print $2}')
+    echo "$ROOT_LOG: debootstrap --variant=minbase $suite into $root"
+    debootstrap --variant=minbase "$suite" "$root" "${mirror:-http://deb.debian.org/debian}" >"$root.debootstrap.log" 2>&1 \
+      || { tail -n 20 "$root.debootstrap.log"; return 1; }
+    rm -f "$root.debootstrap.log"
+  fi
+  # What a machine on this network needs to reach the registries: names,
+  # certificates, apt's settings. Nothing that would install a tool.
+  cp /etc/resolv.conf /etc/hosts "$root/etc/" 2>/dev/null || true
+  mkdir -p "$root/etc/ssl/certs" "$root/usr/local/share/ca-certificates"
+  cp -rL /etc/ssl/certs/. "$root/etc/ssl/certs/"
+  # (update-ca-certificates rebuilds the bundle from here when a package
+  # brings ca-certificates)
+  cp -r /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
+  cp /etc/apt/apt.conf.d/* "$root/etc/apt/apt.conf.d/" 2>/dev/null || true
+}
+
+root_bind() { # root_bind SOURCE TARGET [ro]
+  mkdir -p "$2"
+  mount --bind "$1" "$2"
+  ROOT_MOUNTS+=("$2")
+  [ "${3:-}" != ro ] || mount -o remount,bind,ro "$2"
+}
+
+root_mount() {
+  local root=$1
+  mount -t proc proc "$root/proc"; ROOT_MOUNTS+=("$root/proc")
+  root_bind /sys "$root/sys"
+  root_bind /dev "$root/dev"
+  root_bind /dev/pts "$root/dev/pts"
+  mkdir -p "$root/dev/shm"
+}
+
+root_run() { # root_run ROOT COMMAND (stdin, stdout and stderr are the caller's)
+  chroot "$1" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+    PATH=/opt/rust/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    /bin/bash -c "$2"
+}
+
+root_apt() { # root_apt ROOT PACKAGE...
+  local root=$1; shift
+  root_run "$root" "apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $* >/dev/null"
+}
+
+root_cleanup() { # root_cleanup ROOT KEEP
+  local root=$1 keep=$2 pid link i kept=()
+  [ -n "$root" ] && [ "$root" != / ] || return 0
+  for _ in 1 2 3; do
+    for link in /proc/[0-9]*/root; do
+      pid=${link#/proc/}; pid=${pid%/root}
+      [ "$pid" -gt 1 ] 2>/dev/null || continue
+      [ "$(readlink "$link" 2>/dev/null)" = "$root" ] && kill -9 "$pid" 2>/dev/null || true
+    done
+    sleep 0.5
+  done
+  for ((i = ${#ROOT_MOUNTS[@]} - 1; i >= 0; i--)); do
+    case "${ROOT_MOUNTS[$i]}" in
+      "$root"/*) umount -l "${ROOT_MOUNTS[$i]}" 2>/dev/null || true ;;
+      *) kept=("${ROOT_MOUNTS[$i]}" "${kept[@]+"${kept[@]}"}") ;;
+    esac
+  done
+  ROOT_MOUNTS=("${kept[@]+"${kept[@]}"}")
+  if [ "$keep" = 0 ]; then
+    # Never through a mount that is still there (umount -l detaches at once).
+    rm -rf --one-file-system "$root"
+  else
+    echo "$ROOT_LOG: root kept in $root"
+  fi
+}
+
+# root_no_services ROOT: packages installed in ROOT start no service (a
+# redis-server package would start a server on port 6379 of this machine).
+root_no_services() {
+  mkdir -p "$1/usr/sbin"
+  printf '#!/bin/sh\nexit 101\n' >"$1/usr/sbin/policy-rc.d"
+  chmod 755 "$1/usr/sbin/policy-rc.d"
+}
