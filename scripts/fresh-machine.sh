@@ -25,6 +25,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+ROOT_LOG=fresh-machine
+# The root itself (debootstrap, mounts, chroot, cleanup) is shared with
+# scripts/package.sh and scripts/package-test.sh.
+# shellcheck source=scripts/lib/root.sh
+. scripts/lib/root.sh
 
 suite=bookworm
 root=""
@@ -39,7 +44,7 @@ while [ $# -gt 0 ]; do
     *) echo "fresh-machine: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-[ "$(id -u)" = 0 ] || { echo "fresh-machine: run as root (debootstrap, chroot, mount)" >&2; exit 2; }
+root_require
 if [ -z "$root" ]; then
   root=$(mktemp -d "/var/tmp/redislock-fresh-$suite.XXXXXX")
 fi
@@ -48,76 +53,23 @@ root=$(realpath "$root")
 
 # The toolchain cargo runs here, mounted read-only: the fresh root gets
 # Rust and nothing else from this machine.
-toolchain=$(dirname "$(dirname "$(rustup which rustc 2>/dev/null || command -v rustc)")")
-[ -x "$toolchain/bin/cargo" ] || { echo "fresh-machine: no Rust toolchain found (rustup which rustc)" >&2; exit 2; }
+toolchain=$(root_toolchain) || exit 2
 
-command -v debootstrap >/dev/null || {
-  apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null
-}
-
-mounts=()
-# Kills what still runs inside the root (found by /proc/PID/root), then
-# unmounts what this script mounted, newest first.
-cleanup() {
-  local pid link
-  for _ in 1 2 3; do
-    for link in /proc/[0-9]*/root; do
-      pid=${link#/proc/}; pid=${pid%/root}
-      [ "$pid" -gt 1 ] 2>/dev/null || continue
-      [ "$(readlink "$link" 2>/dev/null)" = "$root" ] && kill -9 "$pid" 2>/dev/null || true
-    done
-    sleep 0.5
-  done
-  local i
-  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-    umount -l "${mounts[$i]}" 2>/dev/null || true
-  done
-  if [ "$keep" = 0 ]; then
-    rm -rf --one-file-system "$root"
-  else
-    echo "fresh-machine: root kept in $root"
-  fi
-}
+# Kills what still runs inside the root, then unmounts what this script
+# mounted, newest first, and removes the root unless --keep.
+cleanup() { root_cleanup "$root" "$keep"; }
 trap cleanup EXIT
 
 started=$(date +%s)
-if [ ! -x "$root/bin/bash" ]; then
-  # The same Debian mirror as this machine's apt.
-  mirror=$(grep -hoE '^URIs: *[^ ]+' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | awk '{print $2}')
-  [ -n "$mirror" ] || mirror=$(grep -hoE '^deb +[^ ]+' /etc/apt/sources.list 2>/dev/null | head -n1 | awk '{print $2}')
-  echo "fresh-machine: debootstrap --variant=minbase $suite into $root"
-  debootstrap --variant=minbase "$suite" "$root" "${mirror:-http://deb.debian.org/debian}" >"$root.debootstrap.log" 2>&1 \
-    || { tail -n 20 "$root.debootstrap.log"; exit 1; }
-  rm -f "$root.debootstrap.log"
-fi
-# What a machine on this network needs to reach the registries: names,
-# certificates, apt's settings. Nothing that would install a tool.
-cp /etc/resolv.conf /etc/hosts "$root/etc/" 2>/dev/null || true
-mkdir -p "$root/etc/ssl/certs" "$root/usr/local/share/ca-certificates"
-cp -rL /etc/ssl/certs/. "$root/etc/ssl/certs/"
-# (update-ca-certificates rebuilds the bundle from here when a package
-# brings ca-certificates)
-cp -r /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
-cp /etc/apt/apt.conf.d/* "$root/etc/apt/apt.conf.d/" 2>/dev/null || true
+root_make "$root" "$suite"
 echo "fresh-machine: root ready in $(($(date +%s) - started)) s"
 
-bind() { # bind SOURCE TARGET [ro]
-  mkdir -p "$2"
-  mount --bind "$1" "$2"
-  mounts+=("$2")
-  [ "${3:-}" != ro ] || mount -o remount,bind,ro "$2"
-}
-mount -t proc proc "$root/proc"; mounts+=("$root/proc")
-bind /sys "$root/sys"
-bind /dev "$root/dev"
-bind /dev/pts "$root/dev/pts"
-mkdir -p "$root/dev/shm"
-bind "$toolchain" "$root/opt/rust" ro
+root_mount "$root"
+root_bind "$toolchain" "$root/opt/rust" ro
 # Port claims are shared with the test servers of this machine (a suite
 # running here too must not start a server on a port the root's tests use).
 mkdir -p /tmp/redislock-test-ports && chmod 1777 /tmp/redislock-test-ports
-bind /tmp/redislock-test-ports "$root/tmp/redislock-test-ports"
+root_bind /tmp/redislock-test-ports "$root/tmp/redislock-test-ports"
 
 # A clean clone of the current commit; /root is 700, as on a real machine.
 chmod 700 "$root/root"
@@ -133,9 +85,7 @@ run() {
   local name=$1 command=$2 t0 rc last
   t0=$(date +%s)
   set +e
-  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
-    PATH=/opt/rust/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    /bin/bash -c "cd /root/redislock && $command" </dev/null >"$root/root/$name.log" 2>&1
+  root_run "$root" "cd /root/redislock && $command" </dev/null >"$root/root/$name.log" 2>&1
   rc=$?
   set -e
   last=$(grep -v '^[[:space:]]*$' "$root/root/$name.log" | tail -n1)
