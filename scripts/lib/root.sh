@@ -93,7 +93,8 @@ root_run() { # root_run ROOT COMMAND (stdin, stdout and stderr are the caller's)
 
 root_apt() { # root_apt ROOT PACKAGE...
   local root=$1; shift
-  root_run "$root" "apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $* >/dev/null"
+  # Quiet but for a failure (then the end of apt's output).
+  root_run "$root" "{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $*; } >/var/log/root-apt.log 2>&1 || { tail -n 20 /var/log/root-apt.log; exit 1; }"
 }
 
 root_cleanup() { # root_cleanup ROOT KEEP
