@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Loads the archives of scripts/package.sh as a user of each cell would:
+# for each cell, a NEW clean Debian root (debootstrap's minimal Debian plus
+# only php-cli, redis-server and unzip: no compiler, no Rust, no php-dev),
+# where it
+#
+#   checks the archive against its .sha256 (sha256sum -c),
+#   checks that the archive holds redislock.so and nothing else,
+#   unzips it into PHP's extension directory,
+#   checks that every library the .so needs is there (ldd),
+#   runs php -d extension=redislock --ri redislock,
+#   starts a redis-server inside the root (a free loopback port, claimed as
+#   the test suites claim theirs) and acquires and releases one lock, then
+#   stops that server by its pid.
+#
+#   bash scripts/package-test.sh                  # both cells
+#   bash scripts/package-test.sh --suite trixie   # one (repeatable)
+#   bash scripts/package-test.sh --tag 0.2.0      # default: Cargo.toml's
+#   bash scripts/package-test.sh --dist DIR       # default: dist/
+#   bash scripts/package-test.sh --keep           # keep the roots
+#
+# One line per cell, then "package-test: N passed, N failed"; exits non-zero
+# when a cell failed. About 2-3 minutes a cell (mostly debootstrap and apt).
+# Needs root and the Debian registry; not part of scripts/test.sh (which
+# does not build the archives).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+ROOT_LOG=package-test
+# shellcheck source=scripts/lib/root.sh
+. scripts/lib/root.sh
+
+suites=()
+tag=""
+dist=dist
+keep=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --suite) suites+=("$2"); shift 2 ;;
+    --tag) tag=$2; shift 2 ;;
+    --dist) dist=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    *) echo "package-test: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+[ ${#suites[@]} -gt 0 ] || suites=(bookworm trixie)
+if [ -z "$tag" ]; then
+  tag=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
+  [ -n "$tag" ] || tag=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
+fi
+dist=$(realpath "$dist")
+root_require
+
+php_of() {
+  case "$1" in
+    bookworm) echo 8.2 ;;
+    trixie) echo 8.4 ;;
+    *) echo "package-test: unknown suite $1 (bookworm or trixie)" >&2; return 1 ;;
+  esac
+}
+for s in "${suites[@]}"; do php_of "$s" >/dev/null; done
+
+roots=()
+cleanup() {
+  local r
+  for r in "${roots[@]+"${roots[@]}"}"; do root_cleanup "$r" "$keep"; done
+}
+trap cleanup EXIT
+
+# What runs inside the root, as root, in /root/dl (the archive, its
+# checksum, and scripts/redis.sh for the server). Prints "ok: DETAILS" last.
+inner='set -euo pipefail
+cd /root/dl
+name=$1
+for tool in cc gcc clang cargo rustc php-config phpize; do
+  ! command -v "$tool" >/dev/null || { echo "not a clean root: $tool is installed"; exit 1; }
+done
+sha256sum -c "$name.sha256"
+entries=$(unzip -Z1 "$name")
+[ "$entries" = redislock.so ] || { echo "the archive holds: $entries (want redislock.so only)"; exit 1; }
+ext_dir=$(php -r "echo PHP_EXTENSION_DIR;")
+unzip -o -q "$name" redislock.so -d "$ext_dir"
+if ldd "$ext_dir/redislock.so" | grep "not found"; then echo "missing libraries"; exit 1; fi
+info=$(php -d extension=redislock --ri redislock)
+echo "$info" | head -n 4
+grep -q "redislock support => enabled" <<<"$info" || { echo "php --ri redislock: no \"redislock support => enabled\""; exit 1; }
+. /root/dl/redis.sh
+redis_start
+trap redis_stop EXIT
+echo "redis-server $(redis-server --version | sed -n "s/.*v=\([^ ]*\).*/\1/p") pid $REDIS_PID on port $REDIS_PORT"
+php -d extension=redislock -r '\''
+  $l = new RedisLock("package-test", ttl: 5.0, servers: "redis://127.0.0.1:" . $argv[1]);
+  $got = $l->acquire();
+  $held = $l->isAcquired() && $l->isLocked();
+  $freed = $l->release();
+  $after = $l->isLocked();
+  if (!$got || !$held || !$freed || $after) {
+    echo "acquire ", var_export($got, true), ", held ", var_export($held, true),
+      ", release ", var_export($freed, true), ", locked after ", var_export($after, true), "\n";
+    exit(1);
+  }
+  echo "acquire/release ok\n";
+'\'' "$REDIS_PORT"
+pid=$REDIS_PID
+redis_stop
+trap - EXIT
+! kill -0 "$pid" 2>/dev/null || { echo "redis-server $pid still runs"; exit 1; }
+echo "ok: PHP $(php -r "echo PHP_VERSION;"), redis-server stopped (pid $pid)"'
+
+# test_cell SUITE: prints the cell's line; fails when the cell failed.
+test_cell() {
+  local suite=$1 php name root t0 log rc took
+  php=$(php_of "$suite")
+  name="php_redislock-${tag}_php$php-x86_64-linux-glibc.zip"
+  t0=$(date +%s)
+  if [ ! -f "$dist/$name" ] || [ ! -f "$dist/$name.sha256" ]; then
+    echo "package-test: $suite: FAILED: no $dist/$name (and .sha256): run bash scripts/package.sh --suite $suite"
+    return 1
+  fi
+  root=$(mktemp -d "/var/tmp/redislock-package-test-$suite.XXXXXX")
+  roots=("$root")
+  root_make "$root" "$suite"
+  root_no_services "$root"
+  root_mount "$root"
+  mkdir -p /tmp/redislock-test-ports && chmod 1777 /tmp/redislock-test-ports
+  root_bind /tmp/redislock-test-ports "$root/tmp/redislock-test-ports"
+  root_apt "$root" "php$php-cli redis-server unzip"
+  mkdir -p "$root/root/dl"
+  cp "$dist/$name" "$dist/$name.sha256" "$repo/scripts/redis.sh" "$root/root/dl/"
+  printf '%s\n' "$inner" >"$root/root/dl/test.sh"
+  log="$root/root/package-test.log"
+  set +e
+  root_run "$root" "bash /root/dl/test.sh '$name'" </dev/null >"$log" 2>&1
+  rc=$?
+  set -e
+  took=$(($(date +%s) - t0))
+  sed 's/^/    /' "$log"
+  if [ "$rc" = 0 ] && grep -q '^ok: ' "$log"; then
+    echo "package-test: $suite: $name: $(grep '^ok: ' "$log" | tail -n1 | cut -c5-), in $((took / 60)) min $((took % 60)) s"
+    return 0
+  fi
+  echo "package-test: $suite: $name: FAILED (exit $rc) in $((took / 60)) min $((took % 60)) s"
+  return 1
+}
+
+passed=0
+failed=0
+for suite in "${suites[@]}"; do
+  if test_cell "$suite"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  cleanup
+  roots=()
+done
+echo "package-test: $passed passed, $failed failed"
+[ "$failed" = 0 ]
