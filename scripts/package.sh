@@ -30,8 +30,9 @@
 # and this machine's Rust toolchain mounted read-only; cargo fetches the
 # crates. The library is the same release build that phpize/make make,
 # with the symbol table stripped (CARGO_PROFILE_RELEASE_STRIP=symbols).
-# About 5-10 minutes a cell on 2 cores. Needs root. scripts/package-test.sh
-# loads the archives in clean roots without a compiler.
+# About 3-4.5 minutes a cell, 8 for both, on 2 shared cores. Needs root.
+# scripts/package-test.sh loads the archives in clean roots without a
+# compiler.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
