@@ -17,6 +17,7 @@
 //!   [`stats`]
 //! - `lock`: one lock object ([`Lock`]) over a topology, the process-wide
 //!   table of holds and the renewal thread
+//! - `semaphore`: N permits under one name ([`Semaphore`])
 //! - [`host`]: what the core asks of the binding
 
 #![warn(missing_docs)]
@@ -28,12 +29,15 @@ mod lock;
 mod net;
 mod process;
 pub mod protocol;
+mod semaphore;
 pub mod topology;
 
 pub use config::options::{LockOptions, OnLost, OptionKind, OptionValue};
 pub use error::{ConnectionFailure, LockError, Redirect, Result};
 pub use lock::{Inspection, Lock, LockInfo, end_request_scope, hold_lost, release_all};
 pub use process::stats;
+pub use semaphore::calls as semaphore_calls;
+pub use semaphore::{Semaphore, SemaphoreInfo, release_all as release_all_semaphores};
 
 /// The end of the module: stops the renewal thread and closes the pooled
 /// connections. Builds nothing in a process that never took a lock.

@@ -67,6 +67,7 @@ fn script(code: &str) -> Lua {
         match line.trim_end().strip_prefix("-- @include ") {
             Some("fence") => out.push_str(include_str!("../../scripts/lib/fence.lua")),
             Some("queue") => out.push_str(include_str!("../../scripts/lib/queue.lua")),
+            Some("semaphore") => out.push_str(include_str!("../../scripts/lib/semaphore.lua")),
             Some(other) => panic!("no script library {other}"),
             None => out.push_str(line),
         }
@@ -121,8 +122,21 @@ pub static NOTIFY_QUEUE: LazyLock<Lua> =
 pub static INSPECT: LazyLock<Lua> =
     LazyLock::new(|| script(include_str!("../../scripts/inspect.lua")));
 
+/// A semaphore's acquire, or a step of its blocking acquire.
+pub static SEM_ACQUIRE: LazyLock<Lua> =
+    LazyLock::new(|| script(include_str!("../../scripts/sem_acquire.lua")));
+
+/// A semaphore's release (or the cleanup of a token whose acquire or wait
+/// ended without an answer): hands freed permits to the first waiters.
+pub static SEM_RELEASE: LazyLock<Lua> =
+    LazyLock::new(|| script(include_str!("../../scripts/sem_release.lua")));
+
+/// A semaphore holder's lease: extend it, or read what is left.
+pub static SEM_REFRESH: LazyLock<Lua> =
+    LazyLock::new(|| script(include_str!("../../scripts/sem_refresh.lua")));
+
 /// Every script, for [`load_all`].
-fn all() -> [&'static Lua; 11] {
+fn all() -> [&'static Lua; 14] {
     [
         &RELEASE,
         &WAIT,
@@ -135,6 +149,9 @@ fn all() -> [&'static Lua; 11] {
         &ABANDON,
         &NOTIFY_QUEUE,
         &INSPECT,
+        &SEM_ACQUIRE,
+        &SEM_RELEASE,
+        &SEM_REFRESH,
     ]
 }
 

@@ -1,0 +1,46 @@
+-- Semaphores (spliced after lib/queue.lua). A semaphore S keeps its
+-- holders in the sorted set B = S~~s (member: a holder's token, score: the
+-- end of its lease in ms since the Unix epoch, by the clock of the client
+-- that set it) and its waiters in B's queue (lib/queue.lua with B in place
+-- of a lock: B~~q, B~~a~<token>, B~~w~<token>); B~~n holds the number of
+-- permits. A holder is live while its score is above now - grace (now: the
+-- caller's clock, from ARGV), so clocks may differ by up to grace. No call
+-- looks at more than SCAN holders or SCAN waiters.
+
+-- Drops up to SCAN holders whose lease ended (at or before dead_at) and
+-- returns how many permits are free (permits - live holders).
+local function free_permits(holders, permits, dead_at)
+  local dead = redis.call('ZRANGEBYSCORE', holders, '-inf', dead_at, 'LIMIT', 0, SCAN)
+  if #dead > 0 then
+    redis.call('ZREM', holders, unpack(dead))
+  end
+  return permits - redis.call('ZCOUNT', holders, '(' .. dead_at, '+inf')
+end
+
+-- Hands up to `free` permits to the first live waiters, in queue order
+-- (looking at SCAN entries at most; dead ones are dropped): each becomes a
+-- holder for what is left of its mark's life (at most its ttl), its mark
+-- says "h", and it is woken; it claims its full lease when it runs.
+-- Returns the permits still free.
+local function grant(base, holders, queue, now, free)
+  if free <= 0 then
+    return free
+  end
+  for _, token in ipairs(redis.call('ZRANGE', queue, 0, SCAN - 1)) do
+    local at = mark_key(base, token)
+    local mark = redis.call('GET', at)
+    local claim = mark and math.min(tonumber(string.match(mark, '^(%d+)')) or 0,
+      redis.call('PTTL', at)) or 0
+    redis.call('ZREM', queue, token)
+    if claim > 0 then
+      redis.call('ZADD', holders, now + claim, token)
+      redis.call('SET', at, 'h', 'PX', claim)
+      wake(base, token, claim)
+      free = free - 1
+      if free == 0 then
+        return 0
+      end
+    end
+  end
+  return free
+end

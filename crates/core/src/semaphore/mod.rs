@@ -1,0 +1,512 @@
+//! `RedisLock\Semaphore`: at most N holders of one name at once, each with
+//! a lease of its own, over the same topologies and executor as the lock
+//! (single server, Sentinel, Cluster; Redlock is refused).
+//!
+//! The protocol (`lib/semaphore.lua`, docs/protocol.md "Semaphores"):
+//! holders live in a sorted set scored by the end of their lease (by the
+//! client's clock), so a crashed holder's permit comes back when its lease
+//! ends; waiters queue in arrival order with the lock's queue helpers and
+//! sleep on `BLPOP`; a release hands its permit straight to the first live
+//! waiter (FIFO) and wakes it.
+//!
+//! Holds of this process are kept in a per-process table, so that the
+//! request end releases them (also after a fatal error, which skips
+//! destructors) and a forked child never believes it holds its parent's
+//! permits.
+
+pub mod calls;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::config::duration;
+use crate::config::options::LockOptions;
+use crate::error::{LockError, Result};
+use crate::net::pool::Role;
+use crate::process::PerProcess;
+use crate::protocol::call::{Attempt, Call};
+use crate::protocol::{keys, token};
+use crate::topology::Topology;
+use calls::{Mode, SemKeys, Step};
+
+/// Most permits one semaphore may have.
+pub const MAX_PERMITS: i64 = 1_000_000;
+
+/// One permit held by this process.
+#[derive(Debug, Clone)]
+struct Hold {
+    id: u64,
+    topology: Arc<Topology>,
+    keys: Arc<SemKeys>,
+    token: Vec<u8>,
+    /// The lease ends then by this process's monotonic clock (counted from
+    /// the send of the request that won or last extended it).
+    until: Instant,
+    auto_release: bool,
+}
+
+/// The permits this process holds; a forked child starts with none.
+static HOLDS: PerProcess<Mutex<Vec<Hold>>> = PerProcess::new(|| Mutex::new(Vec::new()));
+
+fn holds() -> std::sync::MutexGuard<'static, Vec<Hold>> {
+    HOLDS.get().lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn next_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What `__debugInfo` shows of a semaphore (no secrets).
+#[derive(Debug, Clone)]
+pub struct SemaphoreInfo {
+    /// The user's name.
+    pub name: Vec<u8>,
+    /// The holders' key as stored in Redis.
+    pub redis_key: Vec<u8>,
+    /// Number of permits.
+    pub permits: u32,
+    /// Lease length in seconds.
+    pub ttl: f64,
+    /// Servers, passwords masked.
+    pub servers: Vec<String>,
+    /// Whether this object holds a permit (local knowledge).
+    pub acquired: bool,
+}
+
+/// N permits under one name.
+#[derive(Debug)]
+pub struct Semaphore {
+    name: Vec<u8>,
+    keys: Arc<SemKeys>,
+    permits: u32,
+    ttl_ms: u64,
+    topology: Arc<Topology>,
+    options: LockOptions,
+    /// The id of this object's hold in the process's table.
+    hold: Option<u64>,
+    /// Tokens whose acquire had no answer: given back before the next one.
+    orphans: Vec<Vec<u8>>,
+}
+
+impl Semaphore {
+    /// Validates everything and builds a semaphore. Sends nothing to Redis.
+    pub fn new(
+        name: Vec<u8>,
+        permits: i64,
+        ttl: f64,
+        servers: &[String],
+        options: LockOptions,
+    ) -> Result<Self> {
+        if name.is_empty() {
+            return Err(LockError::invalid("name", "must not be empty"));
+        }
+        if name.len() > crate::lock::MAX_KEY_LEN {
+            return Err(LockError::invalid(
+                "name",
+                format!("must be at most {} bytes long", crate::lock::MAX_KEY_LEN),
+            ));
+        }
+        if !(1..=MAX_PERMITS).contains(&permits) {
+            return Err(LockError::invalid(
+                "permits",
+                format!("must be between 1 and {MAX_PERMITS}"),
+            ));
+        }
+        let ttl_ms = duration::ttl_ms("ttl", ttl)?;
+        options.validate()?;
+        for (set, option, why) in [
+            (
+                options.auto_renew,
+                "auto_renew",
+                "a semaphore's permits are not renewed in the background yet: call refresh()",
+            ),
+            (
+                options.max_hold.is_some(),
+                "max_hold",
+                "it bounds auto_renew, which semaphores do not have yet",
+            ),
+            (
+                options.fencing,
+                "fencing",
+                "semaphores give no fencing tokens",
+            ),
+            (
+                options.owner.is_some(),
+                "owner",
+                "every permit has a fresh random token",
+            ),
+            (
+                options.replicas > 0,
+                "replicas",
+                "semaphores do not wait for replicas yet",
+            ),
+        ] {
+            if set {
+                return Err(LockError::invalid(
+                    format!("option \"{option}\""),
+                    format!("is not supported by RedisLock\\Semaphore: {why}"),
+                ));
+            }
+        }
+        if servers.is_empty() {
+            return Err(LockError::invalid("servers", "must not be empty"));
+        }
+        if keys::has_separator(&name) || keys::has_separator(&[&options.prefix[..], &name].concat())
+        {
+            return Err(LockError::invalid(
+                "name",
+                "must not contain \"~~\" (also not across prefix and name): \
+                 redislock's helper keys use it",
+            ));
+        }
+        let topology = Topology::build(servers, &options)?;
+        if topology.servers_per_key() > 1 {
+            return Err(LockError::Unsupported(
+                "RedisLock\\Semaphore does not run over several independent servers (Redlock): \
+                 counting holders needs one server that decides, and there is no quorum \
+                 implementation for semaphores yet; use one server, Sentinel or Cluster"
+                    .into(),
+            ));
+        }
+        let redis_name = topology.lock_key(&options.prefix, &name)?;
+        Ok(Self {
+            keys: Arc::new(SemKeys::new(&redis_name)),
+            name,
+            permits: permits as u32,
+            ttl_ms,
+            topology,
+            options,
+            hold: None,
+            orphans: Vec::new(),
+        })
+    }
+
+    /// The user's name, without prefix.
+    pub fn name(&self) -> &[u8] {
+        &self.name
+    }
+
+    /// The number of permits.
+    pub fn permits(&self) -> u32 {
+        self.permits
+    }
+
+    /// Whether this object holds a permit (local knowledge: no round trip).
+    pub fn holds(&mut self) -> bool {
+        self.held().is_some()
+    }
+
+    /// Runs a call on the server that holds the semaphore.
+    fn on_master<T>(&self, role: Role, build: &dyn Fn(Attempt) -> Call<T>) -> Result<T> {
+        self.topology.run_on(0, role, &self.keys.holders, build)
+    }
+
+    /// This object's hold, if it still has one.
+    fn held(&mut self) -> Option<Hold> {
+        let id = self.hold?;
+        let found = holds().iter().find(|h| h.id == id).cloned();
+        if found.is_none() {
+            self.hold = None;
+        }
+        found
+    }
+
+    /// Takes a permit, waiting up to `wait` for one. One round trip when a
+    /// permit is free; otherwise the caller queues and sleeps until a
+    /// release hands it a permit (or a lease may have ended, or
+    /// `retry_delay` passed). `stop` is asked between wake-ups; true ends
+    /// the wait with `false`.
+    ///
+    /// An object holds at most one permit: acquiring again while it holds
+    /// one is an error (use another object for another permit).
+    pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+        if self.held().is_some() {
+            return Err(LockError::Unsupported(format!(
+                "this RedisLock\\Semaphore object already holds a permit of \"{}\"; \
+                 release it first, or use another object for another permit",
+                String::from_utf8_lossy(&self.name)
+            )));
+        }
+        while let Some(token) = self.orphans.last() {
+            let keys = &*self.keys;
+            self.on_master(Role::Command, &|_| calls::release(keys, token, true))?;
+            self.orphans.pop();
+        }
+        let token = token::new_token()?.into_bytes();
+        let sent = Instant::now();
+        let keys = &*self.keys;
+        let (permits, ttl_ms) = (self.permits, self.ttl_ms);
+        // A replay (lost reply) finds its first try's holder entry.
+        let tried = self.on_master(Role::Command, &|_| {
+            calls::acquire(keys, &token, permits, ttl_ms, Mode::Try, 0, 0)
+        });
+        let outcome = match tried {
+            Ok(Step::Acquired) => self.in_time(&token, sent),
+            Ok(Step::Full(_)) if wait.is_zero() => Ok(None),
+            Ok(Step::Full(_)) => self.wait_in_queue(&token, wait, stop),
+            Ok(Step::Mismatch(n)) => Err(self.mismatch(n)),
+            Ok(Step::GaveUp) => Ok(None),
+            Err(err) => {
+                if err.is_connection_error() {
+                    self.orphans.push(token.clone());
+                }
+                Err(err)
+            }
+        };
+        match outcome? {
+            Some(sent) => {
+                let id = next_id();
+                holds().push(Hold {
+                    id,
+                    topology: self.topology.clone(),
+                    keys: self.keys.clone(),
+                    token,
+                    until: sent + Duration::from_millis(self.ttl_ms),
+                    auto_release: self.options.auto_release,
+                });
+                self.hold = Some(id);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// A permit won by a request sent at `sent` counts only if its lease is
+    /// not over when the reply is read; otherwise it is given back.
+    fn in_time(&self, token: &[u8], sent: Instant) -> Result<Option<Instant>> {
+        if sent.elapsed() < Duration::from_millis(self.ttl_ms) {
+            return Ok(Some(sent));
+        }
+        self.give_back(token);
+        Ok(None)
+    }
+
+    /// Leaves the queue and gives back any permit of `token` (best effort:
+    /// should it fail, the entry and the permit end with their leases).
+    fn give_back(&self, token: &[u8]) {
+        let keys = &*self.keys;
+        let _ = self.on_master(Role::Command, &|_| calls::release(keys, token, true));
+    }
+
+    fn mismatch(&self, stored: i64) -> LockError {
+        LockError::Unsupported(format!(
+            "semaphore \"{}\" has {stored} permits in Redis, but this object was built with {}: \
+             every user of one semaphore must pass the same $permits",
+            String::from_utf8_lossy(&self.name),
+            self.permits
+        ))
+    }
+
+    /// A blocking acquire after a try that found no free permit: queue,
+    /// sleep on the wake-up list, step again after each wake-up or timeout.
+    /// Returns when the winning step was sent.
+    fn wait_in_queue(
+        &self,
+        token: &[u8],
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Instant>> {
+        let deadline = Instant::now() + wait;
+        let fallback = self.options.retry_delay;
+        let alive_ms = (fallback * 2).as_millis() as u64 + 500;
+        let arrival = calls::now_us();
+        let keys = &*self.keys;
+        let (permits, ttl_ms) = (self.permits, self.ttl_ms);
+        let mut first = true;
+        loop {
+            let give_up = !first && (Instant::now() >= deadline || stop());
+            first = false;
+            let mode = if give_up { Mode::GiveUp } else { Mode::Wait };
+            let sent = Instant::now();
+            let step = self.on_master(Role::Command, &|_| {
+                calls::acquire(keys, token, permits, ttl_ms, mode, alive_ms, arrival)
+            });
+            let hint = match step {
+                Ok(Step::Acquired) => match self.in_time(token, sent)? {
+                    Some(sent) => return Ok(Some(sent)),
+                    None if give_up => return Ok(None),
+                    None => Some(0),
+                },
+                Ok(Step::GaveUp) => return Ok(None),
+                Ok(Step::Full(_)) if give_up => return Ok(None),
+                Ok(Step::Full(hint)) => hint,
+                Ok(Step::Mismatch(n)) => {
+                    self.give_back(token);
+                    return Err(self.mismatch(n));
+                }
+                Err(err) => {
+                    self.give_back(token);
+                    return Err(err);
+                }
+            };
+            let now = Instant::now();
+            if now >= deadline {
+                continue;
+            }
+            let lease = hint.map_or(fallback, |ms| Duration::from_millis(ms + 2));
+            let block = (deadline - now)
+                .min(lease)
+                .min(fallback)
+                .max(Duration::from_millis(1));
+            match self.on_master(Role::Blocking, &|_| {
+                calls::wait_for_wake(keys, token, block)
+            }) {
+                Ok(_) => {}
+                // A late reply may still have woken us: the next step looks.
+                Err(e) if e.is_timeout() => {}
+                Err(err) => {
+                    // PHP ended the wait, or the server failed us: leave the
+                    // queue, give back a permit handed to us meanwhile.
+                    self.give_back(token);
+                    return Err(err);
+                }
+            }
+        }
+    }
+
+    /// Gives this object's permit back (one round trip). True when it held
+    /// one and the permit was still its own in Redis.
+    pub fn release(&mut self) -> Result<bool> {
+        let Some(hold) = self.held() else {
+            return Ok(false);
+        };
+        self.hold = None;
+        remove(hold.id);
+        release_hold(&hold)
+    }
+
+    /// Called when the object goes away: gives the permit back with
+    /// `auto_release` (errors swallowed: the lease then ends by itself).
+    pub fn abandon(&mut self) {
+        if let Some(hold) = self.held() {
+            self.hold = None;
+            remove(hold.id);
+            if hold.auto_release {
+                let _ = release_hold(&hold);
+            }
+        }
+    }
+
+    /// Sets our lease to `ttl` seconds (default: the semaphore's ttl) if the
+    /// permit is still ours. False when it is not.
+    pub fn refresh(&mut self, ttl: Option<f64>) -> Result<bool> {
+        let ttl_ms = match ttl {
+            Some(seconds) => duration::ttl_ms("ttl", seconds)?,
+            None => self.ttl_ms,
+        };
+        let Some(hold) = self.held() else {
+            return Ok(false);
+        };
+        if hold.until <= Instant::now() {
+            self.lost(&hold);
+            return Ok(false);
+        }
+        let sent = Instant::now();
+        let left = self.on_master(Role::Command, &|_| {
+            calls::lease(&hold.keys, &hold.token, ttl_ms)
+        })?;
+        let until = sent + Duration::from_millis(ttl_ms);
+        if left.is_none() || until <= Instant::now() {
+            self.lost(&hold);
+            return Ok(false);
+        }
+        if let Some(h) = holds().iter_mut().find(|h| h.id == hold.id) {
+            h.until = until;
+        }
+        Ok(true)
+    }
+
+    /// Forgets a hold found lost.
+    fn lost(&mut self, hold: &Hold) {
+        remove(hold.id);
+        self.hold = None;
+    }
+
+    /// Whether the permit is still ours: by this process's clock, then
+    /// asking Redis (one round trip).
+    pub fn is_acquired(&mut self) -> Result<bool> {
+        Ok(self.remaining_ttl()?.is_some())
+    }
+
+    /// Seconds left on our lease; `None` when the permit is not ours. Never
+    /// more than this process's clock gives it.
+    pub fn remaining_ttl(&mut self) -> Result<Option<f64>> {
+        let Some(hold) = self.held() else {
+            return Ok(None);
+        };
+        if hold.until <= Instant::now() {
+            self.lost(&hold);
+            return Ok(None);
+        }
+        let left = self.on_master(Role::Command, &|_| calls::lease(&hold.keys, &hold.token, 0))?;
+        let ours = hold.until.saturating_duration_since(Instant::now());
+        match left {
+            Some(ms) if !ours.is_zero() => Ok(Some((ms as f64 / 1000.0).min(ours.as_secs_f64()))),
+            _ => {
+                self.lost(&hold);
+                Ok(None)
+            }
+        }
+    }
+
+    /// A snapshot for `var_dump`.
+    pub fn info(&mut self) -> SemaphoreInfo {
+        SemaphoreInfo {
+            name: self.name.clone(),
+            redis_key: self.keys.holders.clone(),
+            permits: self.permits,
+            ttl: self.ttl_ms as f64 / 1000.0,
+            servers: self.topology.names(),
+            acquired: self.held().is_some(),
+        }
+    }
+}
+
+impl Drop for Semaphore {
+    fn drop(&mut self) {
+        self.abandon();
+    }
+}
+
+fn remove(id: u64) -> Option<Hold> {
+    let mut table = holds();
+    let at = table.iter().position(|h| h.id == id)?;
+    Some(table.swap_remove(at))
+}
+
+/// Gives a hold's permit back. A release whose reply was lost is sent
+/// again; a replay that finds the permit gone counts as released when it
+/// was sent within the lease (the first try gave it back). A lease that
+/// is over by this process's clock is given back all the same (its entry
+/// may linger up to the clock grace) but is no release: false.
+fn release_hold(hold: &Hold) -> Result<bool> {
+    let in_lease = hold.until > Instant::now();
+    let found = hold
+        .topology
+        .run_on(0, Role::Command, &hold.keys.holders, &|attempt| {
+            let mut call = calls::release(&hold.keys, &hold.token, false);
+            if attempt == Attempt::Replay && in_lease {
+                call.parse = replayed_in_lease;
+            }
+            call
+        })?;
+    Ok(found && in_lease)
+}
+
+fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {
+    Ok(true)
+}
+
+/// Gives back every permit this process still holds with `auto_release`
+/// on, and forgets the others (request end). Returns how many were given
+/// back. Errors are ignored: the leases then end by themselves.
+pub fn release_all() -> usize {
+    let drained: Vec<Hold> = std::mem::take(&mut *holds());
+    drained
+        .iter()
+        .filter(|h| h.auto_release)
+        .filter(|h| matches!(release_hold(h), Ok(true)))
+        .count()
+}

@@ -1,0 +1,336 @@
+//! `RedisLock\Semaphore` in the core: never more than N holders, a crashed
+//! holder's permit back after its lease, a blocked acquire woken by a
+//! release (not by polling), FIFO among waiters, the permits check, bounded
+//! scripts, Redlock refused and keys on one Cluster slot.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{RedisServer, never, unique_key};
+use redislock_core::protocol::keys;
+use redislock_core::semaphore_calls::{self as calls, Mode, SemKeys, Step};
+use redislock_core::{LockError, LockOptions, OptionValue, Semaphore};
+
+fn sem(server: &RedisServer, name: &[u8], permits: i64, ttl: f64) -> Semaphore {
+    Semaphore::new(
+        name.to_vec(),
+        permits,
+        ttl,
+        &[server.url()],
+        LockOptions::default(),
+    )
+    .unwrap()
+}
+
+fn with_retry_delay(server: &RedisServer, name: &[u8], permits: i64, delay: f64) -> Semaphore {
+    let mut options = LockOptions::default();
+    options
+        .set("retry_delay", OptionValue::Number(delay))
+        .unwrap();
+    Semaphore::new(name.to_vec(), permits, 30.0, &[server.url()], options).unwrap()
+}
+
+#[test]
+fn never_more_than_n_holders_among_many_threads() {
+    const N: i64 = 3;
+    let server = Arc::new(RedisServer::start());
+    let name = unique_key("sem-max");
+    let counter = format!("{}:inside", String::from_utf8_lossy(&name));
+    let max = Arc::new(AtomicU64::new(0));
+    let acquired = Arc::new(AtomicU64::new(0));
+    let threads: Vec<_> = (0..12)
+        .map(|_| {
+            let (server, name, counter) = (server.clone(), name.clone(), counter.clone());
+            let (max, acquired) = (max.clone(), acquired.clone());
+            std::thread::spawn(move || {
+                let mut s = sem(&server, &name, N, 10.0);
+                let mut con = server.client();
+                for _ in 0..15 {
+                    assert!(s.acquire(Duration::from_secs(20), &never).unwrap());
+                    let inside: u64 = redis::cmd("INCR").arg(&counter).query(&mut con).unwrap();
+                    max.fetch_max(inside, Ordering::SeqCst);
+                    acquired.fetch_add(1, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(2));
+                    let _: i64 = redis::cmd("DECR").arg(&counter).query(&mut con).unwrap();
+                    assert!(s.release().unwrap());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(acquired.load(Ordering::SeqCst), 12 * 15);
+    let max = max.load(Ordering::SeqCst);
+    assert!(max <= N as u64, "{max} holders at once, permits {N}");
+    assert_eq!(max, N as u64, "12 threads never filled the {N} permits");
+    // Nothing is left behind once every permit is back.
+    let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
+    let _: () = server.cmd(&["DEL", &counter]);
+    let left: Vec<String> = server.cmd(&["KEYS", &format!("{}*", holders)]);
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_crashed_holders_permit_comes_back_after_its_lease() {
+    let server = RedisServer::start();
+    let name = unique_key("sem-crash");
+    let mut crashed = sem(&server, &name, 1, 0.3);
+    let started = Instant::now();
+    assert!(crashed.acquire(Duration::ZERO, &never).unwrap());
+    // The process dies: nothing is released.
+    std::mem::forget(crashed);
+    let mut other = sem(&server, &name, 1, 5.0);
+    assert!(!other.acquire(Duration::ZERO, &never).unwrap());
+    assert!(other.acquire(Duration::from_secs(5), &never).unwrap());
+    let took = started.elapsed();
+    // The lease (0.3 s) plus the clock grace (0.5 s), with slack.
+    assert!(took >= Duration::from_millis(750), "{took:?}");
+    assert!(took < Duration::from_millis(2_000), "{took:?}");
+    assert!(other.release().unwrap());
+}
+
+#[test]
+fn a_release_wakes_a_blocked_acquire_promptly_without_polling() {
+    let server = Arc::new(RedisServer::start());
+    let name = unique_key("sem-wake");
+    // retry_delay 10 s: only the release can wake the waiter in time.
+    let mut holder = with_retry_delay(&server, &name, 1, 10.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let before = server.calls("evalsha") + server.calls("blpop");
+    let waiter = {
+        let (server, name) = (server.clone(), name.clone());
+        std::thread::spawn(move || {
+            let mut s = with_retry_delay(&server, &name, 1, 10.0);
+            let got = s.acquire(Duration::from_secs(8), &never).unwrap();
+            (got, Instant::now(), s)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(1_500));
+    let released_at = Instant::now();
+    assert!(holder.release().unwrap());
+    let (got, woke_at, mut s) = waiter.join().unwrap();
+    assert!(got);
+    let delay = woke_at - released_at;
+    assert!(
+        delay < Duration::from_millis(200),
+        "woken {delay:?} after the release"
+    );
+    // The waiter's try, its step, one BLPOP, its winning step; the release.
+    let commands = server.calls("evalsha") + server.calls("blpop") - before;
+    assert!(commands <= 6, "{commands} commands for one 1.5 s wait");
+    assert!(s.release().unwrap());
+}
+
+#[test]
+fn waiters_get_permits_in_arrival_order() {
+    let server = Arc::new(RedisServer::start());
+    let name = unique_key("sem-fifo");
+    let mut holder = with_retry_delay(&server, &name, 1, 10.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let waiters: Vec<_> = (0..4)
+        .map(|i| {
+            let (server, name, order) = (server.clone(), name.clone(), order.clone());
+            let w = std::thread::spawn(move || {
+                let mut s = with_retry_delay(&server, &name, 1, 10.0);
+                assert!(s.acquire(Duration::from_secs(10), &never).unwrap());
+                order.lock().unwrap().push(i);
+                std::thread::sleep(Duration::from_millis(20));
+                assert!(s.release().unwrap());
+            });
+            // Each joins the queue before the next one starts.
+            std::thread::sleep(Duration::from_millis(150));
+            w
+        })
+        .collect();
+    assert!(holder.release().unwrap());
+    for w in waiters {
+        w.join().unwrap();
+    }
+    assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn callers_that_disagree_about_permits_get_an_error() {
+    let server = RedisServer::start();
+    let name = unique_key("sem-permits");
+    let mut three = sem(&server, &name, 3, 5.0);
+    assert!(three.acquire(Duration::ZERO, &never).unwrap());
+    let mut five = sem(&server, &name, 5, 5.0);
+    for wait in [Duration::ZERO, Duration::from_millis(300)] {
+        match five.acquire(wait, &never) {
+            Err(LockError::Unsupported(msg)) => {
+                assert!(msg.contains("has 3 permits in Redis"), "{msg}");
+                assert!(msg.contains("built with 5"), "{msg}");
+            }
+            other => panic!("expected the permits error, got {other:?}"),
+        }
+    }
+    // The caller that agrees still gets its permits.
+    assert!(
+        sem(&server, &name, 3, 5.0)
+            .acquire(Duration::ZERO, &never)
+            .unwrap()
+    );
+    assert!(three.release().unwrap());
+}
+
+#[test]
+fn refresh_is_acquired_and_remaining_ttl_follow_the_lease() {
+    let server = RedisServer::start();
+    let name = unique_key("sem-lease");
+    let mut s = sem(&server, &name, 2, 0.4);
+    assert!(!s.is_acquired().unwrap());
+    assert_eq!(s.remaining_ttl().unwrap(), None);
+    assert!(!s.refresh(None).unwrap());
+    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert!(s.is_acquired().unwrap());
+    let left = s.remaining_ttl().unwrap().unwrap();
+    assert!(left > 0.2 && left <= 0.4, "{left}");
+    assert!(s.refresh(Some(5.0)).unwrap());
+    let left = s.remaining_ttl().unwrap().unwrap();
+    assert!(left > 4.5 && left <= 5.0, "{left}");
+    // A second acquire on one object is refused, not a second permit.
+    assert!(matches!(
+        s.acquire(Duration::ZERO, &never),
+        Err(LockError::Unsupported(_))
+    ));
+    assert!(s.release().unwrap());
+    assert!(!s.release().unwrap());
+    // A lease that ran out is not ours any more.
+    let mut short = sem(&server, &name, 2, 0.1);
+    assert!(short.acquire(Duration::ZERO, &never).unwrap());
+    std::thread::sleep(Duration::from_millis(150));
+    assert!(!short.is_acquired().unwrap());
+    assert!(!short.refresh(None).unwrap());
+}
+
+#[test]
+fn scripts_drop_a_bounded_number_of_dead_waiters_and_holders() {
+    const DEAD: usize = 100_000;
+    let server = RedisServer::start();
+    let name = unique_key("sem-dead");
+    let k = SemKeys::new(&name);
+    let (holders, queue) = (
+        String::from_utf8(k.holders.clone()).unwrap(),
+        String::from_utf8(k.queue.clone()).unwrap(),
+    );
+    let mut con = server.client();
+    // 100,000 dead waiters (no marks) and 100,000 holders whose lease
+    // ended long ago (score 1 ms after the epoch).
+    for batch in 0..DEAD / 10_000 {
+        let mut q = redis::cmd("ZADD");
+        q.arg(&queue);
+        let mut h = redis::cmd("ZADD");
+        h.arg(&holders);
+        for i in batch * 10_000..(batch + 1) * 10_000 {
+            q.arg(i).arg(format!("dead-{i}"));
+            h.arg(1).arg(format!("gone-{i}"));
+        }
+        let _: i64 = q.query(&mut con).unwrap();
+        let _: i64 = h.query(&mut con).unwrap();
+    }
+    let _: () = server.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "20000"]);
+    let _: () = server.cmd(&["SLOWLOG", "RESET"]);
+    let card = |key: &str| server.cmd::<usize>(&["ZCARD", key]);
+    let mut s = sem(&server, &name, 2, 5.0);
+    // The try hands the free permits to the queue first: every entry it
+    // looks at is dead, so it takes one itself.
+    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert!(
+        card(&holders) >= DEAD + 1 - 8,
+        "dropped more than 8 holders"
+    );
+    assert!(card(&queue) >= DEAD - 8, "dropped more than 8 waiters");
+    let (h, q) = (card(&holders), card(&queue));
+    assert!(s.release().unwrap());
+    assert!(card(&holders) >= h - 1 - 8 && card(&queue) >= q - 8);
+    let slow: Vec<redis::Value> = server.cmd(&["SLOWLOG", "GET"]);
+    assert!(slow.is_empty(), "{slow:?}");
+}
+
+#[test]
+fn the_scripts_answer_a_replayed_try_and_a_give_up() {
+    let server = RedisServer::start();
+    let name = unique_key("sem-replay");
+    let k = SemKeys::new(&name);
+    let mut con = server.client();
+    let try_once = |token: &[u8], mode| calls::acquire(&k, token, 1, 5_000, mode, 1_500, 1);
+    let q = |call: redislock_core::protocol::call::Call<Step>, con: &mut redis::Connection| {
+        call.query(con).unwrap()
+    };
+    assert_eq!(q(try_once(b"a", Mode::Try), &mut con), Step::Acquired);
+    // The same try again (its reply was lost): still ours, not a second.
+    assert_eq!(q(try_once(b"a", Mode::Try), &mut con), Step::Acquired);
+    assert_eq!(
+        server.cmd::<usize>(&["ZCARD", std::str::from_utf8(&k.holders).unwrap()]),
+        1
+    );
+    assert!(matches!(q(try_once(b"b", Mode::Wait), &mut con), Step::Full(Some(ms)) if ms > 4_000));
+    assert_eq!(q(try_once(b"b", Mode::GiveUp), &mut con), Step::GaveUp);
+    assert_eq!(
+        server.cmd::<usize>(&["EXISTS", std::str::from_utf8(&k.queue).unwrap()]),
+        0
+    );
+}
+
+#[test]
+fn redlock_and_bad_arguments_are_refused_before_anything_is_sent() {
+    let urls = [
+        "redis://127.0.0.1:1".to_owned(),
+        "redis://127.0.0.1:2".to_owned(),
+    ];
+    match Semaphore::new(b"x".to_vec(), 2, 5.0, &urls, LockOptions::default()) {
+        Err(LockError::Unsupported(msg)) => assert!(msg.contains("Redlock"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+    let one = ["redis://127.0.0.1:1".to_owned()];
+    let invalid = |name: &[u8], permits, options: LockOptions| match Semaphore::new(
+        name.to_vec(),
+        permits,
+        5.0,
+        &one,
+        options,
+    ) {
+        Err(LockError::InvalidArgument { param, .. }) => param,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(invalid(b"", 1, LockOptions::default()), "name");
+    assert_eq!(invalid(b"a~~b", 1, LockOptions::default()), "name");
+    assert_eq!(invalid(b"a", 0, LockOptions::default()), "permits");
+    assert_eq!(invalid(b"a", 1_000_001, LockOptions::default()), "permits");
+    let mut renew = LockOptions::default();
+    renew.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    assert_eq!(invalid(b"a", 1, renew), "option \"auto_renew\"");
+}
+
+#[test]
+fn cluster_keys_of_one_semaphore_share_a_slot() {
+    let cluster = common::cluster::RedisCluster::start(3, 0);
+    let mut options = LockOptions::default();
+    options.set("cluster", OptionValue::Bool(true)).unwrap();
+    let names: Vec<Vec<u8>> = (0..6).map(|i| unique_key(&format!("sem-cl{i}"))).collect();
+    for name in &names {
+        let mut a =
+            Semaphore::new(name.clone(), 1, 5.0, &[cluster.seed()], options.clone()).unwrap();
+        let mut b =
+            Semaphore::new(name.clone(), 1, 5.0, &[cluster.seed()], options.clone()).unwrap();
+        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        let started = Instant::now();
+        let waiter = std::thread::spawn(move || b.acquire(Duration::from_secs(5), &never).unwrap());
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(a.release().unwrap());
+        assert!(waiter.join().unwrap());
+        assert!(started.elapsed() < Duration::from_secs(2));
+        // The name wrapped in a hash tag: every key in its slot.
+        let tagged = [b"{", &name[..], b"}"].concat();
+        let k = SemKeys::new(&tagged);
+        for key in [&k.holders, &k.queue, &k.permits, &k.wake(b"t")] {
+            assert_eq!(keys::hash_slot(key), keys::hash_slot(name));
+        }
+    }
+}
