@@ -21,7 +21,10 @@ use ext_php_rs::class::RegisteredClass;
 use ext_php_rs::ffi::{HashTable, zend_function, zend_string};
 use ext_php_rs::types::ZendStr;
 
+use ext_php_rs::zend::ClassEntry;
+
 use crate::redis_lock::RedisLock;
+use crate::semaphore::Semaphore;
 
 // zend_type_info.h: the type bits of a zend_type mask.
 const MAY_BE_NULL: u32 = 1 << 1;
@@ -64,6 +67,22 @@ const SENSITIVE: &[(&str, &str)] = &[
     ("inspect", "options"),
 ];
 
+/// [`CORRECTIONS`] of `RedisLock\Semaphore`.
+const SEMAPHORE_CORRECTIONS: &[(&str, &str, u32)] = &[
+    (
+        "__construct",
+        "servers",
+        MAY_BE_STRING | MAY_BE_ARRAY | MAY_BE_NULL,
+    ),
+    ("__construct", "options", MAY_BE_ARRAY),
+    ("acquire", "wait", MAY_BE_DOUBLE),
+    ("withpermit", "wait", MAY_BE_DOUBLE),
+];
+
+/// [`SENSITIVE`] of `RedisLock\Semaphore`.
+const SEMAPHORE_SENSITIVE: &[(&str, &str)] =
+    &[("__construct", "servers"), ("__construct", "options")];
+
 /// zend_attributes.h: the attribute (and its strings) live in persistent
 /// memory, as for every internal function.
 const ZEND_ATTRIBUTE_PERSISTENT: u32 = 1 << 0;
@@ -90,19 +109,25 @@ static ONCE: Once = Once::new();
 /// Applies [`CORRECTIONS`] and [`SENSITIVE`] (once per process).
 pub fn correct_once() {
     ONCE.call_once(|| {
-        for (method, param, mask) in CORRECTIONS {
-            set_type(method, param, *mask);
-        }
-        for (method, param) in SENSITIVE {
-            mark_sensitive(method, param);
+        let lock = RedisLock::get_metadata().ce();
+        let semaphore = Semaphore::get_metadata().ce();
+        for (ce, corrections, sensitive) in [
+            (lock, CORRECTIONS, SENSITIVE),
+            (semaphore, SEMAPHORE_CORRECTIONS, SEMAPHORE_SENSITIVE),
+        ] {
+            for (method, param, mask) in corrections {
+                set_type(ce, method, param, *mask);
+            }
+            for (method, param) in sensitive {
+                mark_sensitive(ce, method, param);
+            }
         }
     });
 }
 
 /// The engine's function of `method` (the lower-case key of the class's
 /// function table) and the index of its parameter `param`.
-fn find_param(method: &str, param: &str) -> Option<(*mut zend_function, usize)> {
-    let ce = RedisLock::get_metadata().ce();
+fn find_param(ce: &ClassEntry, method: &str, param: &str) -> Option<(*mut zend_function, usize)> {
     // SAFETY: the function table of a registered internal class holds
     // IS_PTR zvals to persistent zend_internal_function structures whose
     // arg_info arrays live for the life of the process.
@@ -118,8 +143,8 @@ fn find_param(method: &str, param: &str) -> Option<(*mut zend_function, usize)> 
     }
 }
 
-fn set_type(method: &str, param: &str, mask: u32) {
-    let Some((func, i)) = find_param(method, param) else {
+fn set_type(ce: &ClassEntry, method: &str, param: &str, mask: u32) {
+    let Some((func, i)) = find_param(ce, method, param) else {
         return;
     };
     // SAFETY: `find_param` returned a live function and an index below its
@@ -133,8 +158,8 @@ fn set_type(method: &str, param: &str, mask: u32) {
 
 /// Adds `#[\SensitiveParameter]` to one parameter, as the engine's
 /// `zend_add_parameter_attribute(func, i, "SensitiveParameter", 0)`.
-fn mark_sensitive(method: &str, param: &str) {
-    let Some((func, i)) = find_param(method, param) else {
+fn mark_sensitive(ce: &ClassEntry, method: &str, param: &str) {
+    let Some((func, i)) = find_param(ce, method, param) else {
         return;
     };
     let Ok(offset) = u32::try_from(i + 1) else {

@@ -1,6 +1,7 @@
 //! The `redislock` PHP extension: a thin binding over `redislock-core`.
 //!
 //! - [`redis_lock`]: the `RedisLock` class
+//! - [`semaphore`]: the `RedisLock\Semaphore` class
 //! - [`args`] / [`coerce`]: PHP arguments to Rust values, with PHP's rules
 //! - [`exceptions`]: the `RedisLock\*Exception` classes and the error mapping
 //! - [`ini`] / [`info`]: php.ini entries and the phpinfo() section
@@ -24,6 +25,7 @@ mod info;
 mod ini;
 mod interrupt;
 mod redis_lock;
+mod semaphore;
 mod signature;
 mod stats;
 
@@ -65,6 +67,7 @@ extern "C" fn request_startup(_ty: i32, _module_number: i32) -> i32 {
 /// error or a timeout, which skip destructors).
 extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
     let _ = catch_unwind(redislock_core::release_all);
+    let _ = catch_unwind(redislock_core::release_all_semaphores);
     let _ = catch_unwind(interrupt::reset);
     SUCCESS
 }
@@ -81,6 +84,7 @@ extern "C" fn module_shutdown(_ty: i32, _module_number: i32) -> i32 {
 pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
     module
         .class::<redis_lock::RedisLock>()
+        .class::<semaphore::Semaphore>()
         .request_startup_function(request_startup)
         .request_shutdown_function(request_shutdown)
         .shutdown_function(module_shutdown)

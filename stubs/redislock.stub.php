@@ -186,6 +186,68 @@ namespace {
 }
 
 namespace RedisLock {
+    /**
+     * N permits under one name in Redis, each holder with a lease of its own.
+     *
+     * acquire() takes a permit (one round trip when one is free) or waits in
+     * line, woken when a permit is given back (FIFO, no polling); release()
+     * gives it back. A crashed holder's permit comes back when its lease ends
+     * (plus 0.5 s of allowed clock difference). Permits still held when the
+     * object is destroyed or the request ends are given back (option
+     * `auto_release`). One server, Sentinel or Cluster; several independent
+     * servers (Redlock) are refused with a LockException.
+     */
+    final class Semaphore
+    {
+        /**
+         * Describes a semaphore; connects to nothing until it is used.
+         *
+         * @param string $name Semaphore name; its keys are `prefix . $name . "~~s"` and `...~~s~~*`.
+         * @param int $permits Holders at once, 1 to 1,000,000; every user of the name must pass the same.
+         * @param float|null $ttl Lease of each permit in seconds; null: ini redislock.default_ttl.
+         * @param string|array|null $servers One URL, or a list for Sentinel or Cluster; null: ini redislock.servers.
+         * @param array $options As for RedisLock, except auto_renew, max_hold, fencing, owner and replicas (refused).
+         * @throws \ValueError on a bad argument or option
+         * @throws LockException over Redlock
+         */
+        public function __construct(
+            string $name,
+            int $permits,
+            ?float $ttl = null,
+            #[\SensitiveParameter] string|array|null $servers = null,
+            #[\SensitiveParameter] array $options = [],
+        ) {}
+
+        /**
+         * Takes a permit: $wait = 0 tries once; > 0 waits up to $wait seconds in line.
+         * An object holds at most one permit (LockException if it holds one).
+         */
+        public function acquire(float $wait = 0.0): bool {}
+
+        /** Gives the permit back; true when this object held one and it was still its own. */
+        public function release(): bool {}
+
+        /** Extends our lease to $ttl seconds (null: the semaphore's ttl); false when the permit is no longer ours. */
+        public function refresh(?float $ttl = null): bool {}
+
+        /**
+         * Acquires (else TimeoutException), calls $callback($this), gives the permit back in every
+         * case and returns the callback's value; LockLostException when the lease ended meanwhile.
+         */
+        public function withPermit(callable $callback, float $wait = 0.0): mixed {}
+
+        /** Whether the permit is still ours (asks Redis). */
+        public function isAcquired(): bool {}
+
+        /** Seconds left on our lease, or null when the permit is not ours. */
+        public function remainingTtl(): ?float {}
+
+        /** Shows name, Redis key, permits, ttl, servers (passwords masked) and whether a permit is held. */
+        public function __debugInfo(): array {}
+
+        private function __clone() {}
+    }
+
     /** Base of every exception the extension throws. */
     class LockException extends \RuntimeException {}
 

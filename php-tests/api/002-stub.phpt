@@ -56,3 +56,14 @@ class RedisLock\LockException extends RuntimeException
 class RedisLock\ConnectionException extends RedisLock\LockException
 class RedisLock\TimeoutException extends RedisLock\LockException
 class RedisLock\LockLostException extends RedisLock\LockException
+final class RedisLock\Semaphore extends -
+  private function __clone()
+  public function __construct(string $name, int $permits, ?float $ttl = NULL, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
+))
+  public function __debugInfo(): array
+  public function acquire(float $wait = 0.0): bool
+  public function isAcquired(): bool
+  public function refresh(?float $ttl = NULL): bool
+  public function release(): bool
+  public function remainingTtl(): ?float
+  public function withPermit(callable $callback, float $wait = 0.0): mixed
