@@ -334,3 +334,41 @@ fn cluster_keys_of_one_semaphore_share_a_slot() {
         }
     }
 }
+
+#[test]
+fn a_departed_waiter_delays_the_next_by_at_most_its_marks_life() {
+    let server = Arc::new(RedisServer::start());
+    let name = unique_key("sem-ghost");
+    let k = SemKeys::new(&name);
+    let mut holder = sem(&server, &name, 1, 30.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    // A waiter that joined the queue and died: its mark lives 600 ms.
+    let step = calls::acquire(&k, b"ghost", 1, 5_000, Mode::Wait, 600, 1);
+    assert!(matches!(
+        step.query(&mut server.client()).unwrap(),
+        Step::Full(_)
+    ));
+    let live = {
+        let (server, name) = (server.clone(), name.clone());
+        std::thread::spawn(move || {
+            let mut s = with_retry_delay(&server, &name, 1, 0.2);
+            let got = s.acquire(Duration::from_secs(10), &never).unwrap();
+            (got, Instant::now(), s)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let released = Instant::now();
+    // The release hands the permit to the ghost, first in line.
+    assert!(holder.release().unwrap());
+    let score: Option<f64> =
+        server.cmd(&["ZSCORE", std::str::from_utf8(&k.holders).unwrap(), "ghost"]);
+    assert!(score.is_some(), "the permit went to the first waiter");
+    let (got, at, mut s) = live.join().unwrap();
+    assert!(got);
+    // The ghost's mark (0.6 s) and the clock grace (0.5 s), then the live
+    // waiter's next step (retry_delay 0.2 s).
+    let delay = at - released;
+    assert!(delay < Duration::from_millis(1_800), "{delay:?}");
+    assert!(delay > Duration::from_millis(300), "{delay:?}");
+    assert!(s.release().unwrap());
+}
