@@ -114,6 +114,10 @@ fn a_release_wakes_a_blocked_acquire_promptly_without_polling() {
     assert!(holder.release().unwrap());
     let (got, woke_at, mut s) = waiter.join().unwrap();
     assert!(got);
+    assert!(
+        woke_at > released_at,
+        "the waiter got a permit before the release"
+    );
     let delay = woke_at - released_at;
     assert!(
         delay < Duration::from_millis(200),
