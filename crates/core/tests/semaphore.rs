@@ -376,3 +376,28 @@ fn a_departed_waiter_delays_the_next_by_at_most_its_marks_life() {
     assert!(delay > Duration::from_millis(300), "{delay:?}");
     assert!(s.release().unwrap());
 }
+
+#[test]
+fn a_lost_reply_is_replayed_without_taking_a_second_permit() {
+    let server = RedisServer::start();
+    let proxy = common::proxy::Proxy::start(&server);
+    let name = unique_key("sem-cut");
+    let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
+    let mut s =
+        Semaphore::new(name.clone(), 2, 5.0, &[proxy.url()], LockOptions::default()).unwrap();
+    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert!(s.release().unwrap());
+
+    // The try's reply is cut: replayed on a new connection, the script
+    // finds its first try's entry and it stays one permit.
+    proxy.cut_mid_reply();
+    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert_eq!(proxy.cuts(), 1);
+    assert_eq!(server.cmd::<usize>(&["ZCARD", &holders]), 1);
+    // The release's reply is cut: the replay finds the permit gone, which
+    // within the lease means the first try gave it back.
+    proxy.cut_mid_reply();
+    assert!(s.release().unwrap());
+    assert_eq!(proxy.cuts(), 2);
+    assert_eq!(server.cmd::<usize>(&["EXISTS", &holders]), 0);
+}
