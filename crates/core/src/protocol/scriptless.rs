@@ -7,13 +7,13 @@
 //! | step | commands (one round trip each) |
 //! |---|---|
 //! | acquire | `SET K token NX PX ttl` (a replay adds `GET K`) |
-//! | release | `DELIFEQ K token` + `EXISTS K~~sw`; then, when waiters are marked, `RPUSH K~~s 1` + `PEXPIRE K~~s 1000` |
+//! | release | `DELIFEQ K token` + `EXISTS K~~nw`; then, when waiters are marked, `RPUSH K~~n 1` + `PEXPIRE K~~n 1000` |
 //! | refresh, reentrant acquire | `SET K token IFEQ token PX ttl` |
 //! | `remainingTtl` | `GET K` + `PTTL K` |
-//! | a blocked acquire's step | `SET K~~sw 1 PX alive` + `SET K token NX PX ttl` + `GET K` + `PTTL K`, then `BLPOP K~~s timeout` |
+//! | a blocked acquire's step | `SET K~~nw 1 PX alive` + `SET K token NX PX ttl` + `GET K` + `PTTL K`, then `BLPOP K~~n timeout` |
 //!
-//! Waiters share one wake-up list, `K~~s`, and mark their presence in
-//! `K~~sw`: a release that deleted the lock and finds the mark pushes one
+//! Waiters share one wake-up list, `K~~n`, and mark their presence in
+//! `K~~nw`: a release that deleted the lock and finds the mark pushes one
 //! wake-up. There is no queue: whoever's `SET NX` comes first wins (no
 //! FIFO), and a wake-up lost to a race is found by the waiter's next step,
 //! at most `retry_delay` (or the holder's remaining lease) later. Fencing
@@ -40,17 +40,17 @@ pub enum CompareDelete {
     DelEx,
 }
 
-/// How long a pushed wake-up stays in `K~~s` when nobody pops it, in ms.
+/// How long a pushed wake-up stays in `K~~n` when nobody pops it, in ms.
 const WAKE_TTL_MS: u64 = 1000;
 
-/// `K~~s`, the wake-up list that the waiters of the lock `K` share.
+/// `K~~n`, the wake-up list that the waiters of the lock `K` share.
 pub fn wake_list(lock: &[u8]) -> Vec<u8> {
-    helper_key(lock, "s")
+    helper_key(lock, "n")
 }
 
-/// `K~~sw`, present while someone waits for the lock `K`.
+/// `K~~nw`, present while someone waits for the lock `K`.
 pub fn waiters_mark(lock: &[u8]) -> Vec<u8> {
-    helper_key(lock, "sw")
+    helper_key(lock, "nw")
 }
 
 /// What [`probe`] found.
@@ -167,7 +167,7 @@ fn set_nx(keys: &LockKeys, token: &[u8], ttl_ms: u64) -> Command {
     )
 }
 
-/// One step of a blocked acquire: marks that someone waits (`K~~sw`, for
+/// One step of a blocked acquire: marks that someone waits (`K~~nw`, for
 /// `alive_ms`), tries `SET NX PX`, and reads the owner and its remaining
 /// lease. Returns `(taken, owner, pttl ms)`; safe to replay (the owner
 /// tells whether a first try went through).
@@ -342,9 +342,12 @@ mod tests {
     fn helper_keys_share_the_lock_slot_and_differ_from_the_others() {
         let keys = LockKeys::new(b"app:{t}:job".to_vec(), b"app:~~fence".to_vec());
         let (wake, mark) = (wake_list(&keys.lock), waiters_mark(&keys.lock));
-        assert_eq!(wake, b"app:{t}:job~~s");
-        assert_eq!(mark, b"app:{t}:job~~sw");
-        for other in [&keys.queue, &keys.fence, &keys.wake(b"sw")] {
+        assert_eq!(wake, b"app:{t}:job~~n");
+        assert_eq!(mark, b"app:{t}:job~~nw");
+        // Nor a semaphore's keys of the same name (all `S~~s...`).
+        let semaphore = [keys.lock.as_slice(), b"~~s"].concat();
+        assert!(!wake.starts_with(&semaphore) && !mark.starts_with(&semaphore));
+        for other in [&keys.queue, &keys.fence, &keys.wake(b"nw")] {
             assert_ne!(&wake, other);
             assert_ne!(&mark, other);
         }
