@@ -6,14 +6,16 @@ use PHPUnit\Framework\TestCase;
 use RedisLock\Bridge\Laravel\RedisLockLock;
 use RedisLock\Bridge\Laravel\RedisLockStore as LaravelStore;
 use RedisLock\Bridge\Masked;
+use RedisLock\Bridge\Symfony\RedisLockSemaphoreStore;
 use RedisLock\Bridge\Symfony\RedisLockStore as SymfonyStore;
 use Symfony\Component\Lock\LockFactory;
 
 /**
- * Both bridges show their configuration through the extension's own
- * masking: no password (with `/`, `@` or `:` in it), no user name given
- * without a password, no sentinel_password and no owner label appears in
- * var_dump(), print_r(), var_export() or json of the stores and locks.
+ * Both bridges (and the Symfony semaphore store) show their configuration
+ * through the extension's own masking: no password (with `/`, `@` or `:`
+ * in it), no user name given without a password, no sentinel_password and
+ * no owner label appears in var_dump(), print_r(), var_export() or json of
+ * the stores and locks.
  */
 class MaskedTest extends TestCase
 {
@@ -39,6 +41,7 @@ class MaskedTest extends TestCase
         $objects = [
             'symfony store' => $symfony = new SymfonyStore($servers, $options),
             'symfony lock' => (new LockFactory($symfony))->createLock('job'),
+            'symfony semaphore store' => new RedisLockSemaphoreStore($servers, $options),
             'laravel store' => $laravel = new LaravelStore(null, ['servers' => $servers, 'options' => $options]),
             'laravel lock' => $laravel->lock('job', 10, 'owner-label'),
             'laravel restored' => $laravel->restoreLock('job', 'owner-label'),

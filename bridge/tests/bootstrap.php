@@ -3,9 +3,10 @@
 /*
  * PHPUnit bootstrap of the bridge tests: the extension must be loaded
  * (scripts/bridge-tests.sh passes -d extension=...), the frameworks come
- * from Debian's packages (php-symfony-lock, php-laravel-framework), and one
- * private redis-server is started for the whole run (TestRedis from the
- * phpt helpers: a free loopback port, stopped by pid at exit).
+ * from Debian's packages (php-symfony-lock, php-symfony-semaphore,
+ * php-laravel-framework), and one private redis-server is started for the
+ * whole run (TestRedis from the phpt helpers: a free loopback port,
+ * stopped by pid at exit).
  */
 
 if (!extension_loaded('redislock')) {
@@ -14,6 +15,8 @@ if (!extension_loaded('redislock')) {
 }
 
 require '/usr/share/php/Symfony/Component/Lock/autoload.php';
+require '/usr/share/php/Symfony/Component/Semaphore/autoload.php';
+require '/usr/share/php/Symfony/Contracts/Service/autoload.php';
 require '/usr/share/php/Illuminate/Support/autoload.php';
 require '/usr/share/php/Illuminate/Container/autoload.php';
 require '/usr/share/php/Illuminate/Config/autoload.php';

@@ -1,0 +1,156 @@
+<?php
+
+namespace RedisLock\Bridge\Symfony;
+
+use RedisLock\Bridge\Masked;
+use RedisLock\LockException;
+use RedisLock\Semaphore;
+use Symfony\Component\Semaphore\Exception\InvalidArgumentException;
+use Symfony\Component\Semaphore\Exception\SemaphoreAcquiringException;
+use Symfony\Component\Semaphore\Exception\SemaphoreExpiredException;
+use Symfony\Component\Semaphore\Key;
+use Symfony\Component\Semaphore\PersistingStoreInterface;
+
+/**
+ * A Symfony Semaphore store on the redislock extension's
+ * `RedisLock\Semaphore`:
+ * `new SemaphoreFactory(new RedisLockSemaphoreStore('redis://127.0.0.1:6379'))`
+ * works unchanged.
+ *
+ * Each saved Key gets one `RedisLock\Semaphore` (the resource is the
+ * semaphore's name, the Key's limit its permits, the ttl of save() the
+ * permit's lease), kept in the Key's state. A permit whose holder crashed
+ * comes back when its lease ends (plus the extension's 0.5 s clock grace).
+ *
+ * - Weights: the extension takes one permit per holder, so a Key with a
+ *   weight above 1 is refused (Symfony's InvalidArgumentException, which
+ *   Semaphore::acquire() wraps in its RuntimeException).
+ * - Limits: every user of a resource must pass the same limit. A Key whose
+ *   limit disagrees with the one in Redis is not saved
+ *   (SemaphoreAcquiringException with the extension's message, so
+ *   Semaphore::acquire() returns false, as for a full semaphore).
+ * - The Key holds the permit's object, not a token: a Key cannot be
+ *   serialized while it holds a permit (the extension refuses to serialize
+ *   its objects), and a permit is given back when its Key is destroyed,
+ *   also without release() (the extension's `auto_release`; create the
+ *   store with `['auto_release' => false]` to leave it to its lease, as
+ *   Symfony's `autoRelease: false` expects).
+ * - The layout in Redis is the extension's (`name~~s`, ...), not Symfony's
+ *   RedisStore sorted sets: use one kind of store per resource.
+ */
+final class RedisLockSemaphoreStore implements PersistingStoreInterface
+{
+    /** The extension's shortest lease (1 ms): a shorter ttl is rounded up to it. */
+    private const SHORTEST_LEASE = 0.001;
+
+    /**
+     * @param string|array|null $servers one URL, or a list for Sentinel or Cluster; null: ini redislock.servers
+     * @param array             $options the extension's options for RedisLock\Semaphore (prefix, cluster,
+     *                                   sentinel, timeouts, TLS, auto_release, ...)
+     */
+    public function __construct(
+        #[\SensitiveParameter] private string|array|null $servers = null,
+        #[\SensitiveParameter] private array $options = [],
+    ) {
+    }
+
+    /**
+     * What var_dump() and print_r() show: servers and options with
+     * passwords masked by the extension's own rules.
+     *
+     * @return array<string, mixed>
+     */
+    public function __debugInfo(): array
+    {
+        return [
+            'servers' => Masked::servers($this->servers, $this->options),
+            'options' => Masked::options($this->options),
+        ];
+    }
+
+    /**
+     * Takes a permit for the Key with a lease of $ttlInSecond, or extends
+     * the lease when the Key holds one already.
+     *
+     * @throws SemaphoreAcquiringException when every permit is taken, or the limit disagrees with Redis
+     * @throws InvalidArgumentException    on a ttl that is not positive or a weight above 1
+     */
+    public function save(Key $key, float $ttlInSecond): void
+    {
+        $this->checkTtl($ttlInSecond);
+        if ($key->getWeight() !== 1) {
+            throw new InvalidArgumentException(sprintf(
+                'The semaphore "%s" has a weight of %d: RedisLockSemaphoreStore takes one permit per holder '
+                . '(the redislock extension has no weighted acquires), so only a weight of 1 is supported.',
+                $key,
+                $key->getWeight(),
+            ));
+        }
+
+        $ttlInSecond = max($ttlInSecond, self::SHORTEST_LEASE);
+        $held = $this->semaphoreOf($key);
+        if ($held !== null && $held->refresh($ttlInSecond)) {
+            return;
+        }
+
+        $semaphore = new Semaphore((string) $key, $key->getLimit(), $ttlInSecond, $this->servers, $this->options);
+        try {
+            $acquired = $semaphore->acquire();
+        } catch (LockException $e) {
+            if ($e::class !== LockException::class) {
+                throw $e;   // ConnectionException and the like
+            }
+            // The limit disagrees with the semaphore's in Redis.
+            throw new SemaphoreAcquiringException($key, $e->getMessage());
+        }
+        if (!$acquired) {
+            throw new SemaphoreAcquiringException($key, sprintf('its %d permits are taken', $key->getLimit()));
+        }
+        $key->setState(self::class, $semaphore);
+    }
+
+    /**
+     * Sets the lease of the Key's permit to $ttlInSecond from now.
+     *
+     * @throws SemaphoreExpiredException when the Key holds no permit any more
+     */
+    public function putOffExpiration(Key $key, float $ttlInSecond): void
+    {
+        $this->checkTtl($ttlInSecond);
+        $semaphore = $this->semaphoreOf($key);
+        if ($semaphore === null || !$semaphore->refresh(max($ttlInSecond, self::SHORTEST_LEASE))) {
+            throw new SemaphoreExpiredException($key, 'its permit is no longer held');
+        }
+    }
+
+    /** Gives the Key's permit back (only if it is still its own). */
+    public function delete(Key $key): void
+    {
+        $this->semaphoreOf($key)?->release();
+        $key->removeState(self::class);
+    }
+
+    /** Whether the Key's permit is still its own in Redis. */
+    public function exists(Key $key): bool
+    {
+        return $this->semaphoreOf($key)?->isAcquired() ?? false;
+    }
+
+    private function checkTtl(float $ttlInSecond): void
+    {
+        if (!($ttlInSecond > 0)) {
+            throw new InvalidArgumentException(sprintf('The TTL should be greater than 0, "%s" given.', $ttlInSecond));
+        }
+    }
+
+    /** The Key's semaphore object when the Key was saved, else null. */
+    private function semaphoreOf(Key $key): ?Semaphore
+    {
+        if (!$key->hasState(self::class)) {
+            return null;
+        }
+        $semaphore = $key->getState(self::class);
+
+        return $semaphore instanceof Semaphore ? $semaphore : null;
+    }
+}
