@@ -19,6 +19,7 @@ require '/usr/share/php/Symfony/Component/Semaphore/autoload.php';
 require '/usr/share/php/Symfony/Contracts/Service/autoload.php';
 require '/usr/share/php/Illuminate/Support/autoload.php';
 require '/usr/share/php/Illuminate/Container/autoload.php';
+require '/usr/share/php/Illuminate/Events/autoload.php';
 require '/usr/share/php/Illuminate/Config/autoload.php';
 require '/usr/share/php/Illuminate/Cache/autoload.php';
 require dirname(__DIR__) . '/autoload.php';

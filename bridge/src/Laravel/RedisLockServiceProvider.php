@@ -25,11 +25,24 @@ use Illuminate\Support\ServiceProvider;
  * The driver is added when the cache manager is resolved (or at once when it
  * already was), so it works whatever order the providers boot in, and with a
  * bare Illuminate container as well as a full application.
+ *
+ * Under Laravel Octane (Swoole, RoadRunner, FrankenPHP), where one PHP
+ * request serves many HTTP requests, the provider ends the extension's
+ * request scope at Octane's `RequestTerminated`, `TaskTerminated` and
+ * `TickTerminated` events, as the end of a PHP-FPM request does: see
+ * {@see endRequestScope()}. Without Octane nothing is registered.
  */
 class RedisLockServiceProvider extends ServiceProvider
 {
     /** The driver name used in a store's `driver` key. */
     public const DRIVER = 'redislock';
+
+    /** Octane's events after a request, a task and a tick (listened to when the classes exist). */
+    public const OCTANE_TERMINATION_EVENTS = [
+        'Laravel\\Octane\\Events\\RequestTerminated',
+        'Laravel\\Octane\\Events\\TaskTerminated',
+        'Laravel\\Octane\\Events\\TickTerminated',
+    ];
 
     /**
      * Adds the `redislock` driver to the cache manager, now or when it is
@@ -54,12 +67,42 @@ class RedisLockServiceProvider extends ServiceProvider
     }
 
     /**
-     * Nothing to do at boot: the driver is registered in register().
+     * Listens to Octane's termination events when Octane is installed (the
+     * driver itself is registered in register()).
      *
      * @return void
      */
     public function boot()
     {
+        $events = array_values(array_filter(self::OCTANE_TERMINATION_EVENTS, 'class_exists'));
+        if ($events === [] || !$this->app->bound('events')) {
+            return;
+        }
+        $this->app->make('events')->listen($events, static function (): void {
+            RedisLockServiceProvider::endRequestScope();
+        });
+    }
+
+    /**
+     * Ends the request scope, as the end of a PHP-FPM request does:
+     * `RedisLock::releaseAll()`. Called at Octane's termination events;
+     * call it yourself in another worker loop (a queue worker between
+     * jobs, a plain RoadRunner worker).
+     *
+     * It is process-wide. Holds with the extension's `auto_release` on
+     * (\RedisLock objects used directly) are released in Redis. The
+     * Laravel locks of the `redislock` store have `auto_release` off
+     * (Laravel's locks outlive the request until released), so they stay
+     * held; but a `$seconds = 0` lock whose object is gone stops being
+     * renewed and frees within its 15 s lease, exactly as after a PHP-FPM
+     * request. Permits of a `RedisLock\Semaphore` are not part of it (the
+     * extension's releaseAll() ends lock holds only).
+     *
+     * @return int how many locks were released in Redis
+     */
+    public static function endRequestScope(): int
+    {
+        return \RedisLock::releaseAll();
     }
 
     /**

@@ -10,6 +10,7 @@ use Symfony\Component\Semaphore\Exception\SemaphoreAcquiringException;
 use Symfony\Component\Semaphore\Exception\SemaphoreExpiredException;
 use Symfony\Component\Semaphore\Key;
 use Symfony\Component\Semaphore\PersistingStoreInterface;
+use Symfony\Contracts\Service\ResetInterface;
 
 /**
  * A Symfony Semaphore store on the redislock extension's
@@ -37,11 +38,21 @@ use Symfony\Component\Semaphore\PersistingStoreInterface;
  *   Symfony's `autoRelease: false` expects).
  * - The layout in Redis is the extension's (`name~~s`, ...), not Symfony's
  *   RedisStore sorted sets: use one kind of store per resource.
+ * - reset() (`kernel.reset`, between the requests of a long-running
+ *   worker) ends the request scope: see {@see reset()}.
  */
-final class RedisLockSemaphoreStore implements PersistingStoreInterface
+final class RedisLockSemaphoreStore implements PersistingStoreInterface, ResetInterface
 {
     /** The extension's shortest lease (1 ms): a shorter ttl is rounded up to it. */
     private const SHORTEST_LEASE = 0.001;
+
+    /**
+     * The Keys holding a permit this store handed out, to give them back
+     * at reset().
+     *
+     * @var \WeakMap<Key, Semaphore>
+     */
+    private \WeakMap $saved;
 
     /**
      * @param string|array|null $servers one URL, or a list for Sentinel or Cluster; null: ini redislock.servers
@@ -52,6 +63,7 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface
         #[\SensitiveParameter] private string|array|null $servers = null,
         #[\SensitiveParameter] private array $options = [],
     ) {
+        $this->saved = new \WeakMap();
     }
 
     /**
@@ -107,6 +119,7 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface
             throw new SemaphoreAcquiringException($key, sprintf('its %d permits are taken', $key->getLimit()));
         }
         $key->setState(self::class, $semaphore);
+        $this->saved[$key] = $semaphore;
     }
 
     /**
@@ -128,6 +141,7 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface
     {
         $this->semaphoreOf($key)?->release();
         $key->removeState(self::class);
+        unset($this->saved[$key]);
     }
 
     /** Whether the Key's permit is still its own in Redis. */
@@ -136,11 +150,43 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface
         return $this->semaphoreOf($key)?->isAcquired() ?? false;
     }
 
+    /**
+     * Ends the request scope, as the end of a PHP-FPM request does (Symfony
+     * calls it through `kernel.reset` between the requests of a
+     * long-running worker and between messages of a Messenger worker):
+     * gives back every permit this store handed out that is still held,
+     * unless the store was created with `['auto_release' => false]`, and
+     * ends the process's lock holds with `RedisLock::releaseAll()` (see
+     * RedisLockStore::reset(): it is process-wide).
+     *
+     * The permits are given back here, by this store, because the
+     * extension's `RedisLock::releaseAll()` releases locks only, not
+     * semaphore permits (PHP's request end does give both back).
+     */
+    public function reset(): void
+    {
+        if ($this->autoRelease()) {
+            foreach ($this->saved as $key => $semaphore) {
+                $semaphore->release();
+            }
+        }
+        $this->saved = new \WeakMap();
+        \RedisLock::releaseAll();
+    }
+
     private function checkTtl(float $ttlInSecond): void
     {
         if (!($ttlInSecond > 0)) {
             throw new InvalidArgumentException(sprintf('The TTL should be greater than 0, "%s" given.', $ttlInSecond));
         }
+    }
+
+    /** The store's `auto_release` option (default on), read as the extension reads a bool option. */
+    private function autoRelease(): bool
+    {
+        $value = $this->options['auto_release'] ?? true;
+
+        return filter_var($value, \FILTER_VALIDATE_BOOLEAN, \FILTER_NULL_ON_FAILURE) ?? true;
     }
 
     /** The Key's semaphore object when the Key was saved, else null. */

@@ -9,6 +9,7 @@ use Symfony\Component\Lock\Exception\InvalidTtlException;
 use Symfony\Component\Lock\Exception\LockConflictedException;
 use Symfony\Component\Lock\Key;
 use Symfony\Component\Lock\Store\ExpiringStoreTrait;
+use Symfony\Contracts\Service\ResetInterface;
 
 /**
  * A Symfony Lock store on the redislock extension:
@@ -27,8 +28,11 @@ use Symfony\Component\Lock\Store\ExpiringStoreTrait;
  * The value in Redis is the owner token as a plain string (the
  * extension's layout), not Symfony's RedisStore sorted set: use one kind of
  * store per resource. Read (shared) locks are not supported.
+ *
+ * reset() (Symfony's `kernel.reset`) ends the request scope in a
+ * long-running worker: see {@see reset()}.
  */
-final class RedisLockStore implements BlockingStoreInterface
+final class RedisLockStore implements BlockingStoreInterface, ResetInterface
 {
     use ExpiringStoreTrait;
 
@@ -137,6 +141,32 @@ final class RedisLockStore implements BlockingStoreInterface
     public function exists(Key $key): bool
     {
         return $this->heldLockOf($key)?->isAcquired() ?? false;
+    }
+
+    /**
+     * Ends the request scope, as the end of a PHP-FPM request does: every
+     * hold of this process with `auto_release` on is released in Redis
+     * (`RedisLock::releaseAll()`), and holds left auto-renewing by objects
+     * that are gone stop being renewed.
+     *
+     * Symfony calls it through `kernel.reset` (services implementing
+     * ResetInterface are tagged by autoconfiguration): between the requests
+     * of a long-running worker (FrankenPHP worker mode, RoadRunner, Swoole
+     * through Symfony Runtime) and between messages of a Messenger worker,
+     * where PHP's own request end, and so the extension's, comes only once
+     * per worker.
+     *
+     * It is process-wide: the holds of every store and of every
+     * `\RedisLock` used directly end too, not only this store's; a Lock
+     * object that held one holds nothing afterwards (isAcquired() false,
+     * release() does nothing). Holds taken with `['auto_release' => false]`
+     * (e.g. a Key meant for another process) stay. Permits of
+     * `RedisLock\Semaphore` are not part of it: RedisLockSemaphoreStore's
+     * own reset() gives back the ones it handed out.
+     */
+    public function reset(): void
+    {
+        RedisLock::releaseAll();
     }
 
     /** The Key's lock object: its own, one restored from its state, or a new one. */
