@@ -10,7 +10,6 @@ use Symfony\Component\Semaphore\Exception\SemaphoreAcquiringException;
 use Symfony\Component\Semaphore\Exception\SemaphoreExpiredException;
 use Symfony\Component\Semaphore\Key;
 use Symfony\Component\Semaphore\PersistingStoreInterface;
-use Symfony\Contracts\Service\ResetInterface;
 
 /**
  * A Symfony Semaphore store on the redislock extension's
@@ -39,9 +38,10 @@ use Symfony\Contracts\Service\ResetInterface;
  * - The layout in Redis is the extension's (`name~~s`, ...), not Symfony's
  *   RedisStore sorted sets: use one kind of store per resource.
  * - reset() (`kernel.reset`, between the requests of a long-running
- *   worker) ends the request scope: see {@see reset()}.
+ *   worker) ends the request scope: see {@see reset()}. The store is a
+ *   Symfony ResetInterface when symfony/service-contracts is installed.
  */
-final class RedisLockSemaphoreStore implements PersistingStoreInterface, ResetInterface
+final class RedisLockSemaphoreStore implements PersistingStoreInterface, ResettableInterface
 {
     /** The extension's shortest lease (1 ms): a shorter ttl is rounded up to it. */
     private const SHORTEST_LEASE = 0.001;

@@ -9,7 +9,6 @@ use Symfony\Component\Lock\Exception\InvalidTtlException;
 use Symfony\Component\Lock\Exception\LockConflictedException;
 use Symfony\Component\Lock\Key;
 use Symfony\Component\Lock\Store\ExpiringStoreTrait;
-use Symfony\Contracts\Service\ResetInterface;
 
 /**
  * A Symfony Lock store on the redislock extension:
@@ -30,9 +29,11 @@ use Symfony\Contracts\Service\ResetInterface;
  * store per resource. Read (shared) locks are not supported.
  *
  * reset() (Symfony's `kernel.reset`) ends the request scope in a
- * long-running worker: see {@see reset()}.
+ * long-running worker: see {@see reset()}. The store is a Symfony
+ * ResetInterface when symfony/service-contracts is installed (as in every
+ * Symfony application); symfony/lock alone does not need it.
  */
-final class RedisLockStore implements BlockingStoreInterface, ResetInterface
+final class RedisLockStore implements BlockingStoreInterface, ResettableInterface
 {
     use ExpiringStoreTrait;
 

@@ -28,6 +28,23 @@ final class ResetTest extends TestCase
         $this->assertInstanceOf(ResetInterface::class, new RedisLockSemaphoreStore(self::url()));
     }
 
+    /**
+     * symfony/lock and symfony/semaphore do not require service-contracts:
+     * without it (a fresh `php` that loads only them and the bridge) both
+     * stores load and still have reset().
+     */
+    public function testStoresLoadWithoutServiceContracts(): void
+    {
+        $code = "require '/usr/share/php/Symfony/Component/Lock/autoload.php';"
+            . "require '/usr/share/php/Symfony/Component/Semaphore/autoload.php';"
+            . 'require ' . var_export(dirname(__DIR__, 2) . '/autoload.php', true) . ';'
+            . '$stores = [new RedisLock\\Bridge\\Symfony\\RedisLockStore(), new RedisLock\\Bridge\\Symfony\\RedisLockSemaphoreStore()];'
+            . 'echo json_encode([interface_exists("Symfony\\Contracts\\Service\\ResetInterface"), method_exists($stores[0], "reset"), method_exists($stores[1], "reset")]);';
+        $out = shell_exec(escapeshellarg(PHP_BINARY) . ' -d extension=' . escapeshellarg(redislock_extension_path())
+            . ' -r ' . escapeshellarg($code) . ' 2>&1');
+        $this->assertSame('[false,true,true]', $out);
+    }
+
     /** reset() releases every hold of the process with auto_release on: the store's and a plain RedisLock's. */
     public function testLockStoreResetReleasesTheRequestsHolds(): void
     {
