@@ -11,11 +11,11 @@ use RedisLock\Bridge\Symfony\RedisLockStore as SymfonyStore;
 use Symfony\Component\Lock\LockFactory;
 
 /**
- * Both bridges (and the Symfony semaphore store) show their configuration
- * through the extension's own masking: no password (with `/`, `@` or `:`
- * in it), no user name given without a password, no sentinel_password and
- * no owner label appears in var_dump(), print_r(), var_export() or json of
- * the stores and locks.
+ * Both bridges (with the Symfony semaphore store and the Laravel funnel)
+ * show their configuration through the extension's own masking: no
+ * password (with `/`, `@` or `:` in it), no user name given without a
+ * password, no sentinel_password and no owner label appears in var_dump(),
+ * print_r(), var_export() or json of the stores, locks and funnels.
  */
 class MaskedTest extends TestCase
 {
@@ -45,6 +45,7 @@ class MaskedTest extends TestCase
             'laravel store' => $laravel = new LaravelStore(null, ['servers' => $servers, 'options' => $options]),
             'laravel lock' => $laravel->lock('job', 10, 'owner-label'),
             'laravel restored' => $laravel->restoreLock('job', 'owner-label'),
+            'laravel funnel' => $laravel->funnel('job')->limit(2),
         ];
         foreach ($objects as $what => $object) {
             foreach ($this->renderings($object) as $how => $text) {

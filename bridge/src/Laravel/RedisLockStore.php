@@ -14,7 +14,8 @@ use Illuminate\Contracts\Cache\Store;
  * extension, cache entries from another store.
  *
  * lock() and restoreLock() return a {@see RedisLockLock} on the Redis key
- * `prefix . $name`. Cache entries (get, put, many, increment, forget, flush,
+ * `prefix . $name`; funnel() a {@see ConcurrencyLimiterBuilder} on a
+ * semaphore named `prefix . $name`. Cache entries (get, put, many, increment, forget, flush,
  * ...) are not kept by redislock: they go to the cache store named by the
  * config's `store` key (resolved through the cache manager at first use).
  * Without `store` they throw a \LogicException that says to set it.
@@ -107,6 +108,27 @@ class RedisLockStore implements Store, LockProvider
             $this->prefix,
             $this->autoRenewTtl,
         );
+    }
+
+    /**
+     * A funnel on `prefix . $name`: at most `limit($n)` callbacks at once,
+     * in every process, like Laravel's `Redis::funnel()` but woken without
+     * polling and working on Redis Cluster as is (see
+     * {@see ConcurrencyLimiterBuilder}).
+     *
+     *     Cache::store('locks')->funnel('imports')->limit(4)->block(10)->then(fn () => ...);
+     *
+     * @param  string  $name
+     * @return ConcurrencyLimiterBuilder
+     */
+    public function funnel($name)
+    {
+        $options = $this->options;
+        // Lock options that a semaphore refuses; the store's locks keep them.
+        unset($options['auto_renew'], $options['max_hold'], $options['fencing'], $options['owner'], $options['replicas'], $options['reentrant']);
+        $options['prefix'] = $this->prefix;
+
+        return new ConcurrencyLimiterBuilder((string) $name, $this->servers, $options);
     }
 
     /**
