@@ -8,7 +8,8 @@
 # Extra arguments go to phpunit (e.g. --testsuite symfony, --filter name).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh phpunit php-symfony-lock php-symfony-semaphore php-laravel-framework
+bash scripts/setup.sh phpunit php-symfony-lock php-symfony-semaphore \
+  php-symfony-service-contracts php-laravel-framework
 so="$PWD/target/release/redislock.so"
 [ -f "$so" ] || { echo "bridge-tests: $so is missing; run bash scripts/build.sh" >&2; exit 1; }
 [ -x target/release/redis-fixture ] || cargo build --release --locked -p redislock-fixture
