@@ -218,9 +218,10 @@ impl RedisLock {
 
     /// Ends the request scope now, for a worker loop (RoadRunner, a queue
     /// worker between jobs): releases every hold of this request (all
-    /// Fibers) that request end would release (`auto_release`), as request
-    /// end does, and returns how many locks were released in Redis. Holds
-    /// with `auto_release => false` stay with their objects.
+    /// Fibers) and every semaphore permit that request end would release
+    /// (`auto_release`), as request end does, and returns how many were
+    /// released in Redis. Holds with `auto_release => false` stay with
+    /// their objects.
     pub fn release_all() -> i64 {
         i64::try_from(redislock_core::end_request_scope()).unwrap_or(i64::MAX)
     }

@@ -125,15 +125,15 @@ namespace {
         /**
          * Ends the request scope now, for worker loops that PHP's request end does not reach
          * (RoadRunner's plain worker, a queue worker between jobs): releases every hold this
-         * request took (in every Fiber) that request end would release (auto_release), exactly as
-         * request end does. Objects whose holds ended hold nothing afterwards (isAcquired() false,
+         * request took (in every Fiber) that request end would release (auto_release), and gives
+         * back such RedisLock\Semaphore permits, exactly as request end does. Objects whose holds ended hold nothing afterwards (isAcquired() false,
          * release() false, withLock() returns normally), and a later acquire of the same key
          * competes anew (reentrancy does not cross the call). Holds with auto_release => false
          * stay with their live objects (renewed, released by them); other objects no longer join
          * them. The holds left renewing by their gone objects stop being renewed, as at request end.
          *
-         * @return int how many locks were released in Redis (distinct keys; a reentrant hold
-         *     counts once; a hold whose lease was already lost is not counted)
+         * @return int how many locks and permits were released in Redis (distinct keys; a
+         *     reentrant hold counts once; a hold whose lease was already lost is not counted)
          */
         public static function releaseAll(): int {}
 

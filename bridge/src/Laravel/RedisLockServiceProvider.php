@@ -95,10 +95,10 @@ class RedisLockServiceProvider extends ServiceProvider
      * (Laravel's locks outlive the request until released), so they stay
      * held; but a `$seconds = 0` lock whose object is gone stops being
      * renewed and frees within its 15 s lease, exactly as after a PHP-FPM
-     * request. Permits of a `RedisLock\Semaphore` are not part of it (the
-     * extension's releaseAll() ends lock holds only).
+     * request. Permits of a `RedisLock\Semaphore` (the funnel's) with
+     * `auto_release` on are given back too.
      *
-     * @return int how many locks were released in Redis
+     * @return int how many locks and permits were released in Redis
      */
     public static function endRequestScope(): int
     {

@@ -154,22 +154,14 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
      * Ends the request scope, as the end of a PHP-FPM request does (Symfony
      * calls it through `kernel.reset` between the requests of a
      * long-running worker and between messages of a Messenger worker):
-     * gives back every permit this store handed out that is still held,
-     * unless the store was created with `['auto_release' => false]`, and
-     * ends the process's lock holds with `RedisLock::releaseAll()` (see
+     * ends the request scope with `RedisLock::releaseAll()`, which gives
+     * back every permit this store handed out that is still held (unless
+     * the store was created with `['auto_release' => false]`) and the
+     * process's other locks and permits of the request (see
      * RedisLockStore::reset(): it is process-wide).
-     *
-     * The permits are given back here, by this store, because the
-     * extension's `RedisLock::releaseAll()` releases locks only, not
-     * semaphore permits (PHP's request end does give both back).
      */
     public function reset(): void
     {
-        if ($this->autoRelease()) {
-            foreach ($this->saved as $key => $semaphore) {
-                $semaphore->release();
-            }
-        }
         $this->saved = new \WeakMap();
         \RedisLock::releaseAll();
     }
@@ -179,14 +171,6 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
         if (!($ttlInSecond > 0)) {
             throw new InvalidArgumentException(sprintf('The TTL should be greater than 0, "%s" given.', $ttlInSecond));
         }
-    }
-
-    /** The store's `auto_release` option (default on), read as the extension reads a bool option. */
-    private function autoRelease(): bool
-    {
-        $value = $this->options['auto_release'] ?? true;
-
-        return filter_var($value, \FILTER_VALIDATE_BOOLEAN, \FILTER_NULL_ON_FAILURE) ?? true;
     }
 
     /** The Key's semaphore object when the Key was saved, else null. */

@@ -34,7 +34,7 @@ pub mod topology;
 
 pub use config::options::{LockOptions, OnLost, OptionKind, OptionValue};
 pub use error::{ConnectionFailure, LockError, Redirect, Result};
-pub use lock::{Inspection, Lock, LockInfo, end_request_scope, hold_lost, release_all};
+pub use lock::{Inspection, Lock, LockInfo, hold_lost, release_all};
 pub use process::stats;
 pub use semaphore::calls as semaphore_calls;
 pub use semaphore::{Semaphore, SemaphoreInfo, release_all as release_all_semaphores};
@@ -53,3 +53,12 @@ pub fn idle_connections() -> usize {
 
 /// Version of the core (and of the extension).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Ends the request scope by hand (`RedisLock::releaseAll()`): releases the
+/// locks and gives back the semaphore permits that request end would
+/// (`auto_release`), in every Fiber, and returns how many were released in
+/// Redis (a lock held reentrantly counts once). Holds and permits with
+/// `auto_release => false` stay with their objects.
+pub fn end_request_scope() -> usize {
+    lock::end_request_scope() + semaphore::end_request_scope()
+}

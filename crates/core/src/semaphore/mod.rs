@@ -510,3 +510,22 @@ pub fn release_all() -> usize {
         .filter(|h| matches!(release_hold(h), Ok(true)))
         .count()
 }
+
+/// Ends the request scope by hand (`RedisLock::releaseAll()`): gives back
+/// every permit this process holds with `auto_release` on, as request end
+/// does, and keeps the others with their objects. Returns how many were
+/// given back.
+pub fn end_request_scope() -> usize {
+    let ended: Vec<Hold> = {
+        let mut table = holds();
+        let (ended, kept) = std::mem::take(&mut *table)
+            .into_iter()
+            .partition(|h| h.auto_release);
+        *table = kept;
+        ended
+    };
+    ended
+        .iter()
+        .filter(|h| matches!(release_hold(h), Ok(true)))
+        .count()
+}
