@@ -1,12 +1,17 @@
 -- Reentrant acquire: this process already holds the lock under ARGV[1].
 -- Confirm that the lease is still ours and make it last at least the new
--- acquirer's ttl (never shorten it).
--- KEYS[1] = lock key, ARGV[1] = owner token, ARGV[2] = lease in ms
+-- acquirer's ttl (never shorten it); a fenced hold's fencing-token key
+-- follows the lease.
+-- KEYS[1] = lock key, KEYS[2] = hold fence (fenced holds only),
+-- ARGV[1] = owner token, ARGV[2] = lease in ms
 -- Returns 1 when the lease is ours (and now long enough), 0 when it was lost.
 if redis.call('get', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
   redis.call('pexpire', KEYS[1], ARGV[2])
+  if KEYS[2] then
+    redis.call('pexpire', KEYS[2], ARGV[2])
+  end
 end
 return 1

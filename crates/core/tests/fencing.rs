@@ -218,3 +218,92 @@ fn a_lost_counter_starts_again_above_earlier_tokens() {
     assert!(a.fencing_token().unwrap() > before);
     assert!(a.release().unwrap());
 }
+
+/// The hold's fencing token (`K~~f`) and its PTTL, read on the server.
+fn hold_fence(server: &RedisServer, key: &[u8]) -> (Option<i64>, i64) {
+    let fence_key = keys::fence_key(key);
+    let mut conn = server.client();
+    let fence: Option<i64> = redis::cmd("GET").arg(&fence_key).query(&mut conn).unwrap();
+    let pttl: i64 = redis::cmd("PTTL").arg(&fence_key).query(&mut conn).unwrap();
+    (fence, pttl)
+}
+
+/// `K~~f` follows the lease: a fenced hold refreshed past its first ttl
+/// still has its fencing token in Redis (where `inspect()`, a replayed
+/// acquire and a waiter's claim read it), with the refreshed lease.
+#[test]
+fn a_refreshed_hold_keeps_its_fence_key() {
+    let server = RedisServer::start();
+    let key = unique_key("fencerefresh");
+    let mut options = LockOptions::default();
+    options.set("fencing", OptionValue::Bool(true)).unwrap();
+    let mut a = Lock::new(key.clone(), 0.4, &[server.url()], options).unwrap();
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    let fence = a.fencing_token().unwrap();
+    // Refreshed every 0.2 s for 1.2 s: three times the first lease.
+    let until = Instant::now() + Duration::from_millis(1200);
+    while Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(a.refresh(None).unwrap());
+        let (held, pttl) = hold_fence(&server, &key);
+        assert_eq!(held, Some(fence), "K~~f lost while the hold goes on");
+        assert!(pttl > 300 && pttl <= 400, "K~~f's lease: {pttl} ms");
+    }
+    // A longer refresh takes K~~f along too.
+    assert!(a.refresh(Some(5.0)).unwrap());
+    let (held, pttl) = hold_fence(&server, &key);
+    assert_eq!(held, Some(fence));
+    assert!(pttl > 4000, "{pttl}");
+    assert_eq!(a.inspect().unwrap().fence, Some(fence));
+    assert!(a.release().unwrap());
+    assert_eq!(hold_fence(&server, &key).0, None, "released with the hold");
+}
+
+/// The same with `auto_renew`: the renewal thread extends `K~~f` with the
+/// lock key, in the same round trip.
+#[test]
+fn an_auto_renewed_hold_keeps_its_fence_key() {
+    let server = RedisServer::start();
+    let key = unique_key("fencerenew");
+    let mut options = LockOptions::default();
+    options.set("fencing", OptionValue::Bool(true)).unwrap();
+    options.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    let mut a = Lock::new(key.clone(), 0.6, &[server.url()], options).unwrap();
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    let fence = a.fencing_token().unwrap();
+    let until = Instant::now() + Duration::from_millis(1800);
+    while Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+        let (held, pttl) = hold_fence(&server, &key);
+        assert_eq!(held, Some(fence), "K~~f lost while the hold is renewed");
+        assert!(pttl > 0, "{pttl}");
+    }
+    assert!(a.is_acquired().unwrap());
+    assert_eq!(a.inspect().unwrap().fence, Some(fence));
+    assert!(a.release().unwrap());
+    assert_eq!(hold_fence(&server, &key).0, None);
+}
+
+/// A reentrant acquire that makes the lease longer takes `K~~f` along.
+#[test]
+fn a_longer_reentrant_acquire_keeps_the_fence_key() {
+    let server = RedisServer::start();
+    let key = unique_key("fencereenterlong");
+    let fenced_for = |ttl: f64| {
+        let mut options = LockOptions::default();
+        options.set("fencing", OptionValue::Bool(true)).unwrap();
+        Lock::new(key.clone(), ttl, &[server.url()], options).unwrap()
+    };
+    let mut a = fenced_for(0.3);
+    let mut b = fenced_for(5.0);
+    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    let fence = a.fencing_token().unwrap();
+    assert!(b.acquire(Duration::ZERO, &never).unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    let (held, pttl) = hold_fence(&server, &key);
+    assert_eq!(held, Some(fence), "K~~f ended before the lease");
+    assert!(pttl > 4000, "{pttl}");
+    assert!(b.release().unwrap());
+    assert!(a.release().unwrap());
+    assert_eq!(hold_fence(&server, &key).0, None);
+}

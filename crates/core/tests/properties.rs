@@ -1169,7 +1169,9 @@ fn exercise_all_calls(e: &Exercise<'_>) {
         });
     }
     e.run(commands::check_scripts(&k), |_| false);
-    e.run(commands::reenter(&k.lock, TOKEN, 1000), |b| *b);
+    for fence in [None, Some(&k.fence[..])] {
+        e.run(commands::reenter(&k.lock, fence, TOKEN, 1000), |b| *b);
+    }
     for successor in [Successor::HandOver, Successor::Wake] {
         for (fenced, attempt) in [(false, Attempt::First), (true, Attempt::Replay)] {
             e.run(
@@ -1197,11 +1199,13 @@ fn exercise_all_calls(e: &Exercise<'_>) {
         e.run(commands::wait_for_quorum_wake(&k, &w, wait), |b| *b);
     }
     e.run(commands::owner(&k.lock), Option::is_some);
-    e.run(commands::refresh(&k.lock, TOKEN, 1000), |b| *b);
-    let items: Vec<(&[u8], &[u8], u64)> = vec![
-        (&k.lock, TOKEN, 1000),
-        (b"other", TOKEN, 2000),
-        (b"third", b"t", 1),
+    for fence in [None, Some(&k.fence[..])] {
+        e.run(commands::refresh(&k.lock, fence, TOKEN, 1000), |b| *b);
+    }
+    let items: Vec<commands::Extension<'_>> = vec![
+        (&k.lock, None, TOKEN, 1000),
+        (b"other", Some(b"other~~f"), TOKEN, 2000),
+        (b"third", None, b"t", 1),
     ];
     for n in 0..=items.len() {
         e.run(commands::refresh_many(&items[..n]), |v| {
@@ -1254,7 +1258,7 @@ proptest! {
         };
         prop_assert_eq!(released(Attempt::First), if n == 1 { Released::Yes } else { Released::NotOurs });
         prop_assert_eq!(released(Attempt::Replay), if n == 1 { Released::Yes } else { Released::GoneOnReplay });
-        prop_assert_eq!(parse_one(commands::refresh(&k.lock, TOKEN, 1), Value::Int(n)), n == 1);
+        prop_assert_eq!(parse_one(commands::refresh(&k.lock, None, TOKEN, 1), Value::Int(n)), n == 1);
         prop_assert_eq!(parse_one(commands::force_release(&k.lock), Value::Int(n)), n == 1);
         let pttl = (commands::owned_pttl(&k.lock, TOKEN).parse)(vec![Value::Int(n)]).unwrap();
         prop_assert_eq!(pttl, (n != -2 && n != -3).then_some(n));
@@ -1275,7 +1279,7 @@ proptest! {
         let plain = commands::try_acquire(&k, TOKEN, 1, false, Attempt::Replay);
         prop_assert_eq!((plain.parse)(vec![Value::Int(n)]).unwrap(), (n == 1).then_some(None));
         prop_assert_eq!((plain.parse)(vec![Value::Okay]).unwrap(), Some(None));
-        let many = commands::refresh_many(&[(b"a", b"t", 1), (b"b", b"t", 1)]);
+        let many = commands::refresh_many(&[(b"a", None, b"t", 1), (b"b", Some(b"b~~f"), b"t", 1)]);
         prop_assert_eq!(
             (many.parse)(vec![Value::Int(n), Value::Int(m)]).unwrap(),
             vec![n == 1, m == 1]

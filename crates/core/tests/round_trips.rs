@@ -8,6 +8,58 @@ mod common;
 use std::time::Duration;
 
 use common::{RedisServer, lock, never, unique_key};
+use redislock_core::{Lock, LockOptions, OptionValue};
+
+/// The server's command counts since the last `CONFIG RESETSTAT` (commands
+/// run inside scripts included), without `INFO` and the reset itself.
+fn command_counts(server: &RedisServer) -> Vec<(String, u64)> {
+    let stats: String = server.cmd(&["INFO", "commandstats"]);
+    let mut seen: Vec<(String, u64)> = stats
+        .lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .map(|l| {
+            let (name, rest) = l.split_once(":calls=").unwrap();
+            (
+                name.to_owned(),
+                rest.split(',').next().unwrap().parse().unwrap(),
+            )
+        })
+        .filter(|(name, _)| name != "info" && name != "config|resetstat")
+        .collect();
+    seen.sort();
+    seen
+}
+
+fn counts(expected: &[(&str, u64)]) -> Vec<(String, u64)> {
+    expected.iter().map(|(n, c)| (n.to_string(), *c)).collect()
+}
+
+/// A refresh is one EVALSHA: `GET` and `PEXPIRE` for an unfenced hold (no
+/// more than before the hold's fencing key followed its lease), one more
+/// `PEXPIRE` (of `K~~f`) for a fenced one.
+#[test]
+fn a_refresh_costs_an_unfenced_hold_nothing_for_fencing() {
+    let server = RedisServer::start();
+    for (fencing, pexpires) in [(false, 1), (true, 2)] {
+        let mut options = LockOptions::default();
+        options.set("fencing", OptionValue::Bool(fencing)).unwrap();
+        let key = unique_key("rtrefresh");
+        let mut a = Lock::new(key, 10.0, &[server.url()], options).unwrap();
+        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.refresh(None).unwrap());
+        let _: () = server.cmd(&["CONFIG", "RESETSTAT"]);
+        const N: u64 = 50;
+        for _ in 0..N {
+            assert!(a.refresh(None).unwrap());
+        }
+        assert_eq!(
+            command_counts(&server),
+            counts(&[("evalsha", N), ("get", N), ("pexpire", pexpires * N)]),
+            "fencing {fencing}"
+        );
+        assert!(a.release().unwrap());
+    }
+}
 
 #[test]
 fn acquire_is_one_set_and_release_one_evalsha() {
@@ -26,30 +78,14 @@ fn acquire_is_one_set_and_release_one_evalsha() {
     // commandstats also counts the commands that run inside the release
     // script (GET, EXISTS of the waiter queue, DEL); anything else would be
     // an extra round trip or extra server work.
-    let stats: String = server.cmd(&["INFO", "commandstats"]);
-    let mut seen: Vec<(String, u64)> = stats
-        .lines()
-        .filter_map(|l| l.strip_prefix("cmdstat_"))
-        .map(|l| {
-            let (name, rest) = l.split_once(":calls=").unwrap();
-            (
-                name.to_owned(),
-                rest.split(',').next().unwrap().parse().unwrap(),
-            )
-        })
-        .filter(|(name, _)| name != "info" && name != "config|resetstat")
-        .collect();
-    seen.sort();
-    let expected: Vec<(String, u64)> = [
+    let seen = command_counts(&server);
+    let expected = counts(&[
         ("del", N),
         ("evalsha", N),
         ("exists", N),
         ("get", N),
         ("set", N),
-    ]
-    .iter()
-    .map(|(n, c)| (n.to_string(), *c))
-    .collect();
+    ]);
     assert_eq!(
         seen, expected,
         "SET per acquire, EVALSHA (GET, EXISTS, DEL inside) per release"

@@ -65,6 +65,12 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The hold's fencing-token key (`K~~f`) when the hold is fenced: it
+    /// follows the lease wherever the lease is extended.
+    pub fn fence_key(&self) -> Option<&[u8]> {
+        self.fence.map(|_| &self.keys.fence[..])
+    }
+
     fn stop_renewal(&self) {
         self.lease.stop();
     }

@@ -439,7 +439,9 @@ impl Lock {
                 Some(_) => {
                     crate::protocol::scriptless::refresh(&entry.keys.lock, &entry.token, at_least)
                 }
-                None => commands::reenter(&entry.keys.lock, &entry.token, ttl_ms),
+                None => {
+                    commands::reenter(&entry.keys.lock, entry.fence_key(), &entry.token, ttl_ms)
+                }
             });
         let ours = entry
             .lease
@@ -487,6 +489,7 @@ impl Lock {
                 Job {
                     topology: self.topology.clone(),
                     key: self.keys.lock.clone(),
+                    fence_key: fence.map(|_| self.keys.fence.clone()),
                     token: token.clone(),
                     max_hold: self.options.max_hold,
                     renew_now: restored,
@@ -663,7 +666,9 @@ impl Lock {
                 Some(_) => {
                     crate::protocol::scriptless::refresh(&entry.keys.lock, &entry.token, ttl_ms)
                 }
-                None => commands::refresh(&entry.keys.lock, &entry.token, ttl_ms),
+                None => {
+                    commands::refresh(&entry.keys.lock, entry.fence_key(), &entry.token, ttl_ms)
+                }
             };
             self.acked(call, |ok| *ok)
         });

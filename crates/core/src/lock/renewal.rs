@@ -165,6 +165,9 @@ pub struct Job {
     pub topology: Arc<Topology>,
     /// The lock key.
     pub key: Vec<u8>,
+    /// The hold's fencing-token key (`K~~f`) when the hold is fenced: it
+    /// is extended with the lease, in the same script call.
+    pub fence_key: Option<Vec<u8>>,
     /// Our owner token.
     pub token: Vec<u8>,
     /// Stop renewing after this long (`max_hold`).
@@ -361,6 +364,7 @@ fn expire_or_drop(entries: &mut Vec<Entry>, now: Instant) {
 struct Due {
     topology: Arc<Topology>,
     key: Vec<u8>,
+    fence_key: Option<Vec<u8>>,
     token: Vec<u8>,
     ttl_ms: u64,
     lease: Arc<Lease>,
@@ -382,6 +386,7 @@ fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
             Some(Due {
                 topology: e.job.topology.clone(),
                 key: e.job.key.clone(),
+                fence_key: e.job.fence_key.clone(),
                 token: e.job.token.clone(),
                 ttl_ms,
                 lease: e.lease.clone(),
@@ -429,12 +434,22 @@ fn renew_on(batch: &[Due], until: Instant) {
     let keys: Vec<&[u8]> = batch.iter().map(|d| &d.key[..]).collect();
     let scriptless = topology.scriptless(keys[0]).is_some();
     let results = topology.run_batch(Role::Renewal, &keys, &|indices, _| {
-        let items: Vec<(&[u8], &[u8], u64)> = indices
+        let items: Vec<commands::Extension<'_>> = indices
             .iter()
-            .map(|&i| (&batch[i].key[..], &batch[i].token[..], batch[i].ttl_ms))
+            .map(|&i| {
+                let d = &batch[i];
+                (&d.key[..], d.fence_key.as_deref(), &d.token[..], d.ttl_ms)
+            })
             .collect();
         match scriptless {
-            true => crate::protocol::scriptless::refresh_many(&items).within(until),
+            true => {
+                // No fencing without scripts.
+                let items: Vec<(&[u8], &[u8], u64)> = items
+                    .iter()
+                    .map(|&(key, _, token, ttl_ms)| (key, token, ttl_ms))
+                    .collect();
+                crate::protocol::scriptless::refresh_many(&items).within(until)
+            }
             false => commands::refresh_many(&items).within(until),
         }
     });

@@ -135,10 +135,19 @@ pub fn role() -> Call<String> {
 }
 
 /// Confirms that the lock still holds `token` and makes its lease at least
-/// `ttl_ms` long (a reentrant acquire). False when the lease was lost.
-pub fn reenter(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
-    let cmd = scripts::REENTER.evalsha(&[key], &[token.into(), ttl_ms.into()]);
+/// `ttl_ms` long (a reentrant acquire); `fence`, the hold's fencing-token
+/// key (`K~~f`) of a fenced hold, follows the lease. False when the lease
+/// was lost.
+pub fn reenter(key: &[u8], fence: Option<&[u8]>, token: &[u8], ttl_ms: u64) -> Call<bool> {
+    let cmd = scripts::REENTER.evalsha(&lease_keys(key, fence), &[token.into(), ttl_ms.into()]);
     Call::one(cmd, is_one)
+}
+
+/// The keys of a script that extends a hold's lease: the lock, and the
+/// hold's fencing-token key when the hold is fenced (unfenced holds send
+/// one key, and the script does nothing more for them).
+fn lease_keys<'a>(key: &'a [u8], fence: Option<&'a [u8]>) -> Vec<&'a [u8]> {
+    std::iter::once(key).chain(fence).collect()
 }
 
 /// What a release found.
@@ -360,19 +369,28 @@ pub fn owner(key: &[u8]) -> Call<Option<Vec<u8>>> {
     Call::new(vec![Command::of(&[b"GET", key])], |r| value(one(r)?))
 }
 
-/// Sets the lease to `ttl_ms` if the lock still holds `token`.
-pub fn refresh(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
-    let cmd = scripts::REFRESH.evalsha(&[key], &[token.into(), ttl_ms.into()]);
+/// Sets the lease to `ttl_ms` if the lock still holds `token`; `fence`,
+/// the hold's fencing-token key (`K~~f`) of a fenced hold, gets the same
+/// lease (when it exists).
+pub fn refresh(key: &[u8], fence: Option<&[u8]>, token: &[u8], ttl_ms: u64) -> Call<bool> {
+    let cmd = scripts::REFRESH.evalsha(&lease_keys(key, fence), &[token.into(), ttl_ms.into()]);
     Call::one(cmd, is_one)
 }
 
-/// [`refresh`] of many holds in one round trip: `(key, token, ttl ms)`
-/// each; one result per hold, in order.
-pub fn refresh_many(items: &[(&[u8], &[u8], u64)]) -> Call<Vec<bool>> {
+/// One hold's [`refresh`] in [`refresh_many`]: `(lock key, fence key of a
+/// fenced hold, token, ttl ms)`.
+pub type Extension<'a> = (&'a [u8], Option<&'a [u8]>, &'a [u8], u64);
+
+/// [`refresh`] of many holds in one round trip; one result per hold, in
+/// order.
+pub fn refresh_many(items: &[Extension<'_>]) -> Call<Vec<bool>> {
     let cmds = items
         .iter()
-        .map(|(key, token, ttl_ms)| {
-            scripts::REFRESH.evalsha(&[key], &[(*token).into(), (*ttl_ms).into()])
+        .map(|(key, fence, token, ttl_ms)| {
+            scripts::REFRESH.evalsha(
+                &lease_keys(key, *fence),
+                &[(*token).into(), (*ttl_ms).into()],
+            )
         })
         .collect();
     Call::new(cmds, |replies| {
