@@ -165,6 +165,15 @@ impl LockError {
                 ),
             };
         }
+        if detail.contains(SEMAPHORE_ACL_REFUSAL) {
+            return Self::Server {
+                server: server.to_owned(),
+                detail: format!(
+                    "{detail}: its ACL refuses a command that redislock's semaphore scripts \
+                     need to give permits back and hand them over, so no permit was taken"
+                ),
+            };
+        }
         if detail.contains(ACL_REFUSAL) {
             return Self::Server {
                 server: server.to_owned(),
@@ -324,6 +333,9 @@ fn redirect_of(err: &redis::RedisError) -> Option<Redirect> {
 /// How the first acquire's check (`scripts/permitted.lua`) words a command
 /// that the ACL refuses.
 const ACL_REFUSAL: &str = "redislock: this user may not run";
+
+/// The same check for a semaphore's commands.
+const SEMAPHORE_ACL_REFUSAL: &str = "redislock (semaphore): this user may not run";
 
 /// Redis echoes the first arguments of an unknown command ("with args
 /// beginning with: ..."): they can carry an owner token, so they are cut.

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::{RedisServer, never, unique_key};
-use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue};
+use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue, Semaphore};
 
 /// A password that can only come from the URL: it must never appear in an
 /// error.
@@ -676,6 +676,121 @@ fn acl_user_without_a_script_command_gets_no_lock() {
                 }
             }
             assert_eq!(keys_of(&server, &key), Vec::<String>::new());
+        }
+    }
+}
+
+fn semaphore_at(url: &str, name: &[u8], options: LockOptions) -> Semaphore {
+    Semaphore::new(name.to_vec(), 1, 5.0, &[url.to_owned()], options).unwrap()
+}
+
+/// The least-privilege ACL that SECURITY.md gives for a semaphore works
+/// for every call on one server: the commands sent (`EVALSHA`, `SCRIPT
+/// LOAD`, `BLPOP`) plus exactly those its scripts call, on the prefix's key
+/// pattern only (no `INCR`: that is the lock's fencing counter).
+#[test]
+fn acl_semaphore_least_privilege_user_works() {
+    let server = acl_server(&[
+        "~app:*",
+        "resetchannels",
+        "-@all",
+        "+evalsha",
+        "+script|load",
+        "+blpop",
+        "+get",
+        "+set",
+        "+del",
+        "+exists",
+        "+pttl",
+        "+pexpire",
+        "+rpush",
+        "+zadd",
+        "+zrem",
+        "+zscore",
+        "+zrange",
+        "+zrangebyscore",
+        "+zcount",
+    ]);
+    let url = acl_url(&server);
+    let name = unique_key("sem-least-privilege");
+    let options = || {
+        let mut options = LockOptions::default();
+        options
+            .set("prefix", OptionValue::Text(b"app:".to_vec()))
+            .unwrap();
+        options
+            .set("retry_delay", OptionValue::Number(0.1))
+            .unwrap();
+        options
+    };
+    let mut holder = semaphore_at(&url, &name, options());
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.is_acquired().unwrap());
+    assert!(holder.remaining_ttl().unwrap().is_some());
+    assert!(holder.refresh(Some(5.0)).unwrap());
+    // A waiter queues and is handed the permit by the release.
+    let waiter = {
+        let (url, name) = (url.clone(), name.clone());
+        std::thread::spawn(move || {
+            let mut waiter = semaphore_at(&url, &name, options());
+            let got = waiter.acquire(Duration::from_secs(3), &never).unwrap();
+            assert!(waiter.release().unwrap());
+            got
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    // Scripts flushed: the NOSCRIPT path loads them (SCRIPT LOAD).
+    let _: () = server.cmd(&["SCRIPT", "FLUSH"]);
+    assert!(holder.release().unwrap());
+    assert!(waiter.join().unwrap(), "the waiter got the permit");
+    let left: Vec<String> = server.cmd(&["KEYS", "app:*"]);
+    assert_eq!(left, Vec::<String>::new(), "nothing left behind");
+}
+
+/// An ACL user that may run `EVALSHA` but not a command that a semaphore's
+/// scripts call (`ZREM`: it could take a permit and never give it back;
+/// `ZCOUNT`, `RPUSH`, ...) is refused at its first acquire, before any
+/// permit is taken, naming the command (Redis 7.0+). A lock's check on the
+/// same server does not stand in for the semaphore's: a lock works for
+/// that user (it needs none of those), the semaphore is still refused.
+#[test]
+fn acl_user_without_a_semaphore_command_gets_no_permit() {
+    for command in ["zrem", "zcount", "zrangebyscore", "rpush", "del", "pexpire"] {
+        let rule = format!("-{command}");
+        let server = acl_server(&["~*", "+@all", &rule]);
+        let url = acl_url(&server);
+        if command == "zcount" || command == "zrangebyscore" {
+            let key = unique_key("acl-lock-before-semaphore");
+            let mut lock = lock_at(&url, &key, LockOptions::default());
+            assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+            assert!(lock.release().unwrap());
+        }
+        let name = unique_key("acl-no-semaphore-command");
+        for (path, wait) in [
+            ("plain", Duration::ZERO),
+            ("blocking", Duration::from_millis(300)),
+        ] {
+            let mut semaphore = semaphore_at(&url, &name, LockOptions::default());
+            match semaphore.acquire(wait, &never) {
+                Err(err) => {
+                    let needle = format!("may not run {}", command.to_uppercase());
+                    clear_error(
+                        &format!("ACL without {command}, {path} semaphore acquire"),
+                        &err,
+                        &[&needle, "no permit was taken"],
+                    );
+                    assert!(matches!(err, LockError::Server { .. }), "{err:?}");
+                }
+                Ok(got) => {
+                    let release = semaphore.release();
+                    panic!(
+                        "without {command}, the {path} semaphore acquire returned {got}; \
+                         release: {release:?}; keys left: {:?}",
+                        keys_of(&server, &name)
+                    );
+                }
+            }
+            assert_eq!(keys_of(&server, &name), Vec::<String>::new());
         }
     }
 }

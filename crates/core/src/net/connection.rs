@@ -3,7 +3,7 @@
 use std::io;
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -102,10 +102,15 @@ impl std::hash::Hash for Broken {
 /// server refusing scripts never gets a lock that could not be released.
 /// A server found to refuse scripts but to have a compare-and-delete
 /// command is recorded as script-less instead ([`CompareDelete`]).
+/// A semaphore's first acquire asks too, for its own commands
+/// ([`ScriptsChecked::semaphore`]): a lock's check says nothing of them.
 /// Not part of a config's identity: equal configs compare equal whatever
 /// this says.
 #[derive(Debug, Default)]
-pub struct ScriptsChecked(AtomicU8);
+pub struct ScriptsChecked {
+    state: AtomicU8,
+    semaphore: AtomicBool,
+}
 
 /// [`ScriptsChecked`]'s states (0: not checked yet).
 const SCRIPTS: u8 = 1;
@@ -115,18 +120,29 @@ const DELEX: u8 = 3;
 impl ScriptsChecked {
     /// True once the server ran a script.
     pub fn get(&self) -> bool {
-        self.0.load(Ordering::Relaxed) == SCRIPTS
+        self.state.load(Ordering::Relaxed) == SCRIPTS
     }
 
     /// Records that the server ran a script.
     pub fn set(&self) {
-        self.0.store(SCRIPTS, Ordering::Relaxed);
+        self.state.store(SCRIPTS, Ordering::Relaxed);
+    }
+
+    /// True once the server ran a semaphore's check: its scripts run, and
+    /// the ACL lets this user run every command a semaphore's scripts run.
+    pub fn semaphore(&self) -> bool {
+        self.semaphore.load(Ordering::Relaxed)
+    }
+
+    /// Records that the server passed a semaphore's check.
+    pub fn set_semaphore(&self) {
+        self.semaphore.store(true, Ordering::Relaxed);
     }
 
     /// How the server compares and deletes without scripts, once it was
     /// found to refuse them ([`ScriptsChecked::set_scriptless`]).
     pub fn scriptless(&self) -> Option<CompareDelete> {
-        match self.0.load(Ordering::Relaxed) {
+        match self.state.load(Ordering::Relaxed) {
             DELIFEQ => Some(CompareDelete::DelIfEq),
             DELEX => Some(CompareDelete::DelEx),
             _ => None,
@@ -140,13 +156,16 @@ impl ScriptsChecked {
             CompareDelete::DelIfEq => DELIFEQ,
             CompareDelete::DelEx => DELEX,
         };
-        self.0.store(state, Ordering::Relaxed);
+        self.state.store(state, Ordering::Relaxed);
     }
 }
 
 impl Clone for ScriptsChecked {
     fn clone(&self) -> Self {
-        Self(AtomicU8::new(self.0.load(Ordering::Relaxed)))
+        Self {
+            state: AtomicU8::new(self.state.load(Ordering::Relaxed)),
+            semaphore: AtomicBool::new(self.semaphore()),
+        }
     }
 }
 

@@ -158,6 +158,19 @@ pub fn lease(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Call<Option<u64>> {
     Call::one(cmd, |r| Ok(u64::try_from(value::<i64>(one(r)?)?).ok()))
 }
 
+/// Asks the server, before this process's first semaphore acquire there,
+/// whether it runs our scripts and whether its ACL lets this user run every
+/// command the semaphore's scripts run on its keys (Redis 7.0+;
+/// `permitted.lua`). Fails with the server's refusal, before any permit is
+/// taken. Reads and writes nothing.
+pub fn check_scripts(keys: &SemKeys) -> Call<()> {
+    let cmd = scripts::PERMITTED.evalsha(
+        &[&keys.holders, &keys.queue, &keys.permits],
+        &["semaphore".into()],
+    );
+    Call::one(cmd, |r| value::<i64>(one(r)?).map(drop))
+}
+
 /// Blocks up to `timeout` for the wake-up of the waiter holding `token`.
 /// True when woken.
 pub fn wait_for_wake(keys: &SemKeys, token: &[u8], timeout: Duration) -> Call<bool> {

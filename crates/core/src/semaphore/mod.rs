@@ -229,6 +229,7 @@ impl Semaphore {
                 String::from_utf8_lossy(&self.name)
             )));
         }
+        self.check_scripts()?;
         while let Some(token) = self.orphans.last() {
             let keys = &*self.keys;
             self.on_master(Role::Command, &|_| calls::release(keys, token, true))?;
@@ -271,6 +272,22 @@ impl Semaphore {
             }
             None => Ok(false),
         }
+    }
+
+    /// Before this process's first acquire on the semaphore's server: makes
+    /// sure the server runs scripts and (Redis 7.0+) lets this user run
+    /// every command the semaphore's scripts run, so that a user who could
+    /// take a permit but not give it back is refused before any permit is
+    /// taken (as a lock's first acquire is).
+    fn check_scripts(&self) -> Result<()> {
+        let key = &self.keys.holders;
+        if self.topology.semaphore_checked(key) {
+            return Ok(());
+        }
+        let keys = &*self.keys;
+        self.on_master(Role::Command, &|_| calls::check_scripts(keys))?;
+        self.topology.mark_semaphore_checked(key);
+        Ok(())
     }
 
     /// A permit won by a request sent at `sent` counts only if its lease is

@@ -471,6 +471,24 @@ impl Topology {
         }
     }
 
+    /// True when every server of `key` (a semaphore's) passed a
+    /// semaphore's check in this process.
+    pub fn semaphore_checked(&self, key: &[u8]) -> bool {
+        match self.route.servers(key) {
+            Ok(servers) => servers.iter().all(|s| s.scripts.semaphore()),
+            Err(_) => false,
+        }
+    }
+
+    /// Records that the servers of `key` passed a semaphore's check.
+    pub fn mark_semaphore_checked(&self, key: &[u8]) {
+        if let Ok(servers) = self.route.servers(key) {
+            for server in servers.iter() {
+                server.scripts.set_semaphore();
+            }
+        }
+    }
+
     /// How the servers of `key` compare and delete without scripts, when
     /// every one of them was found to refuse scripts but to have a
     /// compare-and-delete command ([`crate::protocol::scriptless`]).
