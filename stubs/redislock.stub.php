@@ -206,7 +206,7 @@ namespace RedisLock {
          * @param int $permits Holders at once, 1 to 1,000,000; every user of the name must pass the same.
          * @param float|null $ttl Lease of each permit in seconds; null: ini redislock.default_ttl.
          * @param string|array|null $servers One URL, or a list for Sentinel or Cluster; null: ini redislock.servers.
-         * @param array $options As for RedisLock, except auto_renew, max_hold, fencing, owner and replicas (refused).
+         * @param array $options As for RedisLock, except fencing, owner, replicas and on_lost => 'interrupt' (refused).
          * @throws \ValueError on a bad argument or option
          * @throws LockException over Redlock
          */

@@ -18,7 +18,7 @@ $cases = [
     'ttl 0' => fn() => new Semaphore('a', 2, 0, $url),
     'ttl NAN' => fn() => new Semaphore('a', 2, NAN, $url),
     'unknown option' => fn() => new Semaphore('a', 2, 5, $url, ['nope' => 1]),
-    'auto_renew' => fn() => new Semaphore('a', 2, 5, $url, ['auto_renew' => true]),
+    'on_lost interrupt' => fn() => new Semaphore('a', 2, 5, $url, ['auto_renew' => true, 'on_lost' => 'interrupt']),
     'fencing' => fn() => new Semaphore('a', 2, 5, $url, ['fencing' => true]),
     'redlock' => fn() => new Semaphore('a', 2, 5, [$url, 'redis://127.0.0.1:2', 'redis://127.0.0.1:3']),
     'negative wait' => fn() => (new Semaphore('a', 2, 5, $url))->acquire(-1),
@@ -44,7 +44,7 @@ absurd permits: ValueError: RedisLock\Semaphore::__construct(): Argument #2 ($pe
 ttl 0: ValueError: RedisLock\Semaphore::__construct(): Argument #3 ($ttl) %s
 ttl NAN: ValueError: RedisLock\Semaphore::__construct(): Argument #3 ($ttl) %s
 unknown option: ValueError: RedisLock\Semaphore::__construct(): Argument #5 ($options) contains unknown option "nope" (known: %s)
-auto_renew: ValueError: RedisLock\Semaphore::__construct(): Argument #5 ($options) option "auto_renew" is not supported by RedisLock\Semaphore: a semaphore's permits are not renewed in the background yet: call refresh()
+on_lost interrupt: ValueError: RedisLock\Semaphore::__construct(): Argument #5 ($options) option "on_lost" is not supported by RedisLock\Semaphore: "interrupt" is for locks only; withPermit() throws LockLostException after its callback when the permit was lost
 fencing: ValueError: RedisLock\Semaphore::__construct(): Argument #5 ($options) option "fencing" is not supported by RedisLock\Semaphore: semaphores give no fencing tokens
 redlock: RedisLock\LockException: RedisLock\Semaphore does not run over several independent servers (Redlock): counting holders needs one server that decides, and there is no quorum implementation for semaphores yet; use one server, Sentinel or Cluster
 negative wait: ValueError: RedisLock\Semaphore::acquire(): Argument #1 ($wait) %s

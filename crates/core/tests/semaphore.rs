@@ -307,9 +307,14 @@ fn redlock_and_bad_arguments_are_refused_before_anything_is_sent() {
     assert_eq!(invalid(b"a~~b", 1, LockOptions::default()), "name");
     assert_eq!(invalid(b"a", 0, LockOptions::default()), "permits");
     assert_eq!(invalid(b"a", 1_000_001, LockOptions::default()), "permits");
-    let mut renew = LockOptions::default();
-    renew.set("auto_renew", OptionValue::Bool(true)).unwrap();
-    assert_eq!(invalid(b"a", 1, renew), "option \"auto_renew\"");
+    let mut interrupt = LockOptions::default();
+    interrupt
+        .set("auto_renew", OptionValue::Bool(true))
+        .unwrap();
+    interrupt
+        .set("on_lost", OptionValue::Text(b"interrupt".to_vec()))
+        .unwrap();
+    assert_eq!(invalid(b"a", 1, interrupt), "option \"on_lost\"");
 }
 
 #[test]
@@ -400,4 +405,156 @@ fn a_lost_reply_is_replayed_without_taking_a_second_permit() {
     assert!(s.release().unwrap());
     assert_eq!(proxy.cuts(), 2);
     assert_eq!(server.cmd::<usize>(&["EXISTS", &holders]), 0);
+}
+
+/// A semaphore with `auto_renew` (and more options).
+fn renewed(
+    server: &RedisServer,
+    name: &[u8],
+    ttl: f64,
+    extra: &[(&str, OptionValue)],
+) -> Semaphore {
+    let mut options = LockOptions::default();
+    options.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    for (option, value) in extra {
+        options.set(option, value.clone()).unwrap();
+    }
+    Semaphore::new(name.to_vec(), 1, ttl, &[server.url()], options).unwrap()
+}
+
+/// The lease end of the one holder in `S~~s` (ms since the Unix epoch),
+/// if any.
+fn lease_end(server: &RedisServer, name: &[u8]) -> Option<f64> {
+    let holders = String::from_utf8(SemKeys::new(name).holders).unwrap();
+    let ends: Vec<String> = server.cmd(&["ZRANGE", &holders, "0", "-1", "WITHSCORES"]);
+    ends.get(1).map(|score| score.parse().unwrap())
+}
+
+fn now_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as f64
+}
+
+/// `auto_renew`: the renewal thread keeps a 0.3 s permit for well over its
+/// lease plus the clock grace (a permit left alone comes back after
+/// 0.8 s), nobody else gets it meanwhile, and `release()` ends it.
+#[test]
+fn auto_renew_keeps_a_permit_until_its_release() {
+    let server = RedisServer::start();
+    let name = unique_key("sem-renew");
+    let mut holder = renewed(&server, &name, 0.3, &[]);
+    let mut other = sem(&server, &name, 1, 5.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let until = Instant::now() + Duration::from_millis(1300);
+    while Instant::now() < until {
+        let end = lease_end(&server, &name).expect("the permit is gone");
+        assert!(end > now_ms(), "the lease ran out while renewed");
+        assert!(!other.acquire(Duration::ZERO, &never).unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(holder.is_acquired().unwrap());
+    assert!(holder.remaining_ttl().unwrap().is_some_and(|s| s > 0.0));
+    let renewals = server.calls("evalsha");
+    assert!(holder.release().unwrap());
+    assert!(other.acquire(Duration::ZERO, &never).unwrap());
+    assert!(other.release().unwrap());
+    std::thread::sleep(Duration::from_millis(300));
+    // The release (and other's try and release) only: no renewal after.
+    assert!(server.calls("evalsha") - renewals <= 3);
+}
+
+/// A permit renewed alongside a lock on the same server: both in one
+/// pipelined round trip per renewal round.
+#[test]
+fn permits_and_locks_are_renewed_in_one_batch() {
+    let server = RedisServer::start();
+    let name = unique_key("sem-renew-batch");
+    let mut permit = renewed(&server, &name, 0.3, &[]);
+    let mut options = LockOptions::default();
+    options.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    let mut lock = redislock_core::Lock::new(
+        unique_key("sem-renew-batch-lock"),
+        0.3,
+        &[server.url()],
+        options,
+    )
+    .unwrap();
+    assert!(permit.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    // One connection for the counts: each INFO is one read.
+    let mut con = server.client();
+    let mut info = |section: &str, field: &str| -> u64 {
+        let text: String = redis::cmd("INFO").arg(section).query(&mut con).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|rest| rest.trim().split(',').next().map(str::to_owned))
+            .unwrap_or_default()
+            .parse()
+            .unwrap_or(0)
+    };
+    let reads_before = info("stats", "total_reads_processed:");
+    let renewals_before = info("commandstats", "cmdstat_evalsha:calls=");
+    std::thread::sleep(Duration::from_millis(1000));
+    // Reads: the renewal rounds, plus the commandstats and stats here.
+    let round_trips = info("stats", "total_reads_processed:") - reads_before - 2;
+    let renewals = info("commandstats", "cmdstat_evalsha:calls=") - renewals_before;
+    println!("{renewals} renewals in {round_trips} round trips");
+    assert!(renewals >= 10, "{renewals}");
+    assert!(
+        renewals as f64 >= 1.6 * round_trips as f64,
+        "{renewals} renewals in {round_trips} round trips: not batched"
+    );
+    assert!(permit.is_acquired().unwrap(), "permit");
+    assert!(lock.is_acquired().unwrap(), "lock");
+    assert!(permit.remaining_ttl().unwrap().is_some());
+    assert!(lock.remaining_ttl().unwrap().is_some());
+    assert!(permit.release().unwrap() && lock.release().unwrap());
+}
+
+/// `max_hold` ends a permit's renewal: it is then lost when its lease
+/// runs out (`isAcquired()` false, counted in `lost_leases`), and the
+/// permit comes back.
+#[test]
+fn max_hold_ends_a_permits_renewal() {
+    let server = RedisServer::start();
+    let name = unique_key("sem-max-hold");
+    let lost = redislock_core::stats::snapshot().lost_leases;
+    let mut holder = renewed(
+        &server,
+        &name,
+        0.3,
+        &[("max_hold", OptionValue::Number(0.5))],
+    );
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    std::thread::sleep(Duration::from_millis(450));
+    assert!(holder.is_acquired().unwrap(), "renewed within max_hold");
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(!holder.is_acquired().unwrap(), "not renewed past max_hold");
+    assert!(redislock_core::stats::snapshot().lost_leases > lost);
+    let mut other = sem(&server, &name, 1, 5.0);
+    assert!(other.acquire(Duration::from_secs(2), &never).unwrap());
+    assert!(!holder.release().unwrap());
+    assert!(other.release().unwrap());
+}
+
+/// A permit taken away behind the holder's back is found lost by the next
+/// renewal: `isAcquired()` false without a round trip, `lost_leases`
+/// counted, `release()` false.
+#[test]
+fn a_renewal_finds_a_permit_taken_away() {
+    let server = RedisServer::start();
+    let name = unique_key("sem-renew-lost");
+    let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
+    let mut holder = renewed(&server, &name, 0.6, &[]);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let lost = redislock_core::stats::snapshot().lost_leases;
+    let _: () = server.cmd(&["DEL", &holders]);
+    std::thread::sleep(Duration::from_millis(450));
+    let before = server.calls("evalsha");
+    assert!(!holder.is_acquired().unwrap());
+    assert_eq!(server.calls("evalsha"), before, "no round trip");
+    assert!(redislock_core::stats::snapshot().lost_leases > lost);
+    assert!(!holder.release().unwrap());
 }

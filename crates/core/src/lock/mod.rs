@@ -31,7 +31,7 @@ use crate::protocol::token;
 use crate::topology::{Topology, Votes, Waiting};
 use holds::{Entry, Left};
 pub use inspect::Inspection;
-use renewal::{Job, Lease};
+use renewal::{Job, Lease, Renewed};
 pub use scope::end_request_scope;
 
 /// Longest key accepted, in bytes (prefix excluded).
@@ -489,7 +489,9 @@ impl Lock {
                 Job {
                     topology: self.topology.clone(),
                     key: self.keys.lock.clone(),
-                    fence_key: fence.map(|_| self.keys.fence.clone()),
+                    what: Renewed::Lock {
+                        fence_key: fence.map(|_| self.keys.fence.clone()),
+                    },
                     token: token.clone(),
                     max_hold: self.options.max_hold,
                     renew_now: restored,

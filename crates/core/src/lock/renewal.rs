@@ -1,7 +1,8 @@
 //! Lease renewal (option `auto_renew`): one background thread per process
 //! extends every auto-renewed hold at about a third of its lease with the
-//! compare-and-pexpire script, pipelining all holds due on one server into
-//! one round trip. It never touches PHP.
+//! compare-and-pexpire script (a semaphore's permit: `sem_refresh.lua`,
+//! [`Renewed`]), pipelining all holds due on one server into one round
+//! trip. It never touches PHP.
 //!
 //! A renewal that finds the lease gone marks the hold lost at once; the PHP
 //! side reads that mark without a round trip ([`Lease::is_lost`],
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::process::stats::{self, Counter};
+use crate::protocol::command::Command;
 use crate::protocol::commands;
 use crate::protocol::scripts;
 use crate::topology::Topology;
@@ -163,17 +165,35 @@ pub fn lease_end(sent: Instant, ttl_ms: u64, drift: Duration) -> u64 {
 pub struct Job {
     /// Where the lock lives.
     pub topology: Arc<Topology>,
-    /// The lock key.
+    /// The key that routes the renewal: the lock key, or a semaphore's
+    /// holders key (`S~~s`).
     pub key: Vec<u8>,
-    /// The hold's fencing-token key (`K~~f`) when the hold is fenced: it
-    /// is extended with the lease, in the same script call.
-    pub fence_key: Option<Vec<u8>>,
+    /// What is renewed: a lock's hold or a semaphore's permit.
+    pub what: Renewed,
     /// Our owner token.
     pub token: Vec<u8>,
     /// Stop renewing after this long (`max_hold`).
     pub max_hold: Option<Duration>,
     /// Renew at once instead of after a third of the lease.
     pub renew_now: bool,
+}
+
+/// What a [`Job`] renews, with the keys its renewal needs besides the
+/// job's key.
+#[derive(Debug, Clone)]
+pub enum Renewed {
+    /// A lock's hold (`refresh.lua` on the lock key).
+    Lock {
+        /// The hold's fencing-token key (`K~~f`) when the hold is fenced:
+        /// it is extended with the lease, in the same script call.
+        fence_key: Option<Vec<u8>>,
+    },
+    /// A semaphore's permit (`sem_refresh.lua` on the holders key).
+    Permit {
+        /// The semaphore's permits key (`S~~s~~n`), which lives as long
+        /// as the longest lease.
+        permits_key: Vec<u8>,
+    },
 }
 
 struct Entry {
@@ -364,10 +384,28 @@ fn expire_or_drop(entries: &mut Vec<Entry>, now: Instant) {
 struct Due {
     topology: Arc<Topology>,
     key: Vec<u8>,
-    fence_key: Option<Vec<u8>>,
+    what: Renewed,
     token: Vec<u8>,
     ttl_ms: u64,
     lease: Arc<Lease>,
+}
+
+impl Due {
+    /// The command that extends this lease, in a pipelined batch
+    /// ([`commands::extend_many`]).
+    fn command(&self) -> Command {
+        match &self.what {
+            Renewed::Lock { fence_key } => {
+                commands::refresh_command(&self.key, fence_key.as_deref(), &self.token, self.ttl_ms)
+            }
+            Renewed::Permit { permits_key } => crate::semaphore::calls::lease_command(
+                &self.key,
+                permits_key,
+                &self.token,
+                self.ttl_ms,
+            ),
+        }
+    }
 }
 
 /// The holds to renew now: those due, and those due within a quarter of
@@ -386,7 +424,7 @@ fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
             Some(Due {
                 topology: e.job.topology.clone(),
                 key: e.job.key.clone(),
-                fence_key: e.job.fence_key.clone(),
+                what: e.job.what.clone(),
                 token: e.job.token.clone(),
                 ttl_ms,
                 lease: e.lease.clone(),
@@ -433,24 +471,19 @@ fn renew_on(batch: &[Due], until: Instant) {
     let sent = Instant::now();
     let keys: Vec<&[u8]> = batch.iter().map(|d| &d.key[..]).collect();
     let scriptless = topology.scriptless(keys[0]).is_some();
-    let results = topology.run_batch(Role::Renewal, &keys, &|indices, _| {
-        let items: Vec<commands::Extension<'_>> = indices
-            .iter()
-            .map(|&i| {
-                let d = &batch[i];
-                (&d.key[..], d.fence_key.as_deref(), &d.token[..], d.ttl_ms)
-            })
-            .collect();
-        match scriptless {
-            true => {
-                // No fencing without scripts.
-                let items: Vec<(&[u8], &[u8], u64)> = items
-                    .iter()
-                    .map(|&(key, _, token, ttl_ms)| (key, token, ttl_ms))
-                    .collect();
-                crate::protocol::scriptless::refresh_many(&items).within(until)
-            }
-            false => commands::refresh_many(&items).within(until),
+    let results = topology.run_batch(Role::Renewal, &keys, &|indices, _| match scriptless {
+        // Only locks here: no fencing without scripts, and a semaphore
+        // never takes a permit on a server that refuses scripts.
+        true => {
+            let items: Vec<(&[u8], &[u8], u64)> = indices
+                .iter()
+                .map(|&i| (&batch[i].key[..], &batch[i].token[..], batch[i].ttl_ms))
+                .collect();
+            crate::protocol::scriptless::refresh_many(&items).within(until)
+        }
+        false => {
+            let cmds = indices.iter().map(|&i| batch[i].command()).collect();
+            commands::extend_many(cmds).within(until)
         }
     });
     let elapsed = sent.elapsed();

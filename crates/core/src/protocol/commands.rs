@@ -373,30 +373,26 @@ pub fn owner(key: &[u8]) -> Call<Option<Vec<u8>>> {
 /// the hold's fencing-token key (`K~~f`) of a fenced hold, gets the same
 /// lease (when it exists).
 pub fn refresh(key: &[u8], fence: Option<&[u8]>, token: &[u8], ttl_ms: u64) -> Call<bool> {
-    let cmd = scripts::REFRESH.evalsha(&lease_keys(key, fence), &[token.into(), ttl_ms.into()]);
-    Call::one(cmd, is_one)
+    Call::one(refresh_command(key, fence, token, ttl_ms), is_one)
 }
 
-/// One hold's [`refresh`] in [`refresh_many`]: `(lock key, fence key of a
-/// fenced hold, token, ttl ms)`.
-pub type Extension<'a> = (&'a [u8], Option<&'a [u8]>, &'a [u8], u64);
+/// The command of a [`refresh`]: `refresh.lua`, which answers 1 when the
+/// lease was ours and is extended, 0 otherwise.
+pub fn refresh_command(key: &[u8], fence: Option<&[u8]>, token: &[u8], ttl_ms: u64) -> Command {
+    scripts::REFRESH.evalsha(&lease_keys(key, fence), &[token.into(), ttl_ms.into()])
+}
 
-/// [`refresh`] of many holds in one round trip; one result per hold, in
-/// order.
-pub fn refresh_many(items: &[Extension<'_>]) -> Call<Vec<bool>> {
-    let cmds = items
-        .iter()
-        .map(|(key, fence, token, ttl_ms)| {
-            scripts::REFRESH.evalsha(
-                &lease_keys(key, *fence),
-                &[(*token).into(), (*ttl_ms).into()],
-            )
-        })
-        .collect();
+/// Lease extensions of many holds in one round trip (the renewal thread):
+/// each command one that answers a positive number when the lease was
+/// ours and is now extended, and 0 or less when it was not:
+/// [`refresh_command`] (1 or 0) for a lock, a semaphore permit's
+/// [`crate::semaphore_calls::lease_command`] (the new lease in ms, at least
+/// 1, or -3). One result per command, in order.
+pub fn extend_many(cmds: Vec<Command>) -> Call<Vec<bool>> {
     Call::new(cmds, |replies| {
         replies
             .into_iter()
-            .map(|r| Ok(value::<i64>(r)? == 1))
+            .map(|r| Ok(value::<i64>(r)? > 0))
             .collect()
     })
 }

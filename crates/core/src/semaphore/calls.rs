@@ -146,16 +146,25 @@ pub fn release(keys: &SemKeys, token: &[u8], abandon: bool) -> Call<bool> {
 /// Sets `token`'s lease to `ttl_ms` from now, or with `ttl_ms` 0 only reads
 /// it: the lease left in ms, `None` when the permit is not ours.
 pub fn lease(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Call<Option<u64>> {
-    let cmd = scripts::SEM_REFRESH.evalsha(
-        &[&keys.holders, &keys.permits],
+    let cmd = lease_command(&keys.holders, &keys.permits, token, ttl_ms);
+    Call::one(cmd, |r| Ok(u64::try_from(value::<i64>(one(r)?)?).ok()))
+}
+
+/// The command of a [`lease`] on the semaphore whose holders are `holders`
+/// (`S~~s`) and permits `permits` (`S~~s~~n`): `sem_refresh.lua`, which
+/// answers the lease left in ms (after an extension: `ttl_ms`), or -3 when
+/// the permit is not ours. The renewal thread sends it for an auto-renewed
+/// permit.
+pub fn lease_command(holders: &[u8], permits: &[u8], token: &[u8], ttl_ms: u64) -> Command {
+    scripts::SEM_REFRESH.evalsha(
+        &[holders, permits],
         &[
             token.into(),
             now_ms().into(),
             ttl_ms.into(),
             (GRACE.as_millis() as u64).into(),
         ],
-    );
-    Call::one(cmd, |r| Ok(u64::try_from(value::<i64>(one(r)?)?).ok()))
+    )
 }
 
 /// Asks the server, before this process's first semaphore acquire there,

@@ -12,7 +12,10 @@
 //! Holds of this process are kept in a per-process table, so that the
 //! request end releases them (also after a fatal error, which skips
 //! destructors) and a forked child never believes it holds its parent's
-//! permits.
+//! permits. With `auto_renew` the lock's renewal thread
+//! ([`crate::lock::renewal`]) keeps a permit's lease, in the same batches
+//! as the locks of that server (`sem_refresh.lua`), until its release,
+//! the object's end, the request end or `max_hold`.
 
 pub mod calls;
 
@@ -20,8 +23,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::config::duration;
-use crate::config::options::LockOptions;
+use crate::config::options::{LockOptions, OnLost};
 use crate::error::{LockError, Result};
+use crate::lock::renewal::{self, Job, Lease, Renewed};
 use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::protocol::call::{Attempt, Call};
@@ -39,9 +43,12 @@ struct Hold {
     topology: Arc<Topology>,
     keys: Arc<SemKeys>,
     token: Vec<u8>,
-    /// The lease ends then by this process's monotonic clock (counted from
-    /// the send of the request that won or last extended it).
-    until: Instant,
+    /// What this process knows of the lease, on its monotonic clock
+    /// (counted from the send of the request that won or last extended
+    /// it); with `auto_renew` the renewal thread keeps it up to date.
+    lease: Arc<Lease>,
+    /// Renewed by the renewal thread (option `auto_renew`).
+    renewed: bool,
     auto_release: bool,
 }
 
@@ -118,14 +125,10 @@ impl Semaphore {
         options.validate()?;
         for (set, option, why) in [
             (
-                options.auto_renew,
-                "auto_renew",
-                "a semaphore's permits are not renewed in the background yet: call refresh()",
-            ),
-            (
-                options.max_hold.is_some(),
-                "max_hold",
-                "it bounds auto_renew, which semaphores do not have yet",
+                options.on_lost == OnLost::Interrupt,
+                "on_lost",
+                "\"interrupt\" is for locks only; withPermit() throws LockLostException \
+                 after its callback when the permit was lost",
             ),
             (
                 options.fencing,
@@ -258,16 +261,7 @@ impl Semaphore {
         };
         match outcome? {
             Some(sent) => {
-                let id = next_id();
-                holds().push(Hold {
-                    id,
-                    topology: self.topology.clone(),
-                    keys: self.keys.clone(),
-                    token,
-                    until: sent + Duration::from_millis(self.ttl_ms),
-                    auto_release: self.options.auto_release,
-                });
-                self.hold = Some(id);
+                self.adopt(token, sent);
                 Ok(true)
             }
             None => Ok(false),
@@ -288,6 +282,40 @@ impl Semaphore {
         self.on_master(Role::Command, &|_| calls::check_scripts(keys))?;
         self.topology.mark_semaphore_checked(key);
         Ok(())
+    }
+
+    /// Records a permit of `token`, won by a request sent at `sent`, as this
+    /// object's, and starts renewing it with `auto_renew`.
+    fn adopt(&mut self, token: Vec<u8>, sent: Instant) {
+        let ttl_ms = self.ttl_ms;
+        let until = renewal::lease_end(sent, ttl_ms, Duration::ZERO);
+        let lease = Lease::new(ttl_ms, until, false, true);
+        if self.options.auto_renew {
+            renewal::renew(
+                Job {
+                    topology: self.topology.clone(),
+                    key: self.keys.holders.clone(),
+                    what: Renewed::Permit {
+                        permits_key: self.keys.permits.clone(),
+                    },
+                    token: token.clone(),
+                    max_hold: self.options.max_hold,
+                    renew_now: false,
+                },
+                lease.clone(),
+            );
+        }
+        let id = next_id();
+        holds().push(Hold {
+            id,
+            topology: self.topology.clone(),
+            keys: self.keys.clone(),
+            token,
+            lease,
+            renewed: self.options.auto_renew,
+            auto_release: self.options.auto_release,
+        });
+        self.hold = Some(id);
     }
 
     /// A permit won by a request sent at `sent` counts only if its lease is
@@ -416,7 +444,7 @@ impl Semaphore {
         let Some(hold) = self.held() else {
             return Ok(false);
         };
-        if hold.until <= Instant::now() {
+        if hold.lease.valid_for().is_zero() {
             self.lost(&hold);
             return Ok(false);
         }
@@ -424,26 +452,39 @@ impl Semaphore {
         let left = self.on_master(Role::Command, &|_| {
             calls::lease(&hold.keys, &hold.token, ttl_ms)
         })?;
-        let until = sent + Duration::from_millis(ttl_ms);
-        if left.is_none() || until <= Instant::now() {
+        if left.is_none() || sent.elapsed() >= Duration::from_millis(ttl_ms) {
             self.lost(&hold);
             return Ok(false);
         }
-        if let Some(h) = holds().iter_mut().find(|h| h.id == hold.id) {
-            h.until = until;
-        }
+        // An auto-renewed permit keeps the lease length asked for here.
+        hold.lease
+            .refreshed(ttl_ms, renewal::lease_end(sent, ttl_ms, Duration::ZERO));
         Ok(true)
     }
 
-    /// Forgets a hold found lost.
+    /// Forgets a hold found lost (counted in `stats()` `lost_leases`, once);
+    /// its renewal, if any, ends.
     fn lost(&mut self, hold: &Hold) {
+        hold.lease.found_lost();
+        hold.lease.stop();
         remove(hold.id);
         self.hold = None;
     }
 
-    /// Whether the permit is still ours: by this process's clock, then
-    /// asking Redis (one round trip).
+    /// Whether the permit is still ours: by this process's clock, then,
+    /// with `auto_renew`, from the renewal thread's knowledge (no round
+    /// trip: a renewal that found it gone marked it lost), else asking
+    /// Redis (one round trip).
     pub fn is_acquired(&mut self) -> Result<bool> {
+        if let Some(hold) = self.held()
+            && hold.renewed
+        {
+            if hold.lease.valid_for().is_zero() {
+                self.lost(&hold);
+                return Ok(false);
+            }
+            return Ok(true);
+        }
         Ok(self.remaining_ttl()?.is_some())
     }
 
@@ -453,12 +494,12 @@ impl Semaphore {
         let Some(hold) = self.held() else {
             return Ok(None);
         };
-        if hold.until <= Instant::now() {
+        if hold.lease.valid_for().is_zero() {
             self.lost(&hold);
             return Ok(None);
         }
         let left = self.on_master(Role::Command, &|_| calls::lease(&hold.keys, &hold.token, 0))?;
-        let ours = hold.until.saturating_duration_since(Instant::now());
+        let ours = hold.lease.valid_for();
         match left {
             Some(ms) if !ours.is_zero() => Ok(Some((ms as f64 / 1000.0).min(ours.as_secs_f64()))),
             _ => {
@@ -487,10 +528,14 @@ impl Drop for Semaphore {
     }
 }
 
+/// Takes hold `id` out of the table; its renewal (if any) stops, before
+/// any release is sent.
 fn remove(id: u64) -> Option<Hold> {
     let mut table = holds();
     let at = table.iter().position(|h| h.id == id)?;
-    Some(table.swap_remove(at))
+    let hold = table.swap_remove(at);
+    hold.lease.stop();
+    Some(hold)
 }
 
 /// Gives a hold's permit back. A release whose reply was lost is sent
@@ -499,7 +544,7 @@ fn remove(id: u64) -> Option<Hold> {
 /// is over by this process's clock is given back all the same (its entry
 /// may linger up to the clock grace) but is no release: false.
 fn release_hold(hold: &Hold) -> Result<bool> {
-    let in_lease = hold.until > Instant::now();
+    let in_lease = !hold.lease.valid_for().is_zero();
     let found = hold
         .topology
         .run_on(0, Role::Command, &hold.keys.holders, &|attempt| {
@@ -509,7 +554,11 @@ fn release_hold(hold: &Hold) -> Result<bool> {
             }
             call
         })?;
-    Ok(found && in_lease)
+    let released = found && in_lease;
+    if !released {
+        hold.lease.found_lost();
+    }
+    Ok(released)
 }
 
 fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {
@@ -521,6 +570,9 @@ fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {
 /// back. Errors are ignored: the leases then end by themselves.
 pub fn release_all() -> usize {
     let drained: Vec<Hold> = std::mem::take(&mut *holds());
+    for hold in &drained {
+        hold.lease.stop();
+    }
     drained
         .iter()
         .filter(|h| h.auto_release)
