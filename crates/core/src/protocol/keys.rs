@@ -13,7 +13,7 @@
 //! | `K~~a~<token>` | string | a waiter's mark `<ttl ms>:<fenced>:<starving>` (or `h`: handed the lock), expiring when it stops checking in |
 //! | `K~~w~<token>` | list | wake-up of the waiter with that token; expires a second after its push |
 //! | `K~~f` | string | fencing token of the current hold (option `fencing`), with the lease |
-//! | `K~~s`, `K~~sw` | list, string | wake-ups and waiters' mark on a server without scripts ([`crate::protocol::scriptless`]) |
+//! | `K~~n`, `K~~nw` | list, string | wake-ups and waiters' mark on a server without scripts ([`crate::protocol::scriptless`]) |
 //!
 //! and one fencing counter per prefix and server (on Cluster per prefix and
 //! hash slot), shared by every lock under that prefix: `prefix~~fence`
