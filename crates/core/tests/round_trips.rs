@@ -10,10 +10,23 @@ use std::time::Duration;
 use common::{RedisServer, lock, never, unique_key};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
-/// The server's command counts since the last `CONFIG RESETSTAT` (commands
-/// run inside scripts included), without `INFO` and the reset itself.
-fn command_counts(server: &RedisServer) -> Vec<(String, u64)> {
-    let stats: String = server.cmd(&["INFO", "commandstats"]);
+/// Resets the server's command counts through a connection of the test's
+/// own, opened before the reset and returned for [`command_counts`]:
+/// opening a connection sends commands too (`CLIENT SETINFO`, twice, on
+/// Redis 7.2+ and Valkey), which are the test's, not the lock's.
+fn reset_counts(server: &RedisServer) -> redis::Connection {
+    let mut admin = server.client();
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query(&mut admin)
+        .unwrap();
+    admin
+}
+
+/// The server's command counts since [`reset_counts`] (commands run inside
+/// scripts included), without `INFO` and the reset itself.
+fn command_counts(admin: &mut redis::Connection) -> Vec<(String, u64)> {
+    let stats: String = redis::cmd("INFO").arg("commandstats").query(admin).unwrap();
     let mut seen: Vec<(String, u64)> = stats
         .lines()
         .filter_map(|l| l.strip_prefix("cmdstat_"))
@@ -47,13 +60,13 @@ fn a_refresh_costs_an_unfenced_hold_nothing_for_fencing() {
         let mut a = Lock::new(key, 10.0, &[server.url()], options).unwrap();
         assert!(a.acquire(Duration::ZERO, &never).unwrap());
         assert!(a.refresh(None).unwrap());
-        let _: () = server.cmd(&["CONFIG", "RESETSTAT"]);
+        let mut admin = reset_counts(&server);
         const N: u64 = 50;
         for _ in 0..N {
             assert!(a.refresh(None).unwrap());
         }
         assert_eq!(
-            command_counts(&server),
+            command_counts(&mut admin),
             counts(&[("evalsha", N), ("get", N), ("pexpire", pexpires * N)]),
             "fencing {fencing}"
         );
@@ -69,7 +82,7 @@ fn acquire_is_one_set_and_release_one_evalsha() {
     // Warm up: the connection is opened and the script loaded once.
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
     assert!(a.release().unwrap());
-    let _: () = server.cmd(&["CONFIG", "RESETSTAT"]);
+    let mut admin = reset_counts(&server);
     const N: u64 = 100;
     for _ in 0..N {
         assert!(a.acquire(Duration::ZERO, &never).unwrap());
@@ -78,7 +91,7 @@ fn acquire_is_one_set_and_release_one_evalsha() {
     // commandstats also counts the commands that run inside the release
     // script (GET, EXISTS of the waiter queue, DEL); anything else would be
     // an extra round trip or extra server work.
-    let seen = command_counts(&server);
+    let seen = command_counts(&mut admin);
     let expected = counts(&[
         ("del", N),
         ("evalsha", N),
