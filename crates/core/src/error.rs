@@ -223,7 +223,7 @@ impl LockError {
             Some(ConnectionFailure::TimedOut)
         } else if err.is_connection_refusal() {
             Some(ConnectionFailure::Unreachable)
-        } else if err.is_connection_dropped() {
+        } else if err.is_connection_dropped() || (err.is_io_error() && closed_under_tls(&detail)) {
             Some(ConnectionFailure::Dropped)
         } else {
             match err.kind() {
@@ -369,6 +369,15 @@ fn looks_like_tls(detail: &str) -> bool {
     lower.contains("tls") || lower.contains("ssl") || lower.contains("certificate")
 }
 
+/// The peer closed a TLS connection without a close_notify: the openssl
+/// crate says "unexpected EOF" in an I/O error of kind `Other`, where a
+/// plain socket gives `UnexpectedEof`. Seen on Debian 13 (OpenSSL 3.5,
+/// Redis 8.0) when the server drops a client without a certificate right
+/// after the TLS 1.3 handshake.
+fn closed_under_tls(detail: &str) -> bool {
+    detail.to_ascii_lowercase().contains("unexpected eof")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,6 +392,24 @@ mod tests {
         assert!(e.is_connection_error());
         assert!(e.is_retryable());
         assert!(!e.is_timeout());
+    }
+
+    #[test]
+    fn tls_eof_is_a_dropped_connection() {
+        // What the openssl crate reports when the peer closed the socket.
+        let io = std::io::Error::other("unexpected EOF");
+        let e = LockError::from_redis("rediss://h:1", &redis::RedisError::from(io));
+        assert!(
+            matches!(
+                e,
+                LockError::Connection {
+                    kind: ConnectionFailure::Dropped,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.is_retryable());
     }
 
     #[test]
