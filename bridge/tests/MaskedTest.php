@@ -2,6 +2,7 @@
 
 namespace RedisLock\Bridge\Tests;
 
+use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\TestCase;
 use RedisLock\Bridge\Laravel\RedisLockLock;
 use RedisLock\Bridge\Laravel\RedisLockStore as LaravelStore;
@@ -34,7 +35,13 @@ class MaskedTest extends TestCase
         ];
     }
 
-    /** @dataProvider servers */
+    /**
+     * The annotation is PHPUnit 9's (Debian 12); PHPUnit 10+ reads the
+     * attribute and then ignores the annotation (PHPUnit 12 drops it).
+     *
+     * @dataProvider servers
+     */
+    #[DataProvider('servers')]
     public function testStoresAndLocksShowNoSecret(string|array $servers): void
     {
         $options = ['sentinel_password' => 'sentinelpw', 'prefix' => 'app:'];
