@@ -65,7 +65,8 @@ cleanup() {
   local pid
   if [ -s "$topo_pids" ]; then
     while read -r pid; do
-      [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = redis-server ] && kill -9 "$pid" 2>/dev/null || true
+      [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$(basename "${REDISLOCK_REDIS_SERVER:-redis-server}")" ] \
+        && kill -9 "$pid" 2>/dev/null || true
     done <"$topo_pids"
   fi
   redis_stop; rm -rf "$work"
