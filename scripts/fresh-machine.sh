@@ -17,9 +17,17 @@
 #   bash scripts/fresh-machine.sh --keep --root /var/tmp/fresh
 #       keep the root afterwards / reuse one (its apt cache and packages
 #       stay; the checkout and cargo's files are made anew)
-#   bash scripts/fresh-machine.sh --only demo|test
+#   bash scripts/fresh-machine.sh --only demo|test|valkey
+#   bash scripts/fresh-machine.sh --suite trixie --valkey
+#       then the test command once more against Valkey (Debian 13 has
+#       valkey-server; the test servers are chosen by REDISLOCK_REDIS_SERVER
+#       and REDISLOCK_REDIS_CLI)
 #
-# Logs: ROOT/root/demo.log and ROOT/root/test.log (printed on failure).
+# The second test cell of the README (Debian 13: PHP 8.4, Symfony 6.4,
+# Laravel 10, PHPUnit 11, Redis 8.0, then Valkey 8.1) is
+#   bash scripts/fresh-machine.sh --suite trixie --valkey
+#
+# Logs: ROOT/root/demo.log, test.log, valkey.log (printed on failure).
 # Processes left in the root are found by their /proc/PID/root and killed;
 # nothing else is ever signalled.
 set -euo pipefail
@@ -35,15 +43,22 @@ suite=bookworm
 root=""
 keep=0
 only=""
+valkey=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --suite) suite=$2; shift 2 ;;
     --root) root=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --only) only=$2; shift 2 ;;
+    --valkey) valkey=1; shift ;;
     *) echo "fresh-machine: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
+case "$only" in
+  "" | demo | test) ;;
+  valkey) valkey=1 ;;
+  *) echo "fresh-machine: --only demo, test or valkey" >&2; exit 2 ;;
+esac
 root_require
 if [ -z "$root" ]; then
   root=$(mktemp -d "/var/tmp/redislock-fresh-$suite.XXXXXX")
@@ -98,6 +113,10 @@ run() {
     echo "----"
   fi
 }
-[ "$only" = test ] || run demo "bash scripts/demo.sh"
-[ "$only" = demo ] || run test "bash scripts/test.sh"
+[ "$only" != "" ] && [ "$only" != demo ] || run demo "bash scripts/demo.sh"
+[ "$only" != "" ] && [ "$only" != test ] || run test "bash scripts/test.sh"
+# The same test command with every test server a valkey-server.
+[ "$valkey" = 0 ] || run valkey "bash scripts/setup.sh test valkey-server valkey-tools &&
+  valkey-server --version &&
+  REDISLOCK_REDIS_SERVER=valkey-server REDISLOCK_REDIS_CLI=valkey-cli bash scripts/test.sh"
 exit "$status"
