@@ -14,4 +14,14 @@ so="$PWD/target/release/redislock.so"
 [ -f "$so" ] || { echo "bridge-tests: $so is missing; run bash scripts/build.sh" >&2; exit 1; }
 [ -x target/release/redis-fixture ] || cargo build --release --locked -p redislock-fixture
 export REDISLOCK_SO="$so"
-exec php -d extension="$so" /usr/bin/phpunit -c bridge/phpunit.xml "$@"
+# Every deprecation counts (Debian's php.ini leaves E_DEPRECATED out).
+# PHPUnit 10+ (Debian 13: 11) lists deprecations and notices but passes:
+# make them fail, PHPUnit's own deprecations (PHPUnit 12's removals) too.
+# PHPUnit 9 (Debian 12) has no such options.
+strict=()
+major=$(php /usr/bin/phpunit --version | grep -oE 'PHPUnit [0-9]+' | grep -oE '[0-9]+' || echo 0)
+if [ "$major" -ge 10 ]; then
+  strict=(--display-deprecations --fail-on-deprecation --display-notices --fail-on-notice)
+  [ "$major" -lt 11 ] || strict+=(--display-phpunit-deprecations --fail-on-phpunit-deprecation)
+fi
+exec php -d error_reporting=-1 -d extension="$so" /usr/bin/phpunit -c bridge/phpunit.xml "${strict[@]}" "$@"
