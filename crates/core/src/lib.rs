@@ -36,7 +36,7 @@ pub use config::options::{LockOptions, OnLost, OptionKind, OptionValue};
 pub use error::{ConnectionFailure, LockError, Redirect, Result};
 pub use lock::{Inspection, Lock, LockInfo, hold_lost, release_all};
 pub use process::stats;
-pub use semaphore::calls as semaphore_calls;
+pub use protocol::semaphore as semaphore_calls;
 pub use semaphore::{Semaphore, SemaphoreInfo, release_all as release_all_semaphores};
 
 /// The end of the module: stops the renewal thread and closes the pooled

@@ -398,7 +398,7 @@ impl Due {
             Renewed::Lock { fence_key } => {
                 commands::refresh_command(&self.key, fence_key.as_deref(), &self.token, self.ttl_ms)
             }
-            Renewed::Permit { permits_key } => crate::semaphore::calls::lease_command(
+            Renewed::Permit { permits_key } => crate::protocol::semaphore::lease_command(
                 &self.key,
                 permits_key,
                 &self.token,

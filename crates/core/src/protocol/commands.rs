@@ -386,7 +386,7 @@ pub fn refresh_command(key: &[u8], fence: Option<&[u8]>, token: &[u8], ttl_ms: u
 /// each command one that answers a positive number when the lease was
 /// ours and is now extended, and 0 or less when it was not:
 /// [`refresh_command`] (1 or 0) for a lock, a semaphore permit's
-/// [`crate::semaphore_calls::lease_command`] (the new lease in ms, at least
+/// [`crate::protocol::semaphore::lease_command`] (the new lease in ms, at least
 /// 1, or -3). One result per command, in order.
 pub fn extend_many(cmds: Vec<Command>) -> Call<Vec<bool>> {
     Call::new(cmds, |replies| {

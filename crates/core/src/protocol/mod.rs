@@ -10,4 +10,5 @@ pub mod inspect;
 pub mod keys;
 pub mod scriptless;
 pub mod scripts;
+pub mod semaphore;
 pub mod token;

@@ -17,8 +17,6 @@
 //! as the locks of that server (`sem_refresh.lua`), until its release,
 //! the object's end, the request end or `max_hold`.
 
-pub mod calls;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,6 +27,7 @@ use crate::lock::renewal::{self, Job, Lease, Renewed};
 use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::protocol::call::{Attempt, Call};
+use crate::protocol::semaphore as calls;
 use crate::protocol::{keys, token};
 use crate::topology::Topology;
 use calls::{Mode, SemKeys, Step};
