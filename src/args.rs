@@ -58,6 +58,13 @@ impl Float {
         self.0
             .map_err(|given| type_error(sig.type_message(param, "float", &given)))
     }
+
+    /// A `$wait` argument as a duration: its `TypeError`, or the
+    /// `ValueError` of a negative, NaN or too long wait.
+    pub fn wait(self, sig: &Signature) -> PhpResult<std::time::Duration> {
+        let seconds = self.get(sig, "wait")?;
+        redislock_core::config::duration::wait("wait", seconds).map_err(|e| from_core(sig, e))
+    }
 }
 
 /// A `?float` parameter.

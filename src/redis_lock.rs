@@ -1,15 +1,13 @@
 //! The `RedisLock` PHP class: argument conversion around
 //! [`redislock_core::Lock`], nothing more.
 
-use std::time::Duration;
-
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::exception::PhpResult;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
 use redislock_core::OnLost;
-use redislock_core::config::{duration, settings};
+use redislock_core::config::settings;
 use redislock_core::{Lock, LockError};
 
 use crate::args::{
@@ -59,11 +57,6 @@ fn build(
         .map_err(|e| from_core(sig, e))
 }
 
-fn wait_duration(sig: &Signature, wait: Float) -> PhpResult<Duration> {
-    let seconds = wait.get(sig, "wait")?;
-    duration::wait("wait", seconds).map_err(|e| from_core(sig, e))
-}
-
 /// The core lock inside a PHP object reached through a raw pointer.
 ///
 /// # Safety
@@ -96,7 +89,7 @@ impl RedisLock {
     /// seconds, woken by the release. True when the lock is ours.
     #[php(defaults(wait = 0.0))]
     pub fn acquire(&mut self, wait: Float) -> PhpResult<bool> {
-        let wait = wait_duration(&args::ACQUIRE, wait)?;
+        let wait = wait.wait(&args::ACQUIRE)?;
         match self.lock.acquire(wait, &interrupt::timed_out) {
             // PHP ended the wait: its exception (or the time limit's fatal
             // error) is pending and wins over the return value.
@@ -295,7 +288,7 @@ fn with_lock(
     wait: Float,
 ) -> Result<PhpResult<Zval>, callback::BailedOut> {
     let sig = &args::WITH_LOCK;
-    let (callback, wait_for) = match (callback.get(sig, "callback"), wait_duration(sig, wait)) {
+    let (callback, wait_for) = match (callback.get(sig, "callback"), wait.wait(sig)) {
         (Ok(callback), Ok(wait_for)) => (callback, wait_for),
         (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
     };

@@ -1,14 +1,12 @@
 //! The `RedisLock\Semaphore` PHP class: argument conversion around
 //! [`redislock_core::Semaphore`], nothing more.
 
-use std::time::Duration;
-
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::exception::PhpResult;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
-use redislock_core::config::{duration, settings};
+use redislock_core::config::settings;
 use redislock_core::{LockError, Semaphore as CoreSemaphore};
 
 use crate::args::{Bytes, Callback, Float, NullableFloat, Options, PhpBytes, Servers, Signature};
@@ -56,11 +54,6 @@ const REMAINING_TTL: Signature = Signature {
 #[php(flags = ClassFlags::Final)]
 pub struct Semaphore {
     sem: CoreSemaphore,
-}
-
-fn wait_duration(sig: &Signature, wait: Float) -> PhpResult<Duration> {
-    let seconds = wait.get(sig, "wait")?;
-    duration::wait("wait", seconds).map_err(|e| from_core(sig, e))
 }
 
 /// The core semaphore inside a PHP object reached through a raw pointer.
@@ -117,7 +110,7 @@ impl Semaphore {
     /// seconds, in line, woken when a permit is given back.
     #[php(defaults(wait = 0.0))]
     pub fn acquire(&mut self, wait: Float) -> PhpResult<bool> {
-        let wait = wait_duration(&ACQUIRE, wait)?;
+        let wait = wait.wait(&ACQUIRE)?;
         match self.sem.acquire(wait, &interrupt::timed_out) {
             // PHP ended the wait: its exception is pending and wins.
             Err(LockError::Interrupted) => Ok(false),
@@ -204,7 +197,7 @@ fn with_permit(
     wait: Float,
 ) -> Result<PhpResult<Zval>, callback::BailedOut> {
     let sig = &WITH_PERMIT;
-    let (callback, wait_for) = match (callback.get(sig, "callback"), wait_duration(sig, wait)) {
+    let (callback, wait_for) = match (callback.get(sig, "callback"), wait.wait(sig)) {
         (Ok(callback), Ok(wait_for)) => (callback, wait_for),
         (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
     };
