@@ -9,6 +9,7 @@ use redis::{RedisResult, Value};
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::command::{Arg, Command};
 use crate::protocol::keys::LockKeys;
+use crate::protocol::reply::{one, two, value};
 use crate::protocol::scripts;
 
 /// A fencing token: strictly greater than every earlier one of the key.
@@ -416,31 +417,8 @@ fn flag(on: bool) -> &'static [u8] {
     if on { b"1" } else { b"0" }
 }
 
-/// A reply as `T`; a server error reply becomes the error.
-fn value<T: redis::FromRedisValue>(v: Value) -> RedisResult<T> {
-    Ok(redis::from_redis_value(v.extract_error()?)?)
-}
-
 fn is_one(replies: Vec<Value>) -> RedisResult<bool> {
     Ok(value::<i64>(one(replies)?)? == 1)
-}
-
-fn one(replies: Vec<Value>) -> RedisResult<Value> {
-    <[Value; 1]>::try_from(replies)
-        .map(|[v]| v)
-        .map_err(|_| unexpected("one reply"))
-}
-
-fn two(replies: Vec<Value>) -> RedisResult<[Value; 2]> {
-    <[Value; 2]>::try_from(replies).map_err(|_| unexpected("two replies"))
-}
-
-fn unexpected(what: &str) -> redis::RedisError {
-    redis::RedisError::from((
-        redis::ErrorKind::UnexpectedReturnType,
-        "unexpected reply",
-        what.to_owned(),
-    ))
 }
 
 fn queued_reply(script: &str, reply: Value) -> RedisResult<Queued> {

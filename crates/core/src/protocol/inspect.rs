@@ -5,6 +5,7 @@ use redis::{RedisResult, Value};
 
 use crate::protocol::call::Call;
 use crate::protocol::keys::LockKeys;
+use crate::protocol::reply::unexpected;
 use crate::protocol::scripts;
 
 /// What one server knows of a lock.
@@ -43,12 +44,4 @@ fn parse(replies: Vec<Value>) -> RedisResult<Seen> {
         fence: fence.and_then(|f| std::str::from_utf8(&f).ok()?.parse().ok()),
         waiting: redis::from_redis_value(waiting)?,
     })
-}
-
-fn unexpected(what: &str) -> redis::RedisError {
-    redis::RedisError::from((
-        redis::ErrorKind::UnexpectedReturnType,
-        "unexpected inspect reply",
-        what.to_owned(),
-    ))
 }

@@ -30,6 +30,7 @@ use crate::protocol::call::{Attempt, Call};
 use crate::protocol::command::{Arg, Command};
 use crate::protocol::commands::Released;
 use crate::protocol::keys::{LockKeys, helper_key};
+use crate::protocol::reply::{one, two, unexpected, value};
 
 /// How a script-less server compares and deletes in one command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,29 +310,6 @@ pub fn owner_pttl(key: &[u8]) -> Call<(Option<Vec<u8>>, i64)> {
 /// Whether a `SET` (NX, or IFEQ) wrote: `OK`, or nil when it did not.
 fn set_ok(reply: Value) -> RedisResult<bool> {
     Ok(value::<Option<String>>(reply)?.is_some())
-}
-
-/// A reply as `T`; a server error reply becomes the error.
-fn value<T: redis::FromRedisValue>(v: Value) -> RedisResult<T> {
-    Ok(redis::from_redis_value(v.extract_error()?)?)
-}
-
-fn one(replies: Vec<Value>) -> RedisResult<Value> {
-    <[Value; 1]>::try_from(replies)
-        .map(|[v]| v)
-        .map_err(|_| unexpected("one reply"))
-}
-
-fn two(replies: Vec<Value>) -> RedisResult<[Value; 2]> {
-    <[Value; 2]>::try_from(replies).map_err(|_| unexpected("two replies"))
-}
-
-fn unexpected(what: &str) -> redis::RedisError {
-    redis::RedisError::from((
-        redis::ErrorKind::UnexpectedReturnType,
-        "unexpected reply",
-        what.to_owned(),
-    ))
 }
 
 #[cfg(test)]

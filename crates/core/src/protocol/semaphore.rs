@@ -4,11 +4,10 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use redis::{RedisResult, Value};
-
 use crate::protocol::call::Call;
 use crate::protocol::command::Command;
 use crate::protocol::keys;
+use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts;
 
 /// How far the clocks of a semaphore's clients may differ: a holder counts
@@ -188,24 +187,6 @@ pub fn wait_for_wake(keys: &SemKeys, token: &[u8], timeout: Duration) -> Call<bo
     Call::blocking(timeout, vec![cmd], |r| {
         Ok(value::<Option<(Vec<u8>, Vec<u8>)>>(one(r)?)?.is_some())
     })
-}
-
-fn value<T: redis::FromRedisValue>(v: Value) -> RedisResult<T> {
-    Ok(redis::from_redis_value(v.extract_error()?)?)
-}
-
-fn one(replies: Vec<Value>) -> RedisResult<Value> {
-    <[Value; 1]>::try_from(replies)
-        .map(|[v]| v)
-        .map_err(|_| unexpected("one reply"))
-}
-
-fn unexpected(what: &str) -> redis::RedisError {
-    redis::RedisError::from((
-        redis::ErrorKind::UnexpectedReturnType,
-        "unexpected reply",
-        what.to_owned(),
-    ))
 }
 
 #[cfg(test)]
