@@ -110,6 +110,12 @@ run() {
     status=1
     echo "---- last 40 lines of $name.log ----"
     tail -n 40 "$root/root/$name.log"
+    # What failed, by name: the root and its logs go unless --keep.
+    echo "---- failures named in $name.log ----"
+    # (run-tests.php draws its progress with carriage returns)
+    local cr=$'\r'
+    grep -aoE "(FAIL|LEAK|BORK|SKIP) [^$cr]*\.phpt\]|^test .* FAILED\$|panicked at.*|^[0-9]+\) .*" \
+      "$root/root/$name.log" | head -n 60 || true
     echo "----"
   fi
 }
