@@ -184,3 +184,26 @@ fn replicas_are_refused_over_redlock_and_checked() {
         assert!(err.to_string().contains("whole number"), "{err}");
     }
 }
+
+#[test]
+fn a_refused_wait_undoes_the_acquire() {
+    // A server (a managed service, a proxy) that refuses WAIT: the acquire
+    // cannot be confirmed on any replica, so it is undone and says why.
+    let master = RedisServer::start_with(&["--rename-command", "WAIT", ""]);
+    let key = unique_key("replicas-no-wait");
+    let mut lock = Lock::new(key.clone(), 10.0, &[master.url()], options(1, 2.0)).unwrap();
+    let err = lock.acquire(Duration::ZERO, &never).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LockError::Connection {
+                kind: ConnectionFailure::NotReplicated,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("WAIT"), "{err}");
+    assert_eq!(master.cmd::<i64>(&["EXISTS", text(&key)]), 0, "undone");
+    assert!(!lock.is_acquired().unwrap());
+}

@@ -222,7 +222,18 @@ impl<T> Call<T> {
         let value = (self.parse)(replies)?;
         match (&self.ack, acks) {
             (Some(ack), Some(acks)) if (ack.needed)(&value) => {
-                let acked: i64 = redis::from_redis_value(acks.extract_error()?)?;
+                // A server that refuses WAIT (renamed, a proxy, a managed
+                // plan) confirms no replica: the write counts as not
+                // replicated, so the caller undoes it.
+                let acks = acks.extract_error().map_err(|refused| {
+                    redis::make_extension_error(
+                        NOT_REPLICATED.into(),
+                        Some(format!(
+                            "the server refused WAIT ({refused}), so no replica can be confirmed"
+                        )),
+                    )
+                })?;
+                let acked: i64 = redis::from_redis_value(acks)?;
                 if acked < i64::from(ack.replicas) {
                     return Err(redis::make_extension_error(
                         NOT_REPLICATED.into(),
