@@ -116,6 +116,12 @@ run() {
     local cr=$'\r'
     grep -aoE "(FAIL|LEAK|BORK|SKIP) [^$cr]*\.phpt\]|^test .* FAILED\$|panicked at.*|^[0-9]+\) .*" \
       "$root/root/$name.log" | head -n 60 || true
+    # And how each failed phpt differed from what it expected.
+    local diff
+    for diff in $(find "$root/root/redislock/php-tests" -name '*.diff' 2>/dev/null | head -n 12); do
+      echo "---- ${diff#"$root/root/redislock/"} ----"
+      head -n 25 "$diff"
+    done
     echo "----"
   fi
 }
