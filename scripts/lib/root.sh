@@ -58,6 +58,10 @@ root_make() {
       || { tail -n 20 "$root.debootstrap.log"; return 1; }
     rm -f "$root.debootstrap.log"
   fi
+  # A machine's / is 755: a root made in a `mktemp -d` directory (700)
+  # would keep every other user (php-fpm's workers run as nobody) out of
+  # the whole tree ("Primary script unknown").
+  chmod 755 "$root"
   # What a machine on this network needs to reach the registries: names,
   # certificates, apt's settings. Nothing that would install a tool.
   cp /etc/resolv.conf /etc/hosts "$root/etc/" 2>/dev/null || true
