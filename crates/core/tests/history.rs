@@ -348,6 +348,12 @@ fn controller(length: Duration) -> Report {
     }
     report.cuts = proxy.cuts();
     check(&logs, &mut report);
+    // The workers' logs are kept only when they show a violation.
+    if report.violations.is_empty() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        println!("history: the workers' logs are in {}", dir.display());
+    }
     report
 }
 
