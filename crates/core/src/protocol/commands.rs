@@ -76,6 +76,12 @@ fn plain_acquire(keys: &LockKeys, token: &[u8], ttl_ms: u64, attempt: Attempt) -
     if attempt == Attempt::Replay {
         return scripts::ACQUIRE_REPLAY.evalsha(&[&keys.lock], &[token.into(), ttl_ms.into()]);
     }
+    set_nx(keys, token, ttl_ms)
+}
+
+/// `SET key token NX PX ttl` on the lock key (its head pre-encoded): the
+/// recipe's acquire, with scripts or without.
+pub fn set_nx(keys: &LockKeys, token: &[u8], ttl_ms: u64) -> Command {
     Command::with_head(
         &keys.set_head,
         &[

@@ -27,8 +27,8 @@ use std::time::Duration;
 use redis::{RedisResult, Value};
 
 use crate::protocol::call::{Attempt, Call};
-use crate::protocol::command::{Arg, Command};
-use crate::protocol::commands::Released;
+use crate::protocol::command::Command;
+use crate::protocol::commands::{Released, set_nx};
 use crate::protocol::keys::{LockKeys, helper_key};
 use crate::protocol::reply::{one, two, unexpected, value};
 
@@ -154,18 +154,6 @@ pub fn acquire(
         let [set, owner] = two(r)?;
         Ok((set_ok(set)?, value(owner)?))
     })
-}
-
-fn set_nx(keys: &LockKeys, token: &[u8], ttl_ms: u64) -> Command {
-    Command::with_head(
-        &keys.set_head,
-        &[
-            Arg::from(token),
-            Arg::from("NX"),
-            Arg::from("PX"),
-            Arg::Int(ttl_ms),
-        ],
-    )
 }
 
 /// One step of a blocked acquire: marks that someone waits (`K~~nw`, for
