@@ -98,6 +98,19 @@ impl RedisLock {
         }
     }
 
+    /// Takes a shared (read) hold: many readers at once, none while a writer
+    /// holds the lock or waits for it. `$wait` as for `acquire()`. On an
+    /// object holding the write lock it turns it into a read hold
+    /// (demotion); `acquire()` on an object holding a read hold promotes it.
+    #[php(defaults(wait = 0.0))]
+    pub fn acquire_read(&mut self, wait: Float) -> PhpResult<bool> {
+        let wait = wait.wait(&args::ACQUIRE_READ)?;
+        match self.lock.acquire_read(wait, &interrupt::timed_out) {
+            Err(LockError::Interrupted) => Ok(false),
+            other => other.map_err(|e| from_core(&args::ACQUIRE_READ, e)),
+        }
+    }
+
     /// Releases the lock. True when we held it and it is now free; false when
     /// we did not hold it (or the lease was lost). Deletes only our own hold.
     pub fn release(&mut self) -> PhpResult<bool> {

@@ -57,6 +57,11 @@ pub const ACQUIRE: Signature = Signature {
     method: "RedisLock::acquire()",
     params: &["wait"],
 };
+/// `RedisLock::acquireRead()`.
+pub const ACQUIRE_READ: Signature = Signature {
+    method: "RedisLock::acquireRead()",
+    params: &["wait"],
+};
 /// `RedisLock::withLock()`.
 pub const WITH_LOCK: Signature = Signature {
     method: "RedisLock::withLock()",

@@ -53,6 +53,21 @@ namespace {
         public function acquire(float $wait = 0.0): bool {}
 
         /**
+         * Takes a shared (read) hold: many readers at once, none while a writer holds the lock
+         * or waits for it (a waiting writer keeps new readers out). $wait as for acquire(),
+         * woken without polling. On an object holding the write lock, turns it into a read hold
+         * (demotion, never waits); acquire() on an object holding a read hold promotes it once
+         * no other reader holds the lock. release(), refresh(), isAcquired() and remainingTtl()
+         * act on whichever hold the object has; token() and fencingToken() are null for a read
+         * hold. Refused (LockException) over Redlock, with fencing, owner, replicas or
+         * on_lost => "interrupt".
+         *
+         * @return bool true when this object now holds a read hold
+         * @throws \RedisLock\ConnectionException when Redis cannot be used
+         */
+        public function acquireRead(float $wait = 0.0): bool {}
+
+        /**
          * Releases the lock (compare-and-delete).
          *
          * @return bool true when we held it and it is now free; false when we did not hold it

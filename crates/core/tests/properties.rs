@@ -1206,7 +1206,8 @@ fn exercise_all_calls(e: &Exercise<'_>) {
         vec![
             commands::refresh_command(&k.lock, None, TOKEN, 1000),
             commands::refresh_command(b"other", Some(b"other~~f"), TOKEN, 2000),
-            semaphore_calls::lease_command(b"s~~s", b"s~~s~~n", b"t", 1),
+            semaphore_calls::lease_command(&semaphore_calls::SemKeys::new(b"s"), b"t", 1),
+            semaphore_calls::lease_command(&semaphore_calls::SemKeys::readers(&k), b"t", 1),
         ]
     };
     for n in 0..=batch().len() {
@@ -1215,7 +1216,7 @@ fn exercise_all_calls(e: &Exercise<'_>) {
         e.run(commands::extend_many(cmds), |v| v.iter().any(|b| *b));
     }
     e.run(commands::owned_pttl(&k.lock, TOKEN), Option::is_some);
-    e.run(commands::force_release(&k.lock), |b| *b);
+    e.run(commands::force_release(&k.lock, b"k~~r"), |b| *b);
 }
 
 proptest! {
@@ -1261,7 +1262,7 @@ proptest! {
         prop_assert_eq!(released(Attempt::First), if n == 1 { Released::Yes } else { Released::NotOurs });
         prop_assert_eq!(released(Attempt::Replay), if n == 1 { Released::Yes } else { Released::GoneOnReplay });
         prop_assert_eq!(parse_one(commands::refresh(&k.lock, None, TOKEN, 1), Value::Int(n)), n == 1);
-        prop_assert_eq!(parse_one(commands::force_release(&k.lock), Value::Int(n)), n == 1);
+        prop_assert_eq!(parse_one(commands::force_release(&k.lock, b"r"), Value::Int(n)), n >= 1);
         let pttl = (commands::owned_pttl(&k.lock, TOKEN).parse)(vec![Value::Int(n)]).unwrap();
         prop_assert_eq!(pttl, (n != -2 && n != -3).then_some(n));
         let w = waiter(true);
@@ -1283,7 +1284,7 @@ proptest! {
         prop_assert_eq!((plain.parse)(vec![Value::Okay]).unwrap(), Some(None));
         let many = commands::extend_many(vec![
             commands::refresh_command(b"a", None, b"t", 1),
-            semaphore_calls::lease_command(b"b~~s", b"b~~s~~n", b"t", 1),
+            semaphore_calls::lease_command(&semaphore_calls::SemKeys::new(b"b"), b"t", 1),
         ]);
         prop_assert_eq!(
             (many.parse)(vec![Value::Int(n), Value::Int(m)]).unwrap(),

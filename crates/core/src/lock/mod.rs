@@ -10,6 +10,7 @@ mod handover;
 pub mod holds;
 mod inspect;
 mod quorum;
+mod read;
 pub mod renewal;
 mod scope;
 mod scriptless;
@@ -92,6 +93,8 @@ pub struct Lock {
     /// Acquires whose outcome is unknown (the connection timed out or
     /// dropped before the reply): cleaned up before the next acquire.
     orphans: Vec<Orphan>,
+    /// This object's read holds (`acquireRead()`), built on first use.
+    readers: Option<crate::semaphore::Semaphore>,
 }
 
 /// The token of an acquire whose outcome is unknown, and the servers (in
@@ -163,6 +166,7 @@ impl Lock {
             options,
             share: None,
             orphans: Vec::new(),
+            readers: None,
         })
     }
 
@@ -189,6 +193,12 @@ impl Lock {
     pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
         stats::add(Counter::Acquires);
         let started = Instant::now();
+        if let Some(promoted) = self.promote(wait, stop) {
+            if matches!(promoted, Ok(true)) {
+                stats::add(Counter::Acquired);
+            }
+            return promoted;
+        }
         if self.reenter()? {
             stats::add(Counter::Acquired);
             return Ok(true);
@@ -554,6 +564,9 @@ impl Lock {
     /// True when we held it and our hold is now released; false when this
     /// object held nothing or the lease was no longer ours in Redis.
     pub fn release(&mut self) -> Result<bool> {
+        if let Some(readers) = self.read_hold() {
+            return readers.release();
+        }
         let Some(share) = self.share.as_mut() else {
             return Ok(false);
         };
@@ -622,6 +635,9 @@ impl Lock {
     /// thread's knowledge (no round trip), else asks Redis (one `GET` on
     /// every server of the key).
     pub fn is_acquired(&mut self) -> Result<bool> {
+        if let Some(readers) = self.read_hold() {
+            return readers.is_acquired();
+        }
         let Some(entry) = self.live_entry() else {
             return Ok(false);
         };
@@ -655,6 +671,9 @@ impl Lock {
             Some(seconds) => duration::ttl_ms("ttl", seconds)?,
             None => self.ttl_ms,
         };
+        if let Some(readers) = self.read_hold() {
+            return readers.refresh(Some(ttl_ms as f64 / 1000.0));
+        }
         let Some(entry) = self.live_entry() else {
             return Ok(false);
         };
@@ -697,6 +716,9 @@ impl Lock {
     /// infinity when someone removed the key's expiry. Over several
     /// servers: the lease that a quorum of them still gives us.
     pub fn remaining_ttl(&mut self) -> Result<Option<f64>> {
+        if let Some(readers) = self.read_hold() {
+            return readers.remaining_ttl();
+        }
         let Some(entry) = self.live_entry() else {
             return Ok(None);
         };
@@ -743,7 +765,8 @@ impl Lock {
         self.live_entry().and_then(|e| e.fence)
     }
 
-    /// Deletes the lock whoever holds it (one `DEL` on every server). Any
+    /// Deletes the lock whoever holds it, writer or readers (one `DEL` of
+    /// the key and its readers on every server). Any
     /// hold of this process on the key is forgotten first, its renewal
     /// stopped before the `DEL` is sent (as a release does): a renewal
     /// round on its way finds the key gone because of it, which is no lost
@@ -751,8 +774,12 @@ impl Lock {
     pub fn force_release(&mut self) -> Result<bool> {
         holds::forget(self.topology.scope(), &self.keys.lock);
         self.share = None;
+        if let Some(readers) = self.read_hold() {
+            readers.forget();
+        }
         let key = &self.keys.lock;
-        let votes = self.run(Role::Command, &|_| commands::force_release(key));
+        let readers = keys::helper_key(key, "r");
+        let votes = self.run(Role::Command, &|_| commands::force_release(key, &readers));
         Ok(votes.decided()?.count(|deleted| *deleted) > 0)
     }
 
@@ -764,7 +791,7 @@ impl Lock {
             redis_key: self.keys.lock.clone(),
             ttl: self.ttl_ms as f64 / 1000.0,
             servers: self.topology.names(),
-            acquired: entry.is_some(),
+            acquired: entry.is_some() || self.readers.as_mut().is_some_and(|r| r.holds()),
             token: entry.map(|e| e.token),
             hold_count: self.share.map_or(0, |s| s.own),
         }

@@ -188,11 +188,11 @@ pub enum Renewed {
         /// it is extended with the lease, in the same script call.
         fence_key: Option<Vec<u8>>,
     },
-    /// A semaphore's permit (`sem_refresh.lua` on the holders key).
+    /// A semaphore's permit (`sem_refresh.lua` on the holders key), or a
+    /// lock's read hold (`read_refresh.lua` on the readers key).
     Permit {
-        /// The semaphore's permits key (`S~~s~~n`), which lives as long
-        /// as the longest lease.
-        permits_key: Vec<u8>,
+        /// The keys of the semaphore (or of the lock's readers).
+        keys: Arc<crate::protocol::semaphore::SemKeys>,
     },
 }
 
@@ -398,12 +398,9 @@ impl Due {
             Renewed::Lock { fence_key } => {
                 commands::refresh_command(&self.key, fence_key.as_deref(), &self.token, self.ttl_ms)
             }
-            Renewed::Permit { permits_key } => crate::protocol::semaphore::lease_command(
-                &self.key,
-                permits_key,
-                &self.token,
-                self.ttl_ms,
-            ),
+            Renewed::Permit { keys } => {
+                crate::protocol::semaphore::lease_command(keys, &self.token, self.ttl_ms)
+            }
         }
     }
 }

@@ -64,7 +64,7 @@ pub fn try_acquire(
 
 /// The least fencing token this client may be given: its clock, in
 /// microseconds since the Unix epoch (see `lib/fence.lua`).
-fn fence_floor() -> u64 {
+pub fn fence_floor() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64)
@@ -415,8 +415,10 @@ pub fn owned_pttl(key: &[u8], token: &[u8]) -> Call<Option<i64>> {
 }
 
 /// Deletes the lock whoever holds it. True when a key was deleted.
-pub fn force_release(key: &[u8]) -> Call<bool> {
-    Call::new(vec![Command::of(&[b"DEL", key])], is_one)
+pub fn force_release(key: &[u8], readers: &[u8]) -> Call<bool> {
+    Call::new(vec![Command::of(&[b"DEL", key, readers])], |r| {
+        Ok(value::<i64>(one(r)?)? >= 1)
+    })
 }
 
 fn flag(on: bool) -> &'static [u8] {

@@ -8,6 +8,7 @@ pub mod command;
 pub mod commands;
 pub mod inspect;
 pub mod keys;
+pub mod readers;
 pub mod reply;
 pub mod scriptless;
 pub mod scripts;

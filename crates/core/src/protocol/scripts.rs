@@ -67,6 +67,7 @@ fn script(code: &str) -> Lua {
         match line.trim_end().strip_prefix("-- @include ") {
             Some("fence") => out.push_str(include_str!("../../scripts/lib/fence.lua")),
             Some("queue") => out.push_str(include_str!("../../scripts/lib/queue.lua")),
+            Some("readers") => out.push_str(include_str!("../../scripts/lib/readers.lua")),
             Some("semaphore") => out.push_str(include_str!("../../scripts/lib/semaphore.lua")),
             Some(other) => panic!("no script library {other}"),
             None => out.push_str(line),
@@ -135,8 +136,24 @@ pub static SEM_RELEASE: LazyLock<Lua> =
 pub static SEM_REFRESH: LazyLock<Lua> =
     LazyLock::new(|| script(include_str!("../../scripts/sem_refresh.lua")));
 
+/// A lock's read acquire, a step of a blocking one, or a demotion.
+pub static READ_ACQUIRE: LazyLock<Lua> =
+    LazyLock::new(|| script(include_str!("../../scripts/read_acquire.lua")));
+
+/// A reader gives its hold back; the last frees the lock for writers.
+pub static READ_RELEASE: LazyLock<Lua> =
+    LazyLock::new(|| script(include_str!("../../scripts/read_release.lua")));
+
+/// A read hold's lease: extend it (also the renewal thread's), or read it.
+pub static READ_REFRESH: LazyLock<Lua> =
+    LazyLock::new(|| script(include_str!("../../scripts/read_refresh.lua")));
+
+/// A read hold becomes the write hold once no other reader holds the lock.
+pub static READ_PROMOTE: LazyLock<Lua> =
+    LazyLock::new(|| script(include_str!("../../scripts/read_promote.lua")));
+
 /// Every script, for [`load_all`].
-fn all() -> [&'static Lua; 14] {
+fn all() -> [&'static Lua; 18] {
     [
         &RELEASE,
         &WAIT,
@@ -152,6 +169,10 @@ fn all() -> [&'static Lua; 14] {
         &SEM_ACQUIRE,
         &SEM_RELEASE,
         &SEM_REFRESH,
+        &READ_ACQUIRE,
+        &READ_RELEASE,
+        &READ_REFRESH,
+        &READ_PROMOTE,
     ]
 }
 

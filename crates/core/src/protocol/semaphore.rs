@@ -1,12 +1,16 @@
 //! A semaphore's protocol steps as [`Call`]s (one round trip each, safe to
 //! replay): the scripts `sem_acquire.lua`, `sem_release.lua` and
-//! `sem_refresh.lua` on its keys.
+//! `sem_refresh.lua` on its keys. The read holds of a lock are the same
+//! engine on other keys and scripts ([`Counted::Readers`],
+//! [`crate::protocol::readers`]): every call here takes the keys and sends
+//! what they are keys of.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::protocol::call::Call;
 use crate::protocol::command::Command;
-use crate::protocol::keys;
+use crate::protocol::keys::{self, LockKeys};
+use crate::protocol::readers;
 use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts;
 
@@ -16,15 +20,28 @@ use crate::protocol::scripts;
 /// its lease.
 pub const GRACE: Duration = Duration::from_millis(500);
 
-/// The key names of one semaphore `S` (see `lib/semaphore.lua`).
+/// What the holders of a [`SemKeys`] hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Counted {
+    /// Permits of a semaphore: `S~~s~~n` holds their number.
+    Permits(Vec<u8>),
+    /// Read holds of the lock `K` (its keys): no number, but no writer
+    /// (`lib/readers.lua`).
+    Readers(LockKeys),
+}
+
+/// The key names of one semaphore `S` (see `lib/semaphore.lua`), or of the
+/// read holds of one lock `K` (`lib/readers.lua`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SemKeys {
-    /// `S~~s`: the holders (sorted set: token -> lease end, ms).
+    /// `S~~s` (`K~~r`): the holders (sorted set: token -> lease end, ms).
     pub holders: Vec<u8>,
-    /// `S~~s~~q`: the waiters in arrival order.
+    /// `S~~s~~q` (`K~~q`): the waiters in arrival order.
     pub queue: Vec<u8>,
-    /// `S~~s~~n`: the number of permits.
-    pub permits: Vec<u8>,
+    /// The key the waiters' marks and wake-up lists extend: `S~~s` (`K`).
+    pub base: Vec<u8>,
+    /// What is counted.
+    pub counted: Counted,
 }
 
 impl SemKeys {
@@ -34,14 +51,34 @@ impl SemKeys {
         let holders = keys::helper_key(name, "s");
         Self {
             queue: keys::helper_key(&holders, "q"),
-            permits: keys::helper_key(&holders, "n"),
+            counted: Counted::Permits(keys::helper_key(&holders, "n")),
+            base: holders.clone(),
             holders,
+        }
+    }
+
+    /// The keys of the read holds of the lock whose keys are `lock`:
+    /// readers `K~~r`, waiting in the lock's own queue `K~~q`.
+    pub fn readers(lock: &LockKeys) -> Self {
+        Self {
+            holders: keys::helper_key(&lock.lock, "r"),
+            queue: lock.queue.clone(),
+            base: lock.lock.clone(),
+            counted: Counted::Readers(lock.clone()),
         }
     }
 
     /// The wake-up list of the waiter holding `token`.
     pub fn wake(&self, token: &[u8]) -> Vec<u8> {
-        [&keys::helper_key(&self.holders, "w~")[..], token].concat()
+        [&keys::helper_key(&self.base, "w~")[..], token].concat()
+    }
+
+    /// The permits key `S~~s~~n` of a semaphore.
+    pub fn permits(&self) -> Option<&[u8]> {
+        match &self.counted {
+            Counted::Permits(key) => Some(key),
+            Counted::Readers(_) => None,
+        }
     }
 }
 
@@ -72,6 +109,8 @@ pub enum Step {
     GaveUp,
     /// The semaphore has this many permits, not the number asked for.
     Mismatch(i64),
+    /// A promotion found its read hold gone (its lease ended).
+    Gone,
 }
 
 /// How an acquire call runs.
@@ -85,6 +124,17 @@ pub enum Mode {
     GiveUp,
 }
 
+impl Mode {
+    /// How the scripts take it.
+    pub fn arg(self) -> &'static [u8] {
+        match self {
+            Mode::Try => b"0",
+            Mode::Wait => b"1",
+            Mode::GiveUp => b"2",
+        }
+    }
+}
+
 /// An acquire, or a step of a blocking acquire, of `token`.
 #[allow(clippy::too_many_arguments)]
 pub fn acquire(
@@ -96,24 +146,37 @@ pub fn acquire(
     alive_ms: u64,
     arrival_us: u64,
 ) -> Call<Step> {
-    let mode: &[u8] = match mode {
-        Mode::Try => b"0",
-        Mode::Wait => b"1",
-        Mode::GiveUp => b"2",
+    let mode = mode.arg();
+    let cmd = match &keys.counted {
+        Counted::Permits(permits_key) => scripts::SEM_ACQUIRE.evalsha(
+            &[&keys.holders, &keys.queue, permits_key],
+            &[
+                token.into(),
+                u64::from(permits).into(),
+                now_ms().into(),
+                ttl_ms.into(),
+                mode.into(),
+                alive_ms.into(),
+                arrival_us.into(),
+                grace_ms().into(),
+            ],
+        ),
+        Counted::Readers(lock) => readers::acquire_command(
+            &scripts::READ_ACQUIRE,
+            keys,
+            lock,
+            token,
+            ttl_ms,
+            mode,
+            alive_ms,
+            arrival_us,
+        ),
     };
-    let cmd = scripts::SEM_ACQUIRE.evalsha(
-        &[&keys.holders, &keys.queue, &keys.permits],
-        &[
-            token.into(),
-            u64::from(permits).into(),
-            now_ms().into(),
-            ttl_ms.into(),
-            mode.into(),
-            alive_ms.into(),
-            arrival_us.into(),
-            (GRACE.as_millis() as u64).into(),
-        ],
-    );
+    if matches!(keys.counted, Counted::Readers(_)) {
+        return Call::one(cmd, |r| {
+            readers::step(value(one(r)?)?).ok_or_else(|| unexpected("read_acquire"))
+        });
+    }
     Call::one(cmd, |r| {
         let reply: Vec<i64> = value(one(r)?)?;
         match reply[..] {
@@ -130,40 +193,53 @@ pub fn acquire(
 /// waiters; with `abandon` it also leaves the queue (a wait that ended, an
 /// acquire whose reply was lost). True when the token held a permit.
 pub fn release(keys: &SemKeys, token: &[u8], abandon: bool) -> Call<bool> {
-    let cmd = scripts::SEM_RELEASE.evalsha(
-        &[&keys.holders, &keys.queue, &keys.permits],
-        &[
-            token.into(),
-            now_ms().into(),
-            (GRACE.as_millis() as u64).into(),
-            (if abandon { "1" } else { "0" }).into(),
-        ],
-    );
+    let abandon = if abandon { "1" } else { "0" };
+    let cmd = match &keys.counted {
+        Counted::Permits(permits_key) => scripts::SEM_RELEASE.evalsha(
+            &[&keys.holders, &keys.queue, permits_key],
+            &[
+                token.into(),
+                now_ms().into(),
+                grace_ms().into(),
+                abandon.into(),
+            ],
+        ),
+        Counted::Readers(lock) => readers::release_command(keys, lock, token, abandon),
+    };
     Call::one(cmd, |r| Ok(value::<i64>(one(r)?)? == 1))
 }
 
 /// Sets `token`'s lease to `ttl_ms` from now, or with `ttl_ms` 0 only reads
 /// it: the lease left in ms, `None` when the permit is not ours.
 pub fn lease(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Call<Option<u64>> {
-    let cmd = lease_command(&keys.holders, &keys.permits, token, ttl_ms);
+    let cmd = lease_command(keys, token, ttl_ms);
     Call::one(cmd, |r| Ok(u64::try_from(value::<i64>(one(r)?)?).ok()))
 }
 
-/// The command of a [`lease`] on the semaphore whose holders are `holders`
-/// (`S~~s`) and permits `permits` (`S~~s~~n`): `sem_refresh.lua`, which
+/// The command of a [`lease`]: `sem_refresh.lua` on a semaphore's holders
+/// and permits (`read_refresh.lua` on a lock's readers and the lock), which
 /// answers the lease left in ms (after an extension: `ttl_ms`), or -3 when
-/// the permit is not ours. The renewal thread sends it for an auto-renewed
-/// permit.
-pub fn lease_command(holders: &[u8], permits: &[u8], token: &[u8], ttl_ms: u64) -> Command {
-    scripts::SEM_REFRESH.evalsha(
-        &[holders, permits],
+/// the permit (read hold) is not ours. The renewal thread sends it for an
+/// auto-renewed permit or read hold.
+pub fn lease_command(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Command {
+    let (script, other) = match &keys.counted {
+        Counted::Permits(permits_key) => (&scripts::SEM_REFRESH, permits_key),
+        Counted::Readers(lock) => (&scripts::READ_REFRESH, &lock.lock),
+    };
+    script.evalsha(
+        &[&keys.holders, other],
         &[
             token.into(),
             now_ms().into(),
             ttl_ms.into(),
-            (GRACE.as_millis() as u64).into(),
+            grace_ms().into(),
         ],
     )
+}
+
+/// [`GRACE`] in ms, as the scripts take it.
+pub fn grace_ms() -> u64 {
+    GRACE.as_millis() as u64
 }
 
 /// Asks the server, before this process's first semaphore acquire there,
@@ -172,10 +248,22 @@ pub fn lease_command(holders: &[u8], permits: &[u8], token: &[u8], ttl_ms: u64) 
 /// `permitted.lua`). Fails with the server's refusal, before any permit is
 /// taken. Reads and writes nothing.
 pub fn check_scripts(keys: &SemKeys) -> Call<()> {
-    let cmd = scripts::PERMITTED.evalsha(
-        &[&keys.holders, &keys.queue, &keys.permits],
-        &["semaphore".into()],
-    );
+    let cmd = match &keys.counted {
+        Counted::Permits(permits_key) => scripts::PERMITTED.evalsha(
+            &[&keys.holders, &keys.queue, permits_key],
+            &["semaphore".into()],
+        ),
+        Counted::Readers(lock) => scripts::PERMITTED.evalsha(
+            &[
+                &keys.holders,
+                &keys.queue,
+                &lock.lock,
+                &lock.fence,
+                &lock.counter,
+            ],
+            &["readers".into()],
+        ),
+    };
     Call::one(cmd, |r| value::<i64>(one(r)?).map(drop))
 }
 
@@ -197,17 +285,18 @@ mod tests {
     fn keys_share_the_slot_and_never_name_a_lock_key() {
         for name in [&b"app:{jobs}"[..], b"{42}", b"t{7}:x"] {
             let k = SemKeys::new(name);
-            for key in [&k.holders, &k.queue, &k.permits, &k.wake(b"ab")] {
+            let wake = k.wake(b"ab");
+            for key in [&k.holders[..], &k.queue, k.permits().unwrap(), &wake] {
                 assert_eq!(keys::hash_slot(key), keys::hash_slot(name));
                 // A lock name has no "~~"; a lock's helper keys have one,
-                // followed by q, f, a~ or w~ (never "s").
+                // followed by q, f, r, a~ or w~ (never "s").
                 assert!(key.starts_with(&[name, &b"~~s"[..]].concat()));
             }
         }
         let k = SemKeys::new(b"jobs");
         assert_eq!(k.holders, b"jobs~~s");
         assert_eq!(k.queue, b"jobs~~s~~q");
-        assert_eq!(k.permits, b"jobs~~s~~n");
+        assert_eq!(k.permits(), Some(&b"jobs~~s~~n"[..]));
         assert_eq!(k.wake(b"t1"), b"jobs~~s~~w~t1");
     }
 }

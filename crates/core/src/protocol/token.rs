@@ -28,6 +28,12 @@ pub fn validate_token(token: &[u8]) -> Result<()> {
             format!("must be at most {MAX_TOKEN_LEN} bytes long"),
         ));
     }
+    if token == crate::protocol::readers::READ_MARK {
+        return Err(LockError::invalid(
+            "token",
+            "must not be \"~~read\": the lock key holds it while readers hold the lock",
+        ));
+    }
     Ok(())
 }
 
@@ -67,5 +73,6 @@ mod tests {
         assert!(validate_token(b"").is_err());
         assert!(validate_token(&[b'a'; MAX_TOKEN_LEN + 1]).is_err());
         assert!(validate_token(b"abc").is_ok());
+        assert!(validate_token(crate::protocol::readers::READ_MARK).is_err());
     }
 }

@@ -27,8 +27,9 @@ use crate::lock::renewal::{self, Job, Lease, Renewed};
 use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::protocol::call::{Attempt, Call};
+use crate::protocol::keys::{self, LockKeys};
 use crate::protocol::semaphore as calls;
-use crate::protocol::{keys, token};
+use crate::protocol::{commands, readers, token};
 use crate::topology::Topology;
 use calls::{Mode, SemKeys, Step};
 
@@ -185,6 +186,37 @@ impl Semaphore {
         })
     }
 
+    /// The engine of the read holds of the lock whose keys are `lock`
+    /// (`crate::lock::read`): no number of permits, the lock's ttl,
+    /// topology and options (the lock checks which of them read holds
+    /// accept).
+    pub(crate) fn readers_of(
+        name: Vec<u8>,
+        lock: &LockKeys,
+        ttl_ms: u64,
+        topology: Arc<Topology>,
+        options: LockOptions,
+    ) -> Self {
+        Self {
+            name,
+            keys: Arc::new(SemKeys::readers(lock)),
+            permits: 0,
+            ttl_ms,
+            topology,
+            options,
+            hold: None,
+            orphans: Vec::new(),
+        }
+    }
+
+    /// Forgets this object's hold without a word to Redis (the lock was
+    /// force-released).
+    pub(crate) fn forget(&mut self) {
+        if let Some(id) = self.hold.take() {
+            remove(id);
+        }
+    }
+
     /// The user's name, without prefix.
     pub fn name(&self) -> &[u8] {
         &self.name
@@ -231,26 +263,40 @@ impl Semaphore {
                 String::from_utf8_lossy(&self.name)
             )));
         }
+        let token = token::new_token()?.into_bytes();
+        self.acquire_as(token, wait, stop)
+    }
+
+    /// [`Semaphore::acquire`] under a token chosen by the caller: a fresh
+    /// one, or for a lock's read hold the token of this process's write
+    /// hold of that lock (which `read_acquire.lua` turns into a read hold).
+    pub(crate) fn acquire_as(
+        &mut self,
+        token: Vec<u8>,
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<bool> {
         self.check_scripts()?;
         while let Some(token) = self.orphans.last() {
             let keys = &*self.keys;
             self.on_master(Role::Command, &|_| calls::release(keys, token, true))?;
             self.orphans.pop();
         }
-        let token = token::new_token()?.into_bytes();
         let sent = Instant::now();
         let keys = &*self.keys;
         let (permits, ttl_ms) = (self.permits, self.ttl_ms);
+        let step = |mode, alive_ms, arrival_us| {
+            calls::acquire(keys, &token, permits, ttl_ms, mode, alive_ms, arrival_us)
+        };
+        let give_back = || self.give_back(&token);
         // A replay (lost reply) finds its first try's holder entry.
-        let tried = self.on_master(Role::Command, &|_| {
-            calls::acquire(keys, &token, permits, ttl_ms, Mode::Try, 0, 0)
-        });
+        let tried = self.on_master(Role::Command, &|_| step(Mode::Try, 0, 0));
         let outcome = match tried {
-            Ok(Step::Acquired) => self.in_time(&token, sent),
+            Ok(Step::Acquired) => self.in_time(sent, &give_back),
             Ok(Step::Full(_)) if wait.is_zero() => Ok(None),
-            Ok(Step::Full(_)) => self.wait_in_queue(&token, wait, stop),
+            Ok(Step::Full(_)) => self.wait_in_queue(&token, wait, stop, &step, &give_back),
             Ok(Step::Mismatch(n)) => Err(self.mismatch(n)),
-            Ok(Step::GaveUp) => Ok(None),
+            Ok(Step::GaveUp | Step::Gone) => Ok(None),
             Err(err) => {
                 if err.is_connection_error() {
                     self.orphans.push(token.clone());
@@ -267,6 +313,55 @@ impl Semaphore {
         }
     }
 
+    /// For a lock's read hold: turns it into the write hold of `lock` once
+    /// no other reader holds the lock, waiting up to `wait` (in the lock's
+    /// queue as a writer, so new readers wait behind). Returns the token
+    /// and when the winning request was sent, the read hold then forgotten
+    /// here (the lock adopts the token); `None` when other readers still
+    /// hold it (the read hold stays), or when the read hold was found gone.
+    pub(crate) fn promote(
+        &mut self,
+        lock: &LockKeys,
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<(Vec<u8>, Instant)>> {
+        let Some(hold) = self.held() else {
+            return Ok(None);
+        };
+        let keys = &*self.keys;
+        let (token, ttl_ms) = (&hold.token[..], self.ttl_ms);
+        let step = |mode, alive_ms, arrival_us| {
+            readers::promote(keys, lock, token, ttl_ms, mode, alive_ms, arrival_us)
+        };
+        // Leaves the queue, and frees the lock if it was ours to write.
+        let give_back = || {
+            let _ = self.on_master(Role::Command, &|_| {
+                commands::abandon(lock, token, commands::Successor::HandOver)
+            });
+        };
+        let sent = Instant::now();
+        let outcome = match self.on_master(Role::Command, &|_| step(Mode::Try, 0, 0))? {
+            Step::Acquired => self.in_time(sent, &give_back)?,
+            Step::Full(_) if !wait.is_zero() => {
+                self.wait_in_queue(token, wait, stop, &step, &give_back)?
+            }
+            Step::Gone => {
+                self.lost(&hold);
+                return Ok(None);
+            }
+            _ => None,
+        };
+        let Some(sent) = outcome else {
+            // Still a reader, unless the lease ended meanwhile.
+            if hold.lease.valid_for().is_zero() {
+                self.lost(&hold);
+            }
+            return Ok(None);
+        };
+        remove(hold.id);
+        self.hold = None;
+        Ok(Some((hold.token, sent)))
+    }
     /// Before this process's first acquire on the semaphore's server: makes
     /// sure the server runs scripts and (Redis 7.0+) lets this user run
     /// every command the semaphore's scripts run, so that a user who could
@@ -295,7 +390,7 @@ impl Semaphore {
                     topology: self.topology.clone(),
                     key: self.keys.holders.clone(),
                     what: Renewed::Permit {
-                        permits_key: self.keys.permits.clone(),
+                        keys: self.keys.clone(),
                     },
                     token: token.clone(),
                     max_hold: self.options.max_hold,
@@ -319,11 +414,11 @@ impl Semaphore {
 
     /// A permit won by a request sent at `sent` counts only if its lease is
     /// not over when the reply is read; otherwise it is given back.
-    fn in_time(&self, token: &[u8], sent: Instant) -> Result<Option<Instant>> {
+    fn in_time(&self, sent: Instant, give_back: &dyn Fn()) -> Result<Option<Instant>> {
         if sent.elapsed() < Duration::from_millis(self.ttl_ms) {
             return Ok(Some(sent));
         }
-        self.give_back(token);
+        give_back();
         Ok(None)
     }
 
@@ -344,44 +439,44 @@ impl Semaphore {
     }
 
     /// A blocking acquire after a try that found no free permit: queue,
-    /// sleep on the wake-up list, step again after each wake-up or timeout.
+    /// sleep on the wake-up list, `step` again after each wake-up or
+    /// timeout; `give_back` undoes whatever a failed or late wait may hold.
     /// Returns when the winning step was sent.
     fn wait_in_queue(
         &self,
         token: &[u8],
         wait: Duration,
         stop: &dyn Fn() -> bool,
+        step: &dyn Fn(Mode, u64, u64) -> Call<Step>,
+        give_back: &dyn Fn(),
     ) -> Result<Option<Instant>> {
         let deadline = Instant::now() + wait;
         let fallback = self.options.retry_delay;
         let alive_ms = (fallback * 2).as_millis() as u64 + 500;
         let arrival = calls::now_us();
         let keys = &*self.keys;
-        let (permits, ttl_ms) = (self.permits, self.ttl_ms);
         let mut first = true;
         loop {
             let give_up = !first && (Instant::now() >= deadline || stop());
             first = false;
             let mode = if give_up { Mode::GiveUp } else { Mode::Wait };
             let sent = Instant::now();
-            let step = self.on_master(Role::Command, &|_| {
-                calls::acquire(keys, token, permits, ttl_ms, mode, alive_ms, arrival)
-            });
-            let hint = match step {
-                Ok(Step::Acquired) => match self.in_time(token, sent)? {
+            let stepped = self.on_master(Role::Command, &|_| step(mode, alive_ms, arrival));
+            let hint = match stepped {
+                Ok(Step::Acquired) => match self.in_time(sent, give_back)? {
                     Some(sent) => return Ok(Some(sent)),
                     None if give_up => return Ok(None),
                     None => Some(0),
                 },
-                Ok(Step::GaveUp) => return Ok(None),
+                Ok(Step::GaveUp | Step::Gone) => return Ok(None),
                 Ok(Step::Full(_)) if give_up => return Ok(None),
                 Ok(Step::Full(hint)) => hint,
                 Ok(Step::Mismatch(n)) => {
-                    self.give_back(token);
+                    give_back();
                     return Err(self.mismatch(n));
                 }
                 Err(err) => {
-                    self.give_back(token);
+                    give_back();
                     return Err(err);
                 }
             };
@@ -403,7 +498,7 @@ impl Semaphore {
                 Err(err) => {
                     // PHP ended the wait, or the server failed us: leave the
                     // queue, give back a permit handed to us meanwhile.
-                    self.give_back(token);
+                    give_back();
                     return Err(err);
                 }
             }

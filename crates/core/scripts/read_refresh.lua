@@ -1,0 +1,26 @@
+-- Extends a read hold's lease, only while it is still ours by the
+-- caller's clock and K still holds the read mark (lib/readers.lua); K
+-- lives at least as long. With ARGV[3] = '0' only reads it.
+-- KEYS[1] = readers (K~~r), KEYS[2] = lock (K)
+-- ARGV[1] = token, ARGV[2] = now (ms since the Unix epoch, the caller's
+-- clock), ARGV[3] = new lease ms (0: only read), ARGV[4] = grace ms
+-- Returns the lease left in ms (after the refresh), or -3 when the read
+-- hold is not ours.
+local readers, lock = KEYS[1], KEYS[2]
+local token, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local score = tonumber(redis.call('ZSCORE', readers, token))
+if not score or score <= now or redis.call('GET', lock) ~= '~~read' then
+  return -3
+end
+if ttl == 0 then
+  return score - now
+end
+redis.call('ZADD', readers, 'XX', now + ttl, token)
+local life = ttl + tonumber(ARGV[4]) + 1000
+if redis.call('PTTL', readers) < life then
+  redis.call('PEXPIRE', readers, life)
+end
+if redis.call('PTTL', lock) < ttl then
+  redis.call('PEXPIRE', lock, ttl)
+end
+return ttl

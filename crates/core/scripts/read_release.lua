@@ -1,0 +1,46 @@
+-- Gives a read hold of the lock K back (lib/readers.lua). The last live
+-- reader frees K: a starving writer at the head of the queue is handed
+-- it, else K is deleted and the first live waiter woken (lib/queue.lua's
+-- free_lock, as a writer's release does). When one reader is left, the
+-- first waiter is woken: it may be that reader waiting to promote. With
+-- ARGV[4] = '1' (an acquire whose outcome is unknown, or a wait that PHP
+-- ended) the token also leaves the queue.
+-- KEYS[1] = readers (K~~r), KEYS[2] = queue (K~~q), KEYS[3] = lock (K),
+-- KEYS[4] = hold fence (K~~f), KEYS[5] = fence counter
+-- ARGV[1] = token, ARGV[2] = now (ms since the Unix epoch, the caller's
+-- clock), ARGV[3] = grace ms, ARGV[4] = '1' to abandon, ARGV[5] = fence
+-- floor (for a hand-over to a fenced writer)
+-- Returns 1 when the token held a read hold in force and gave it back, 0
+-- otherwise.
+local readers, queue, lock = KEYS[1], KEYS[2], KEYS[3]
+local token, now, grace, abandon = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
+local MARK = '~~read'
+local held = redis.call('ZREM', readers, token)
+if not abandon and held == 0 then
+  return 0
+end
+-- @include fence
+-- @include queue
+-- @include readers
+if abandon then
+  leave_queue(lock, queue, token)
+end
+if redis.call('GET', lock) ~= MARK then
+  -- No reader holds K (our lease ran out and a writer may have it).
+  return 0
+end
+local live = live_readers(readers, now - grace)
+if live == 0 then
+  -- (Dead readers left in K~~r, if any, go with its expiry or later calls.)
+  if redis.call('EXISTS', queue) == 0 then
+    redis.call('DEL', lock)
+  else
+    free_lock(lock, queue, KEYS[4], KEYS[5], ARGV[5], false)
+  end
+elseif live == 1 and redis.call('EXISTS', queue) == 1 then
+  local head = first_live(lock, queue)
+  if head then
+    wake(lock, head, 1000)
+  end
+end
+return held

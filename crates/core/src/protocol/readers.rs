@@ -1,0 +1,140 @@
+//! The read holds of a lock as commands (`lib/readers.lua`): while readers
+//! hold the lock `K`, `K` holds [`READ_MARK`] (so a writer's plain
+//! `SET NX` fails as against another writer) and the readers are the
+//! sorted set `K~~r`, scored by the end of each reader's lease; readers
+//! and writers wait in `K`'s one queue. The engine that drives these calls
+//! is the semaphore's ([`crate::protocol::semaphore`] with
+//! [`Counted::Readers`](crate::protocol::semaphore::Counted::Readers)).
+
+use crate::protocol::call::Call;
+use crate::protocol::command::Command;
+use crate::protocol::commands;
+use crate::protocol::keys::LockKeys;
+use crate::protocol::reply::{one, unexpected, value};
+use crate::protocol::scripts::{self, Lua};
+use crate::protocol::semaphore::{Mode, SemKeys, Step, grace_ms, now_ms};
+
+/// What the lock key holds while readers hold it. No owner token may be
+/// equal to it ([`crate::protocol::token::validate_token`]); the scripts
+/// spell it out as `'~~read'`.
+pub const READ_MARK: &[u8] = b"~~read";
+
+/// A read acquire, a waiter's step or a give-up (`mode` "0", "1", "2"),
+/// or a promotion's ([`promote`]) with `script`.
+#[allow(clippy::too_many_arguments)]
+pub fn acquire_command(
+    script: &Lua,
+    keys: &SemKeys,
+    lock: &LockKeys,
+    token: &[u8],
+    ttl_ms: u64,
+    mode: &[u8],
+    alive_ms: u64,
+    arrival_us: u64,
+) -> Command {
+    script.evalsha(
+        &[&keys.holders, &keys.queue, &lock.lock],
+        &[
+            token.into(),
+            now_ms().into(),
+            ttl_ms.into(),
+            mode.into(),
+            alive_ms.into(),
+            arrival_us.into(),
+            grace_ms().into(),
+        ],
+    )
+}
+
+/// A reader gives its hold back (or, with `abandon` "1", also leaves the
+/// queue).
+pub fn release_command(keys: &SemKeys, lock: &LockKeys, token: &[u8], abandon: &str) -> Command {
+    scripts::READ_RELEASE.evalsha(
+        &[
+            &keys.holders,
+            &keys.queue,
+            &lock.lock,
+            &lock.fence,
+            &lock.counter,
+        ],
+        &[
+            token.into(),
+            now_ms().into(),
+            grace_ms().into(),
+            abandon.into(),
+            commands::fence_floor().into(),
+        ],
+    )
+}
+
+/// A step of turning `token`'s read hold into the write hold
+/// (`read_promote.lua`): [`Step::Acquired`] once promoted, [`Step::Full`] while other
+/// readers hold the lock, [`Step::Gone`] when the read hold is gone.
+pub fn promote(
+    keys: &SemKeys,
+    lock: &LockKeys,
+    token: &[u8],
+    ttl_ms: u64,
+    mode: Mode,
+    alive_ms: u64,
+    arrival_us: u64,
+) -> Call<Step> {
+    let cmd = acquire_command(
+        &scripts::READ_PROMOTE,
+        keys,
+        lock,
+        token,
+        ttl_ms,
+        mode.arg(),
+        alive_ms,
+        arrival_us,
+    );
+    Call::one(cmd, |r| {
+        let reply: Vec<i64> = value(one(r)?)?;
+        match reply[..] {
+            [-3] => Ok(Step::Gone),
+            _ => step(reply).ok_or_else(|| unexpected("read_promote")),
+        }
+    })
+}
+
+/// Reads what `step` answered for a read acquire (the semaphore's
+/// [`Step`]s; readers have no number to disagree about).
+pub fn step(reply: Vec<i64>) -> Option<Step> {
+    match reply[..] {
+        [1] => Some(Step::Acquired),
+        [0, ms] => Some(Step::Full(u64::try_from(ms).ok())),
+        [2] => Some(Step::GaveUp),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::keys;
+
+    #[test]
+    fn the_scripts_spell_the_read_mark_as_the_core_does() {
+        let mark = format!("'{}'", String::from_utf8_lossy(READ_MARK));
+        for code in [
+            include_str!("../../scripts/lib/readers.lua"),
+            include_str!("../../scripts/read_acquire.lua"),
+            include_str!("../../scripts/read_release.lua"),
+            include_str!("../../scripts/read_refresh.lua"),
+        ] {
+            assert!(code.contains(&mark), "{mark} missing");
+        }
+    }
+
+    #[test]
+    fn readers_share_the_lock_slot_and_queue() {
+        let lock = LockKeys::new(b"app:{7}:job".to_vec(), b"app:~~fence".to_vec());
+        let k = SemKeys::readers(&lock);
+        assert_eq!(k.holders, b"app:{7}:job~~r");
+        assert_eq!(k.queue, lock.queue);
+        assert_eq!(k.wake(b"t"), lock.wake(b"t"));
+        assert_eq!(keys::hash_slot(&k.holders), keys::hash_slot(&lock.lock));
+        assert!(k.permits().is_none());
+    }
+}
