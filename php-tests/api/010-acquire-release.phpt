@@ -16,7 +16,8 @@ $token = $lock->token();
 var_dump(strlen($token), (bool) preg_match("/^[0-9a-f]{32}$/", $token));
 var_dump(redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $token);
 $pttl = redis_cmd($url, 'PTTL', redislock_test_stored_key($key));
-var_dump($pttl > 9000 && $pttl <= 10000);
+// PX 10 s; generous below (valgrind on a loaded machine took over 1 s here).
+var_dump($pttl > 2000 && $pttl <= 10000);
 var_dump($lock->release());
 var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 var_dump($lock->token());
