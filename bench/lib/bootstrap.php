@@ -13,3 +13,5 @@ require_once __DIR__ . '/Intervals.php';
 require_once __DIR__ . '/Topology.php';
 require_once __DIR__ . '/TopologyStats.php';
 require_once __DIR__ . '/topology-contenders.php';
+require_once __DIR__ . '/primitive-contenders.php';
+require_once __DIR__ . '/Occupancy.php';
