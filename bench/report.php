@@ -9,6 +9,8 @@ declare(strict_types=1);
  *
  *   php bench/report.php --raw=bench/results/raw --out=bench/results [--name=latest]
  *
+ * The topology and primitives suites' parts are in report-topology.php and
+ * report-primitives.php (included).
  * Writes <out>/latest.txt (the same text as stdout) and <out>/wait-times.svg;
  * with --name=N (scripts/bench.sh: BENCH_REPORT=N) <out>/N.txt and
  * <out>/N-wait-times.svg instead.
@@ -236,6 +238,7 @@ if ($mainRan) {
 }
 
 require __DIR__ . '/report-topology.php';
+require __DIR__ . '/report-primitives.php';
 
 if ($problems) {
     $text .= "\nPROBLEMS:\n" . implode("\n", array_map(fn ($p) => "  - $p", $problems)) . "\n";
