@@ -5,7 +5,8 @@
 # (bash scripts/build.sh builds both).
 # Installs the peers from Debian if missing, starts a private redis-server,
 # runs bench/run.php (suites x repetitions), bench/topologies.php (the
-# topology suite, with its own servers) and bench/report.php (tables, chart).
+# topology suite, with its own servers), bench/primitives.php (semaphore and
+# read/write lock) and bench/report.php (tables, chart).
 # Results: bench/results/latest.txt and bench/results/wait-times.svg (BENCH_REPORT
 # names another report).
 #
@@ -20,10 +21,14 @@
 #                      <name>-wait-times.svg and raw results in raw-<name>/ (for
 #                      "latest": latest.txt, wait-times.svg, raw/), so a partial run
 #                      (e.g. BENCH_REPORT=frameworks) does not overwrite the full one
-#   BENCH_SUITES=main,topology  which suites: main (check, uncontended, contended
-#                      against the PHP peers) and/or topology (bench/topologies.php:
+#   BENCH_SUITES=main,topology,primitives  which suites: main (check, uncontended,
+#                      contended against the PHP peers), topology (bench/topologies.php:
 #                      1 server vs Redlock-3/-5 vs a 3-master Cluster, and Symfony's
 #                      CombinedStore over the same 5 masters; starts its own servers)
+#                      and/or primitives (bench/primitives.php: a semaphore of 4 with
+#                      16 processes and a read/write lock with 10 % writes, against
+#                      Symfony's Semaphore and Lock and Laravel's funnel)
+#   BENCH_PRIM_SECTIONS=N  sections per process in the primitives suite (default 60, quick 20)
 #   BENCH_TOPO_PIN=split  CPU pinning of the topology suite (its 8 servers):
 #     split  (default) every server on CPU 0, every PHP process on CPU 1
 #     same   servers and PHP processes all on CPU 1
@@ -51,7 +56,7 @@ fi
 }
 
 # The peers come from Debian (no Packagist here); setup.sh installs what is missing.
-bash scripts/setup.sh php-redis php-predis php-symfony-lock php-laravel-framework util-linux
+bash scripts/setup.sh php-redis php-predis php-symfony-lock php-symfony-semaphore php-laravel-framework util-linux
 
 # Measure a copy, so a rebuild during the run cannot change the binary under test.
 work=$(mktemp -d)
@@ -95,8 +100,8 @@ esac
 report=${BENCH_REPORT:-latest}
 [[ "$report" =~ ^[A-Za-z0-9_-]+$ ]] || { echo "bench: BENCH_REPORT must be a name of letters, digits, - or _" >&2; exit 2; }
 
-suites=${BENCH_SUITES:-main,topology}
-case ",$suites," in *,main,*|*,topology,*) ;; *) echo "bench: BENCH_SUITES must name main and/or topology" >&2; exit 2 ;; esac
+suites=${BENCH_SUITES:-main,topology,primitives}
+case ",$suites," in *,main,*|*,topology,*|*,primitives,*) ;; *) echo "bench: BENCH_SUITES must name main, topology and/or primitives" >&2; exit 2 ;; esac
 
 echo "bench: redis-server on 127.0.0.1:$REDIS_PORT (pid $REDIS_PID); pinning: $pinning; repetitions: $reps; quick: $quick; suites: $suites" >&2
 if [ "$report" = latest ]; then raw=bench/results/raw; else raw=bench/results/raw-$report; fi
@@ -133,6 +138,17 @@ case ",$suites," in *,topology,*)
   ;;
 esac
 
+prim_rc=0
+case ",$suites," in *,primitives,*)
+  # Same server and pinning as the main suites.
+  echo "bench: primitives suite; pinning: $pinning" >&2
+  "${pin[@]}" php -d extension="$work/redislock.so" bench/primitives.php \
+    --port="$REDIS_PORT" --so="$work/redislock.so" --raw="$raw" --reps="$reps" --quick="$quick" \
+    --sections="${BENCH_PRIM_SECTIONS:-}" --only="${BENCH_ONLY:-}" --pinning="$pinning" || prim_rc=$?
+  [ "$prim_rc" = 0 ] || echo "bench: the primitives suite failed (exit $prim_rc)" >&2
+  ;;
+esac
+
 report_rc=0
 php bench/report.php --raw="$raw" --out=bench/results --name="$report" || report_rc=$?
-[ "$topo_rc" = 0 ] && [ "$report_rc" = 0 ]
+[ "$topo_rc" = 0 ] && [ "$prim_rc" = 0 ] && [ "$report_rc" = 0 ]
