@@ -211,6 +211,7 @@ foreach ($children as $child) {
 $records = [];
 $timeouts = $releaseFailures = $maxHolders = $rwViolations = 0;
 $tEnd = $startAt;
+$tFirstEnd = PHP_INT_MAX;
 $cpuUs = 0.0;
 foreach ($children as $child) {
     $r = json_decode(file_get_contents($child['file']), true, flags: JSON_THROW_ON_ERROR);
@@ -220,6 +221,7 @@ foreach ($children as $child) {
     $maxHolders = max($maxHolders, $r['max_holders']);
     $rwViolations += $r['rw_violations'];
     $tEnd = max($tEnd, $r['t_end']);
+    $tFirstEnd = min($tFirstEnd, $r['t_end']);
     $cpuUs += $r['cpu_us'];
     unlink($child['file']);
 }
@@ -261,6 +263,10 @@ $out = $base + [
     'expected' => $procs * $sections,
     'seconds' => round($span, 4),
     'sections_per_s' => round($n / $span, 1),
+    // Fairness: when the first process was done, in % of the run. Waiters served
+    // in order all finish near the end; a lock that lets the releaser take it
+    // again lets a few processes finish early while the others wait.
+    'first_done_pct' => $span > 0 ? round(($tFirstEnd - $startAt) / ($tEnd - $startAt) * 100, 1) : null,
 ] + $waitStats('wait', $waits) + [
     'max_holders' => $maxHolders,            // flock counter: permits held at once, or readers at once
     'max_holders_log' => $workload === 'semaphore' ? $log['max_holders'] : $log['max_readers'],

@@ -100,7 +100,7 @@ foreach (PRIMITIVE_WORKLOADS as $workload) {
             $problems[] = "primitives, $workload, $label: $e";
         }
         if (!$good) {
-            $rows[] = array_merge([$label, 'FAILED'], array_fill(0, $workload === 'semaphore' ? 14 : 18, '-'));
+            $rows[] = array_merge([$label, 'FAILED'], array_fill(0, $workload === 'semaphore' ? 16 : 20, '-'));
             continue;
         }
         array_push($ok, ...$good);
@@ -116,10 +116,12 @@ foreach (PRIMITIVE_WORKLOADS as $workload) {
             Table::num($rate),
             Table::pct(Stats::spread(array_column($good, 'sections_per_s'))),
             $control ? '-' : Table::ratio($rlRate, $rate, true),
+            Table::pct($med($good, 'first_done_pct')),
         ];
         $costs = [
             Table::num($med($good, 'rt_per_section'), 2),
             Table::num($med($good, 'cmds_per_section'), 1),
+            Table::num($med($good, 'redis_cpu_us_per_section'), 0),
             Table::num($med($good, 'cpu_us_per_section'), 0),
             (string) $timeouts,
         ];
@@ -179,14 +181,14 @@ foreach (PRIMITIVE_WORKLOADS as $workload) {
         $problems[] = "primitives, $workload: no results (did bench/primitives.php fail?)";
     }
     if ($workload === 'semaphore') {
-        $text .= Table::render(['contender', "sections/s\n", "spread\n", "x sect.\n/s", "wait ms\np50", "\np99", "\nmax", "x wait\np99",
-            "max holders\ncounter", "\nlog", "round trips\n/section", "commands\n/section", "CPU us\n/section", "time-\nouts", "limit\n"],
-            $rows, 'lrrrrrrrrrrrrrl');
+        $text .= Table::render(['contender', "sections/s\n", "spread\n", "x sect.\n/s", "first\ndone", "wait ms\np50", "\np99", "\nmax", "x wait\np99",
+            "max holders\ncounter", "\nlog", "round trips\n/section", "commands\n/section", "Redis CPU\nus/section", "PHP CPU\nus/section", "time-\nouts", "limit\n"],
+            $rows, 'lrrrrrrrrrrrrrrrl');
     } else {
-        $text .= Table::render(['contender', "sections/s\n", "spread\n", "x sect.\n/s", "read wait ms\np50", "\np99", "write wait ms\np50", "\np99",
+        $text .= Table::render(['contender', "sections/s\n", "spread\n", "x sect.\n/s", "first\ndone", "read wait ms\np50", "\np99", "write wait ms\np50", "\np99",
             "all waits ms\np99", "\nmax", "x wait\np99", "max\nreaders", "met a writer\ncounter", "write overl.\nlog", "writes\nlost",
-            "round trips\n/section", "commands\n/section", "CPU us\n/section", "time-\nouts", "read/write\nrule"],
-            $rows, 'lrrrrrrrrrrrrrrrrrrl');
+            "round trips\n/section", "commands\n/section", "Redis CPU\nus/section", "PHP CPU\nus/section", "time-\nouts", "read/write\nrule"],
+            $rows, 'lrrrrrrrrrrrrrrrrrrrrl');
     }
     $bestPeerLine($workload, $ok);
     $text .= implode("\n", $skipped) . ($skipped ? "\n" : '');
@@ -195,6 +197,8 @@ foreach (PRIMITIVE_WORKLOADS as $workload) {
 $text .= <<<TXT
 
   sections/s: sections of all processes / (last process's end - common start time). spread: (max - min) / median over the repetitions.
+  first done: when the first process had done all its sections, in % of the run (fairness: waiters served in order all finish
+    near the end, ~100 %; a lock that the releaser can take again while others wait lets a few processes finish early).
   wait: per section, from the call (funnel()->then(), acquire...) to entering the section; includes every retry and sleep.
   max holders / max readers, counter: the most sections inside at once, counted exactly under flock(2) on entry (maximum over the
     repetitions); log: the same from the merged hrtime intervals (an independent check; the intervals lie inside the hold).
@@ -202,7 +206,7 @@ $text .= <<<TXT
   met a writer, counter: entries that found a writer inside, or writes that found anyone inside (summed over repetitions);
     write overl., log: writes whose interval meets another section's; writes lost: a counter incremented by every write without
     other protection must equal the number of writes. The read/write rule holds when all three are 0 / ok.
-  round trips / commands: INFO total_reads_processed / total_commands_processed per section (polling included, our INFO calls
-    subtracted); CPU us: user + system time of all processes per section. time-outs: waits that ran out, plus failed releases.
+  round trips / commands / Redis CPU: INFO total_reads_processed / total_commands_processed / used_cpu_sys + used_cpu_user per
+    section (polling included, our INFO calls subtracted); PHP CPU: user + system time of all PHP processes per section. time-outs: waits that ran out, plus failed releases.
 
 TXT;
