@@ -60,10 +60,20 @@ impl Float {
     }
 
     /// A `$wait` argument as a duration: its `TypeError`, or the
-    /// `ValueError` of a negative, NaN or too long wait.
+    /// `ValueError` of a negative, NaN or too long wait, or the
+    /// `LockException` of a wait inside a Swoole coroutine
+    /// ([`crate::coroutine`]).
     pub fn wait(self, sig: &Signature) -> PhpResult<std::time::Duration> {
         let seconds = self.get(sig, "wait")?;
-        redislock_core::config::duration::wait("wait", seconds).map_err(|e| from_core(sig, e))
+        let wait = redislock_core::config::duration::wait("wait", seconds)
+            .map_err(|e| from_core(sig, e))?;
+        if !wait.is_zero()
+            && let Some(class) = crate::coroutine::current()
+        {
+            let refused = redislock_core::LockError::Unsupported(crate::coroutine::refusal(class));
+            return Err(from_core(sig, refused));
+        }
+        Ok(wait)
     }
 }
 

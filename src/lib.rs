@@ -19,6 +19,7 @@ mod args;
 mod callback;
 mod coerce;
 mod compare;
+mod coroutine;
 mod exceptions;
 mod fiber;
 mod info;

@@ -135,7 +135,8 @@ class ConcurrencyLimiterBuilder
         $semaphore = new Semaphore($this->name, (int) $this->maxLocks, (float) $this->releaseAfter, $this->servers, $this->options);
 
         try {
-            if (!$semaphore->acquire(max(0.0, (float) $this->timeout))) {
+            $wait = max(0.0, (float) $this->timeout);
+            if (!CoroutineWait::acquire(fn (float $w) => $semaphore->acquire($w), $wait)) {
                 throw new LimiterTimeoutException(sprintf(
                     'No slot of the funnel [%s] was free within %s seconds.', $this->name, $this->timeout
                 ));

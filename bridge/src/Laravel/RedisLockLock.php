@@ -126,7 +126,7 @@ class RedisLockLock extends Lock
     public function block($seconds, $callback = null)
     {
         $wait = max(0.0, (float) $seconds);
-        if (!$this->lock()->acquire($wait)) {
+        if (!CoroutineWait::acquire(fn (float $w) => $this->lock()->acquire($w), $wait)) {
             throw new LockTimeoutException(sprintf('Could not acquire the lock [%s] within %s seconds.', $this->name, $wait));
         }
 
