@@ -34,7 +34,7 @@ pub mod topology;
 
 pub use config::options::{LockOptions, OnLost, OptionKind, OptionValue};
 pub use error::{ConnectionFailure, LockError, Redirect, Result};
-pub use lock::{Inspection, Lock, LockInfo, hold_lost, release_all};
+pub use lock::{HoldMode, Inspection, Lock, LockInfo, SemaphoreInspection, hold_lost, release_all};
 pub use process::stats;
 pub use protocol::semaphore as semaphore_calls;
 pub use semaphore::{Semaphore, SemaphoreInfo, release_all as release_all_semaphores};

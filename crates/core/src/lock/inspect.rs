@@ -1,29 +1,83 @@
-//! `RedisLock::inspect()`: what Redis knows of a lock, whoever holds it.
+//! `RedisLock::inspect()`: what Redis knows of a lock, whoever holds it (a
+//! writer or readers), and of the semaphore of the same name.
 
 use crate::error::Result;
 use crate::net::pool::Role;
-use crate::protocol::inspect::{self, Seen};
+use crate::protocol::inspect::{self, Holders, Seen};
+use crate::protocol::readers::READ_MARK;
 
 use super::Lock;
+
+/// Who holds a lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoldMode {
+    /// One writer (`acquire()`): the lock key holds its token.
+    Write,
+    /// Readers (`acquireRead()`): the lock key holds the read mark.
+    Read,
+}
+
+impl HoldMode {
+    /// How PHP spells it: `"write"` or `"read"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HoldMode::Write => "write",
+            HoldMode::Read => "read",
+        }
+    }
+}
 
 /// What Redis knows of a lock (over Redlock, what a quorum of its masters
 /// agree on).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Inspection {
     /// Whether the lock is held: on a quorum of its servers under one
-    /// token.
+    /// token, or by readers.
     pub held: bool,
-    /// The owner tokens of the hold (the `owner` option's string when the
-    /// holder set one); empty when free.
+    /// Who holds it; `None` when free.
+    pub mode: Option<HoldMode>,
+    /// The owner token of a write hold (the `owner` option's string when
+    /// the holder set one), or the tokens of up to
+    /// [`inspect::SCAN`] live readers (soonest lease end first); empty
+    /// when free.
     pub owners: Vec<Vec<u8>>,
+    /// How many live readers hold it (all of them, also past those listed
+    /// in `owners`); 0 unless read-held.
+    pub readers: u64,
     /// Seconds left on the lease (the least among the servers that hold
-    /// it; infinity when the key has no expiry); `None` when free.
+    /// it; infinity when the key has no expiry; for readers the longest
+    /// live reader's lease, at most the lock key's); `None` when free.
     pub ttl: Option<f64>,
-    /// Live waiters in the queue (the most any server has).
+    /// Live waiters in the queue, writers and readers (the most any
+    /// server has).
     pub waiting: u64,
-    /// The fencing token of the current hold (`K~~f`), when the servers
-    /// that hold it agree on one; `None` when free or unfenced.
+    /// The fencing token of the current write hold (`K~~f`), when the
+    /// servers that hold it agree on one; `None` when free, read-held or
+    /// unfenced.
     pub fence: Option<i64>,
+    /// The semaphore of the same name, when Redis keeps any of its keys
+    /// (never over Redlock, where semaphores do not run).
+    pub semaphore: Option<SemaphoreInspection>,
+}
+
+/// What Redis knows of the semaphore of a name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemaphoreInspection {
+    /// Whether any permit is held.
+    pub held: bool,
+    /// Its number of permits, as its first user passed it; `None` once
+    /// nobody holds or waits (an unused semaphore keeps no number).
+    pub permits: Option<u64>,
+    /// Live holders: permits in use.
+    pub holders: u64,
+    /// The tokens of up to [`inspect::SCAN`] live holders, soonest lease
+    /// end first.
+    pub owners: Vec<Vec<u8>>,
+    /// Seconds left on the longest live lease; `None` when no permit is
+    /// held.
+    pub ttl: Option<f64>,
+    /// Live waiters in its queue.
+    pub waiting: u64,
 }
 
 impl Lock {
@@ -40,27 +94,60 @@ impl Lock {
 }
 
 /// The lock as `quorum` of the servers that answered (`seen`) see it.
+/// Read holds and semaphores run on one server that decides (never over
+/// Redlock): their details come from that server's view alone.
 fn decide(seen: &[Seen], quorum: usize) -> Inspection {
     let owner = seen
         .iter()
         .filter_map(|s| s.owner.as_deref())
         .find(|token| holding(seen, token).count() >= quorum);
     let waiting = seen.iter().map(|s| s.waiting).max().unwrap_or(0);
+    let alone = match seen {
+        [only] if quorum == 1 => Some(only),
+        _ => None,
+    };
+    let semaphore = alone.and_then(|s| s.semaphore.as_ref()).map(|sem| {
+        let holders = &sem.holders;
+        SemaphoreInspection {
+            held: holders.live > 0,
+            permits: sem.permits.and_then(|n| u64::try_from(n).ok()),
+            holders: holders.live,
+            owners: holders.tokens.clone(),
+            ttl: longest(holders, -1),
+            waiting: sem.waiting,
+        }
+    });
     let Some(owner) = owner else {
         return Inspection {
             held: false,
+            mode: None,
             owners: Vec::new(),
+            readers: 0,
             ttl: None,
             waiting,
             fence: None,
+            semaphore,
         };
     };
     let ttl = holding(seen, owner)
-        .map(|s| match s.pttl_ms {
-            ms if ms >= 0 => ms as f64 / 1000.0,
-            _ => f64::INFINITY,
-        })
+        .map(|s| seconds(s.pttl_ms))
         .fold(f64::INFINITY, f64::min);
+    if owner == READ_MARK {
+        // Readers hold it: the lock key holds the read mark (over Redlock
+        // only by hand: redislock refuses read holds there).
+        let readers = alone.and_then(|s| s.readers.as_ref());
+        let pttl_ms = alone.map_or(-1, |s| s.pttl_ms);
+        return Inspection {
+            held: true,
+            mode: Some(HoldMode::Read),
+            owners: readers.map(|r| r.tokens.clone()).unwrap_or_default(),
+            readers: readers.map_or(0, |r| r.live),
+            ttl: Some(readers.and_then(|r| longest(r, pttl_ms)).unwrap_or(ttl)),
+            waiting,
+            fence: None,
+            semaphore,
+        };
+    }
     let mut fences = holding(seen, owner).map(|s| s.fence);
     let first = fences.next().flatten();
     let fence = match fences.all(|f| f == first) {
@@ -69,11 +156,37 @@ fn decide(seen: &[Seen], quorum: usize) -> Inspection {
     };
     Inspection {
         held: true,
+        mode: Some(HoldMode::Write),
         owners: vec![owner.to_vec()],
+        readers: 0,
         ttl: Some(ttl),
         waiting,
         fence,
+        semaphore,
     }
+}
+
+/// A `PTTL` in seconds (infinity for a key without expiry).
+fn seconds(pttl_ms: i64) -> f64 {
+    match pttl_ms {
+        ms if ms >= 0 => ms as f64 / 1000.0,
+        _ => f64::INFINITY,
+    }
+}
+
+/// Seconds left on the longest live lease of `holders` (0 for one that
+/// ended within the clocks' grace), at most `cap_ms` when that is a
+/// `PTTL` (the key that outlives the leases); `None` when none is live.
+fn longest(holders: &Holders, cap_ms: i64) -> Option<f64> {
+    if holders.live == 0 {
+        return None;
+    }
+    let left = holders.longest_ms.max(0);
+    let left = match cap_ms {
+        cap if cap >= 0 => left.min(cap),
+        _ => left,
+    };
+    Some(left as f64 / 1000.0)
 }
 
 /// The servers' views in which `token` holds the lock.
@@ -85,6 +198,7 @@ fn holding<'a>(seen: &'a [Seen], token: &'a [u8]) -> impl Iterator<Item = &'a Se
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::inspect::SemSeen;
 
     fn seen(owner: Option<&str>, pttl_ms: i64, fence: Option<i64>, waiting: u64) -> Seen {
         Seen {
@@ -92,6 +206,16 @@ mod tests {
             pttl_ms,
             fence,
             waiting,
+            readers: None,
+            semaphore: None,
+        }
+    }
+
+    fn holders(live: u64, tokens: &[&str], longest_ms: i64) -> Holders {
+        Holders {
+            live,
+            tokens: tokens.iter().map(|t| t.as_bytes().to_vec()).collect(),
+            longest_ms,
         }
     }
 
@@ -143,5 +267,71 @@ mod tests {
             2,
         );
         assert_eq!(fences.fence, None, "servers that disagree give no fence");
+    }
+
+    #[test]
+    fn readers_hold_it_in_read_mode() {
+        let mut one = seen(Some("~~read"), 9000, Some(3), 2);
+        one.readers = Some(holders(70, &["r1", "r2"], 4200));
+        let got = decide(&[one.clone()], 1);
+        assert!(got.held);
+        assert_eq!(got.mode, Some(HoldMode::Read));
+        assert_eq!(
+            got.owners,
+            [b"r1".to_vec(), b"r2".to_vec()],
+            "never the mark"
+        );
+        assert_eq!((got.readers, got.waiting, got.fence), (70, 2, None));
+        assert_eq!(got.ttl, Some(4.2), "the longest live reader's lease");
+        one.readers = Some(holders(1, &["r1"], 12_000));
+        assert_eq!(decide(&[one.clone()], 1).ttl, Some(9.0), "at most K's");
+        one.readers = Some(holders(1, &["r1"], -300));
+        assert_eq!(decide(&[one.clone()], 1).ttl, Some(0.0), "within the grace");
+        one.readers = Some(holders(0, &[], 0));
+        let ended = decide(&[one], 1);
+        assert!(ended.held && ended.owners.is_empty() && ended.readers == 0);
+        assert_eq!(ended.ttl, Some(9.0), "no live reader: K's lease");
+        // Over Redlock (by hand only): held by readers, nothing more known.
+        let mut a = seen(Some("~~read"), 800, None, 0);
+        a.readers = Some(holders(2, &["r"], 700));
+        let got = decide(&[a.clone(), a], 2);
+        assert_eq!(got.mode, Some(HoldMode::Read));
+        assert!(got.owners.is_empty() && got.readers == 0);
+        assert_eq!(got.ttl, Some(0.8));
+    }
+
+    #[test]
+    fn a_write_hold_is_in_write_mode() {
+        let got = decide(&[seen(Some("t"), 1500, None, 0)], 1);
+        assert_eq!((got.mode, got.readers), (Some(HoldMode::Write), 0));
+        assert_eq!(decide(&[seen(None, -2, None, 0)], 1).mode, None);
+    }
+
+    #[test]
+    fn a_semaphore_of_the_same_name_is_reported_beside_the_lock() {
+        let mut one = seen(Some("t"), 1500, None, 0);
+        one.semaphore = Some(SemSeen {
+            permits: Some(3),
+            holders: holders(2, &["s1", "s2"], 2500),
+            waiting: 4,
+        });
+        let got = decide(&[one.clone()], 1);
+        assert_eq!(got.owners, [b"t".to_vec()], "the lock's own owner");
+        let sem = got.semaphore.unwrap();
+        assert!(sem.held);
+        assert_eq!((sem.permits, sem.holders, sem.waiting), (Some(3), 2, 4));
+        assert_eq!(sem.owners, [b"s1".to_vec(), b"s2".to_vec()]);
+        assert_eq!(sem.ttl, Some(2.5));
+        one.semaphore = Some(SemSeen {
+            permits: None,
+            holders: holders(0, &[], 0),
+            waiting: 0,
+        });
+        let idle = decide(&[one.clone()], 1).semaphore.unwrap();
+        assert!(!idle.held && idle.ttl.is_none() && idle.permits.is_none());
+        assert!(
+            decide(&[one.clone(), one], 2).semaphore.is_none(),
+            "never over Redlock"
+        );
     }
 }

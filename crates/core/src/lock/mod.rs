@@ -31,7 +31,7 @@ use crate::protocol::scriptless::CompareDelete;
 use crate::protocol::token;
 use crate::topology::{Topology, Votes, Waiting};
 use holds::{Entry, Left};
-pub use inspect::Inspection;
+pub use inspect::{HoldMode, Inspection, SemaphoreInspection};
 use renewal::{Job, Lease, Renewed};
 pub use scope::end_request_scope;
 
