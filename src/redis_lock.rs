@@ -233,11 +233,13 @@ impl RedisLock {
     }
 
     /// What Redis knows of the lock on `$key`, whoever holds it: `held`,
-    /// `owners` (tokens, or the holder's `owner` string), `ttl` (seconds
-    /// left, null when free), `waiting` (live waiters) and `fence` (the
-    /// hold's fencing token, or null). Validated like the constructor; one
-    /// read-only round trip (every Redlock master at once, decided by
-    /// their quorum).
+    /// `mode` ("write", "read" or null when free), `owners` (the writer's
+    /// token or `owner` string, or up to 64 readers' tokens), `readers`
+    /// (live readers), `ttl` (seconds left, null when free), `waiting`
+    /// (live waiters), `fence` (the hold's fencing token, or null) and
+    /// `semaphore` (the semaphore of that name, or null). Validated like the
+    /// constructor; one read-only round trip (every Redlock master at once,
+    /// decided by their quorum).
     #[php(defaults(options = Options::empty()))]
     pub fn inspect(
         key: Bytes,
@@ -247,18 +249,35 @@ impl RedisLock {
         let sig = &args::INSPECT;
         let lock = build(sig, key, None, servers, options)?;
         let seen = lock.inspect().map_err(|e| from_core(sig, e))?;
-        let mut table = ZendHashTable::new();
         let fail = |e: ext_php_rs::error::Error| {
             exceptions::exception(Class::Lock, format!("inspect failed: {e}"))
         };
-        let owners: Vec<PhpBytes> = seen.owners.into_iter().map(PhpBytes).collect();
+        let semaphore = match seen.semaphore {
+            None => None,
+            Some(sem) => {
+                let mut table = ZendHashTable::new();
+                table.insert("held", sem.held).map_err(fail)?;
+                table
+                    .insert("permits", sem.permits.map(int))
+                    .map_err(fail)?;
+                table.insert("holders", int(sem.holders)).map_err(fail)?;
+                table.insert("owners", bytes(sem.owners)).map_err(fail)?;
+                table.insert("ttl", sem.ttl).map_err(fail)?;
+                table.insert("waiting", int(sem.waiting)).map_err(fail)?;
+                Some(table)
+            }
+        };
+        let mut table = ZendHashTable::new();
         table.insert("held", seen.held).map_err(fail)?;
-        table.insert("owners", owners).map_err(fail)?;
-        table.insert("ttl", seen.ttl).map_err(fail)?;
         table
-            .insert("waiting", i64::try_from(seen.waiting).unwrap_or(i64::MAX))
+            .insert("mode", seen.mode.map(|m| m.name()))
             .map_err(fail)?;
+        table.insert("owners", bytes(seen.owners)).map_err(fail)?;
+        table.insert("readers", int(seen.readers)).map_err(fail)?;
+        table.insert("ttl", seen.ttl).map_err(fail)?;
+        table.insert("waiting", int(seen.waiting)).map_err(fail)?;
         table.insert("fence", seen.fence).map_err(fail)?;
+        table.insert("semaphore", semaphore).map_err(fail)?;
         Ok(table)
     }
 
@@ -366,4 +385,14 @@ fn with_lock(
 /// it is a no-op, so the pending exception reaches the caller unchanged.
 fn pending() -> PhpException {
     PhpException::from_message("an exception is pending".into())
+}
+
+/// A count as a PHP int.
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Tokens as a PHP list of (binary) strings.
+fn bytes(tokens: Vec<Vec<u8>>) -> Vec<PhpBytes> {
+    tokens.into_iter().map(PhpBytes).collect()
 }

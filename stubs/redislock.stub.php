@@ -154,24 +154,38 @@ namespace {
 
         /**
          * What Redis knows of the lock on $key, whoever holds it (this process, another, or
-         * nobody). Validated like the constructor (same ValueError and TypeError messages, nothing
-         * sent for a call that fails validation); one round trip that reads only (a read-only
-         * script on the server of the key: every Redlock master at once, the Cluster master of the
-         * key's slot, the Sentinels' master). Owner tokens never appear in exception messages.
+         * nobody; a writer or readers), and of the RedisLock\Semaphore of the same name.
+         * Validated like the constructor (same ValueError and TypeError messages, nothing sent for
+         * a call that fails validation); one round trip that reads only (a read-only script on the
+         * server of the key: every Redlock master at once, the Cluster master of the key's slot,
+         * the Sentinels' master). Owner tokens never appear in exception messages.
          *
-         * - held: whether the lock is held (over Redlock: a majority of the masters hold it under
-         *   one token);
-         * - owners: the holder's owner token (the `owner` option's string when the holder set one),
-         *   as a list; empty when free;
+         * - held: whether the lock is held, by a writer or by readers (over Redlock: a majority of
+         *   the masters hold it under one token);
+         * - mode: "write" (acquire()), "read" (acquireRead()), or null when free;
+         * - owners: the writer's owner token (the `owner` option's string when the holder set one),
+         *   as a list; for readers the tokens of at most 64 live readers, soonest lease end first;
+         *   empty when free;
+         * - readers: how many live readers hold it (all of them); 0 unless mode is "read";
          * - ttl: seconds left on the lease (over Redlock the least among the masters that hold it;
-         *   INF when the key has no expiry); null when free;
-         * - waiting: live waiters in the lock's queue (over Redlock the most on any master);
-         * - fence: the current hold's fencing token (option fencing); null when free or unfenced.
+         *   for readers the longest live reader's; INF when the key has no expiry); null when free;
+         * - waiting: live waiters in the lock's queue, writers and readers (over Redlock the most
+         *   on any master);
+         * - fence: the current write hold's fencing token (option fencing); null when free,
+         *   read-held or unfenced;
+         * - semaphore: null when Redis keeps nothing of a semaphore of that name (always over
+         *   Redlock, where semaphores do not run), else an array: held (bool: a permit is in
+         *   use), permits (its number of permits, or null once nobody holds or waits), holders
+         *   (live holders), owners (at most 64 of their tokens, soonest lease end first), ttl
+         *   (seconds left on the longest live lease, or null) and waiting (live waiters).
          *
-         * @param string $key Lock name, as for the constructor.
+         * @param string $key Lock (and semaphore) name, as for the constructor.
          * @param string|array|null $servers A URL or a list of URLs; null: ini redislock.servers.
          * @param array $options As for the constructor (prefix, cluster, sentinel, timeouts, TLS, ...).
-         * @return array{held: bool, owners: list<string>, ttl: float|null, waiting: int, fence: int|null}
+         * @return array{held: bool, mode: 'write'|'read'|null, owners: list<string>, readers: int,
+         *     ttl: float|null, waiting: int, fence: int|null, semaphore: array{held: bool,
+         *     permits: int|null, holders: int, owners: list<string>, ttl: float|null,
+         *     waiting: int}|null}
          * @throws \ValueError on an empty key, a malformed URL or an unknown option
          * @throws \RedisLock\ConnectionException when Redis cannot be used (over Redlock: no majority answered)
          */
