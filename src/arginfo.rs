@@ -53,6 +53,7 @@ const CORRECTIONS: &[(&str, &str, u32)] = &[
     ("inspect", "options", MAY_BE_ARRAY),
     ("restore", "options", MAY_BE_ARRAY),
     ("acquire", "wait", MAY_BE_DOUBLE),
+    ("acquireread", "wait", MAY_BE_DOUBLE),
     ("withlock", "wait", MAY_BE_DOUBLE),
 ];
 

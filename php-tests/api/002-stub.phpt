@@ -36,6 +36,7 @@ final class RedisLock extends -
 ))
   public function __debugInfo(): array
   public function acquire(float $wait = 0.0): bool
+  public function acquireRead(float $wait = 0.0): bool
   public function fencingToken(): ?int
   public function forceRelease(): bool
   static public function inspect(string $key, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
