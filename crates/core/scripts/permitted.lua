@@ -51,7 +51,8 @@ elseif ARGV[1] == 'readers' then
   needed = {
     {'ZSCORE', readers, '-'}, {'ZADD', readers, '1', '-'}, {'ZADD', readers, 'XX', '1', '-'},
     {'ZREM', readers, '-'}, {'ZRANGEBYSCORE', readers, '-inf', '1', 'LIMIT', '0', '1'},
-    {'ZCOUNT', readers, '(1', '+inf'}, {'PTTL', readers}, {'PEXPIRE', readers, '1'},
+    {'ZCOUNT', readers, '(1', '+inf'}, {'ZRANGE', readers, '-1', '-1', 'WITHSCORES'},
+    {'PTTL', readers}, {'PEXPIRE', readers, '1'},
     {'DEL', readers},
     {'GET', lock}, {'SET', lock, '-', 'PX', '1'}, {'PTTL', lock}, {'PEXPIRE', lock, '1'},
     {'DEL', lock},

@@ -1,6 +1,7 @@
 -- Extends a read hold's lease, only while it is still ours by the
 -- caller's clock and K still holds the read mark (lib/readers.lua); K
--- lives at least as long. With ARGV[3] = '0' only reads it.
+-- lives at least as long, and no longer than the longest read lease
+-- (+ grace) when it lived longer. With ARGV[3] = '0' only reads it.
 -- KEYS[1] = readers (K~~r), KEYS[2] = lock (K)
 -- ARGV[1] = token, ARGV[2] = now (ms since the Unix epoch, the caller's
 -- clock), ARGV[3] = new lease ms (0: only read), ARGV[4] = grace ms
@@ -16,11 +17,21 @@ if ttl == 0 then
   return score - now
 end
 redis.call('ZADD', readers, 'XX', now + ttl, token)
-local life = ttl + tonumber(ARGV[4]) + 1000
+local grace = tonumber(ARGV[4])
+local life = ttl + grace + 1000
 if redis.call('PTTL', readers) < life then
   redis.call('PEXPIRE', readers, life)
 end
-if redis.call('PTTL', lock) < ttl then
+local pttl = redis.call('PTTL', lock)
+if pttl < ttl then
   redis.call('PEXPIRE', lock, ttl)
+elseif pttl > ttl + grace then
+  -- A shorter lease than K has: K lives no longer than the longest read
+  -- lease (+ grace), as after a reader's release (lib/readers.lua).
+  local top = redis.call('ZRANGE', readers, -1, -1, 'WITHSCORES')
+  local left = math.floor(tonumber(top[2]) - now + grace)
+  if pttl > left then
+    redis.call('PEXPIRE', lock, left)
+  end
 end
 return ttl

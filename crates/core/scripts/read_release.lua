@@ -37,10 +37,15 @@ if live == 0 then
   else
     free_lock(lock, queue, KEYS[4], KEYS[5], ARGV[5], false)
   end
-elseif live == 1 and redis.call('EXISTS', queue) == 1 then
-  local head = first_live(lock, queue)
-  if head then
-    wake(lock, head, 1000)
+else
+  -- K lives no longer than the longest live read lease (+ grace): not
+  -- as long as ours did, nor as long as a lease that ran out did.
+  shorten_to_readers(readers, lock, now, grace)
+  if live == 1 and redis.call('EXISTS', queue) == 1 then
+    local head = first_live(lock, queue)
+    if head then
+      wake(lock, head, 1000)
+    end
   end
 end
 return held

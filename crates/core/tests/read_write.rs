@@ -274,6 +274,59 @@ fn a_crashed_readers_hold_ends_with_its_lease_and_a_renewed_one_lasts() {
 }
 
 #[test]
+fn the_lock_lives_no_longer_than_the_longest_live_read_lease() {
+    let server = RedisServer::start();
+    let key = unique_key("rw-shorten");
+    let name = String::from_utf8(key.clone()).unwrap();
+    let pttl = || server.cmd::<i64>(&["PTTL", &name]);
+    let crashed = [("auto_release", OptionValue::Bool(false))];
+    let mut w = rw(&server, &key, 10.0);
+    // A 30 s reader leaves while a 1 s reader reads; the short one then
+    // crashes (gone without a release): the writer waits for its lease,
+    // not for the 30 s one that was given back.
+    let mut long = rw(&server, &key, 30.0);
+    let mut short = with(&server, &key, 1.0, &crashed);
+    assert!(long.acquire_read(NOW, &never).unwrap());
+    assert!(short.acquire_read(NOW, &never).unwrap());
+    assert!(long.release().unwrap());
+    assert!(pttl() <= 1_500, "the lock kept {} ms", pttl());
+    drop(short);
+    let started = Instant::now();
+    assert!(w.acquire(Duration::from_secs(5), &never).unwrap());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the writer waited {:?}",
+        started.elapsed()
+    );
+    assert!(w.release().unwrap());
+    // A reader whose lease ran out still counts within the clock grace;
+    // a reader that comes and goes then must not leave the lock to its
+    // own 10 s lease.
+    let mut gone = with(&server, &key, 0.3, &crashed);
+    assert!(gone.acquire_read(NOW, &never).unwrap());
+    drop(gone);
+    std::thread::sleep(Duration::from_millis(400));
+    let mut r = rw(&server, &key, 10.0);
+    assert!(r.acquire_read(NOW, &never).unwrap());
+    assert!(r.release().unwrap());
+    assert!(pttl() <= 500, "the lock kept {} ms", pttl());
+    let started = Instant::now();
+    assert!(w.acquire(Duration::from_secs(5), &never).unwrap());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the writer waited {:?}",
+        started.elapsed()
+    );
+    assert!(w.release().unwrap());
+    // refresh() to a shorter lease shortens the lock with it.
+    let mut r = rw(&server, &key, 30.0);
+    assert!(r.acquire_read(NOW, &never).unwrap());
+    assert!(r.refresh(Some(1.0)).unwrap());
+    assert!(pttl() <= 1_500, "the lock kept {} ms", pttl());
+    assert!(r.release().unwrap());
+}
+
+#[test]
 fn read_holds_refuse_what_they_cannot_do() {
     let server = RedisServer::start();
     let key = unique_key("rw-refused");

@@ -35,3 +35,19 @@ local function wake_next_reader(lock, queue)
     wake(lock, head, 1000)
   end
 end
+
+-- Makes K (holding the read mark) live no longer than the longest read
+-- lease in R plus grace, by the caller's clock: a reader that leaves, or
+-- shortens its lease, does not keep writers out for the rest of its own
+-- (longer) lease, nor for one that ran out (a killed reader's, within its
+-- grace). Never lengthens K. The caller has a live reader in R.
+local function shorten_to_readers(readers, lock, now, grace)
+  local top = redis.call('ZRANGE', readers, -1, -1, 'WITHSCORES')
+  if not top[2] then
+    return
+  end
+  local left = math.max(1, math.floor(tonumber(top[2]) - now + grace))
+  if redis.call('PTTL', lock) > left then
+    redis.call('PEXPIRE', lock, left)
+  end
+end
