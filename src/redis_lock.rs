@@ -286,7 +286,8 @@ impl RedisLock {
     #[php(vis = "private")]
     pub fn __clone(&self) {}
 
-    /// What var_dump() and print_r() show: no passwords.
+    /// What var_dump() and print_r() show: no passwords; `shared` is true
+    /// for a read hold (`acquireRead()`).
     #[php(name = "__debugInfo")]
     pub fn debug_info(&mut self) -> PhpResult<ZBox<ZendHashTable>> {
         let info = self.lock.info();
@@ -301,6 +302,7 @@ impl RedisLock {
         table.insert("ttl", info.ttl).map_err(fail)?;
         table.insert("servers", info.servers).map_err(fail)?;
         table.insert("acquired", info.acquired).map_err(fail)?;
+        table.insert("shared", info.shared).map_err(fail)?;
         table
             .insert("token", info.token.map(PhpBytes))
             .map_err(fail)?;

@@ -1,5 +1,5 @@
 --TEST--
-var_dump() / print_r() of a lock show key, redisKey, ttl, servers (password masked), acquired, token and holdCount
+var_dump() / print_r() of a lock show key, redisKey, ttl, servers (password masked), acquired, shared (a read hold), token and holdCount
 --EXTENSIONS--
 redislock
 --SKIPIF--
@@ -21,12 +21,16 @@ print_r($lock);
 echo "\n";
 var_dump($lock->release());
 var_dump($lock);
+var_dump($lock->acquireRead());
+print_r($lock);
+echo "\n";
+var_dump($lock->release());
 $out = ob_get_clean();
 echo str_replace((string) $port, "PORT", $out);
 echo str_contains($out, 'dbgSecret') ? "LEAK\n" : "no leak\n";
 ?>
 --EXPECTF--
-object(RedisLock)#%d (7) {
+object(RedisLock)#%d (8) {
   ["key"]=>
   string(7) "dbg%0key"
   ["redisKey"]=>
@@ -40,6 +44,8 @@ object(RedisLock)#%d (7) {
   }
   ["acquired"]=>
   bool(false)
+  ["shared"]=>
+  bool(false)
   ["token"]=>
   NULL
   ["holdCount"]=>
@@ -47,7 +53,7 @@ object(RedisLock)#%d (7) {
 }
 bool(true)
 bool(true)
-object(RedisLock)#%d (7) {
+object(RedisLock)#%d (8) {
   ["key"]=>
   string(7) "dbg%0key"
   ["redisKey"]=>
@@ -61,6 +67,8 @@ object(RedisLock)#%d (7) {
   }
   ["acquired"]=>
   bool(true)
+  ["shared"]=>
+  bool(false)
   ["token"]=>
   string(32) "%x"
   ["holdCount"]=>
@@ -77,6 +85,7 @@ RedisLock Object
         )
 
     [acquired] => 1
+    [shared] => 
     [token] => %x
     [holdCount] => 2
 )
@@ -93,12 +102,13 @@ RedisLock Object
         )
 
     [acquired] => 1
+    [shared] => 
     [token] => %x
     [holdCount] => 1
 )
 
 bool(true)
-object(RedisLock)#%d (7) {
+object(RedisLock)#%d (8) {
   ["key"]=>
   string(7) "dbg%0key"
   ["redisKey"]=>
@@ -112,9 +122,29 @@ object(RedisLock)#%d (7) {
   }
   ["acquired"]=>
   bool(false)
+  ["shared"]=>
+  bool(false)
   ["token"]=>
   NULL
   ["holdCount"]=>
   int(0)
 }
+bool(true)
+RedisLock Object
+(
+    [key] => dbg%0key
+    [redisKey] => p:dbg%0key
+    [ttl] => 2.5
+    [servers] => Array
+        (
+            [0] => redis://:***@127.0.0.1:PORT/2
+        )
+
+    [acquired] => 1
+    [shared] => 1
+    [token] => 
+    [holdCount] => 1
+)
+
+bool(true)
 no leak

@@ -118,6 +118,9 @@ pub struct LockInfo {
     pub servers: Vec<String>,
     /// Whether this object currently holds the lock (local knowledge).
     pub acquired: bool,
+    /// Whether that hold is a read hold (`acquireRead()`), shared with
+    /// other readers.
+    pub shared: bool,
     /// The owner token of the current hold.
     pub token: Option<Vec<u8>>,
     /// Reentrant acquires made through this object and not yet released.
@@ -786,14 +789,20 @@ impl Lock {
     /// A snapshot for `var_dump`.
     pub fn info(&mut self) -> LockInfo {
         let entry = self.live_entry();
+        let shared = self.read_hold().is_some();
         LockInfo {
             key: self.key.clone(),
             redis_key: self.keys.lock.clone(),
             ttl: self.ttl_ms as f64 / 1000.0,
             servers: self.topology.names(),
-            acquired: entry.is_some() || self.readers.as_mut().is_some_and(|r| r.holds()),
+            acquired: entry.is_some() || shared,
+            shared,
             token: entry.map(|e| e.token),
-            hold_count: self.share.map_or(0, |s| s.own),
+            hold_count: if shared {
+                1
+            } else {
+                self.share.map_or(0, |s| s.own)
+            },
         }
     }
 }
