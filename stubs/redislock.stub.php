@@ -55,14 +55,21 @@ namespace {
         /**
          * Takes a shared (read) hold: many readers at once, none while a writer holds the lock
          * or waits for it (a waiting writer keeps new readers out). $wait as for acquire(),
-         * woken without polling. On an object holding the write lock, turns it into a read hold
-         * (demotion, never waits); acquire() on an object holding a read hold promotes it once
-         * no other reader holds the lock. release(), refresh(), isAcquired() and remainingTtl()
-         * act on whichever hold the object has; token() and fencingToken() are null for a read
-         * hold. Refused (LockException) over Redlock, with fencing, owner, replicas or
-         * on_lost => "interrupt".
+         * woken without polling. On an object that already reads, extends its lease. On an
+         * object holding the write lock, turns it into a read hold (demotion, never waits);
+         * acquire() on an object holding a read hold promotes it once no other reader holds
+         * the lock (withLock() too: it then releases the write hold, and the object holds
+         * nothing). release(), refresh(), isAcquired() and remainingTtl() act on whichever
+         * hold the object has; token() and fencingToken() are null for a read hold. A read
+         * hold belongs to its object (not to a Fiber, never joined by another object): it is
+         * released at the object's end and at request end (auto_release), renewed with
+         * auto_renew, and a forked child does not hold it.
          *
          * @return bool true when this object now holds a read hold
+         * @throws \ValueError when $wait is negative, NaN, infinite or over a year
+         * @throws \RedisLock\LockException over Redlock, with option fencing, owner, replicas or
+         *     on_lost => "interrupt", on a server that refuses scripts, or on a write hold this
+         *     process holds more than once (refused before any read hold is taken)
          * @throws \RedisLock\ConnectionException when Redis cannot be used
          */
         public function acquireRead(float $wait = 0.0): bool {}
@@ -78,6 +85,8 @@ namespace {
 
         /**
          * Acquires, calls $callback($this), releases in every case and returns the callback's value.
+         * On an object holding a read hold (acquireRead()) it promotes it, as acquire() does, and
+         * the release at the end ends it: the object then holds nothing.
          *
          * @template T
          * @param callable(RedisLock): T $callback
