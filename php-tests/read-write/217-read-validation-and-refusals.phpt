@@ -1,5 +1,5 @@
 --TEST--
-Read holds: bad $wait is a ValueError / TypeError; fencing, owner, replicas, on_lost => "interrupt" and Redlock are refused with a LockException; nothing is sent to Redis for either
+Read holds: bad $wait is a ValueError / TypeError; fencing, owner, replicas, on_lost => "interrupt", Redlock and servers without scripts are refused with a LockException; nothing is sent to Redis for either
 --EXTENSIONS--
 redislock
 --SKIPIF--
@@ -60,6 +60,17 @@ $before = commands_processed($url);
 $show($mask(fn () => $redlock->acquireRead()));
 check('nothing sent', commands_processed($url) - $before === 1);
 
+echo "-- a server that refuses scripts\n";
+$scriptless = TestRedis::start(['--rename-command', 'EVAL', '', '--rename-command', 'EVALSHA', '']);
+$refused = new RedisLock($key, 10, $scriptless->url());
+try {
+    $refused->acquireRead(1.0);
+    echo "returned\n";
+} catch (RedisLock\LockException $e) {
+    echo get_class($e), preg_match('/refuses EVALSHA\b/', $e->getMessage()) ? ' naming EVALSHA' : ': ' . $e->getMessage(), "\n";
+}
+check('nothing written', redis_cmd($scriptless->url(), 'KEYS', '*') === []);
+
 echo "-- a refused demotion keeps the write hold\n";
 $fenced = new RedisLock($key, 10, $url, ['fencing' => true]);
 check('writes', $fenced->acquire() && is_int($fenced->fencingToken()));
@@ -97,6 +108,9 @@ nothing written: ok
 -- Redlock (refused before it connects anywhere)
 RedisLock\LockException: acquireRead() on lock "KEY": read holds do not run over several independent servers (Redlock): counting readers needs one server that decides; use one server, Sentinel or Cluster; no read hold was taken
 nothing sent: ok
+-- a server that refuses scripts
+RedisLock\LockException naming EVALSHA
+nothing written: ok
 -- a refused demotion keeps the write hold
 writes: ok
 RedisLock\LockException: acquireRead() on lock "KEY": option "fencing" is for exclusive holds (a fencing token orders writers; readers share one state); use a lock object without "fencing" to read; no read hold was taken
