@@ -191,6 +191,37 @@ fn a_single_reader_promotes_and_a_writer_demotes() {
     assert!(!a.is_locked().unwrap());
 }
 
+/// Regression: acquire() on an object whose read lease had run out
+/// returned false at once (nothing left to promote), even on a free lock
+/// and with a wait; it now acquires as an object holding nothing does.
+#[test]
+fn acquire_after_the_read_lease_ran_out_is_a_plain_acquire() {
+    let server = RedisServer::start();
+    let key = unique_key("rw-promote-expired");
+    let mut a = rw(&server, &key, 0.3);
+    assert!(a.acquire_read(NOW, &never).unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        a.acquire(NOW, &never).unwrap(),
+        "a free lock was refused to an object whose read lease ran out"
+    );
+    let owner: Option<Vec<u8>> = server.cmd(&["GET", &String::from_utf8_lossy(&key)]);
+    assert_eq!(owner, a.token());
+    assert!(a.release().unwrap());
+    // With a wait: the lock is another writer's until its lease ends.
+    assert!(a.acquire_read(NOW, &never).unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    let mut w = rw(&server, &key, 0.6);
+    assert!(w.acquire(NOW, &never).unwrap());
+    let started = Instant::now();
+    assert!(
+        a.acquire(Duration::from_secs(5), &never).unwrap(),
+        "gave up at once instead of waiting"
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(a.release().unwrap());
+}
+
 #[test]
 fn a_waiting_promotion_gets_the_lock_when_the_other_readers_leave() {
     let server = Arc::new(RedisServer::start());

@@ -193,15 +193,35 @@ impl Lock {
     /// polled after every wake-up timeout; when it returns true the wait
     /// ends early with `false` (the binding uses it for PHP's execution
     /// time limit).
-    pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+    pub fn acquire(&mut self, mut wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
         stats::add(Counter::Acquires);
         let started = Instant::now();
         if let Some(promoted) = self.promote(wait, stop) {
-            if matches!(promoted, Ok(true)) {
-                stats::add(Counter::Acquired);
+            match promoted {
+                Ok(true) => stats::add(Counter::Acquired),
+                // Still a reader: other readers hold the lock.
+                Ok(false) if self.read_hold().is_some() => {}
+                // The read hold was gone (its lease ran out): nothing to
+                // promote, so a plain acquire with what is left of the wait,
+                // as on an object whose write hold was lost.
+                Ok(false) => {
+                    wait = wait.saturating_sub(started.elapsed());
+                    return self.acquire_free(wait, stop, started);
+                }
+                Err(_) => {}
             }
             return promoted;
         }
+        self.acquire_free(wait, stop, started)
+    }
+
+    /// [`Lock::acquire`] on an object that holds no read hold.
+    fn acquire_free(
+        &mut self,
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+        started: Instant,
+    ) -> Result<bool> {
         if self.reenter()? {
             stats::add(Counter::Acquired);
             return Ok(true);
