@@ -4,6 +4,7 @@ namespace RedisLock\Bridge\Symfony;
 
 use RedisLock;
 use RedisLock\Bridge\Masked;
+use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
 use Symfony\Component\Lock\BlockingStoreInterface;
 use Symfony\Component\Lock\Exception\InvalidTtlException;
 use Symfony\Component\Lock\Exception\LockConflictedException;
@@ -24,20 +25,35 @@ use Symfony\Component\Lock\Store\ExpiringStoreTrait;
  * releases what a request still holds when it ends (also after a fatal
  * error, which skips Symfony's destructor).
  *
+ * Shared (read) locks: `acquireRead()` takes the extension's read hold
+ * (many readers, a writer excludes them all, a waiting writer keeps new
+ * readers out), and a blocking `acquireRead(true)` is woken by the
+ * writer's release too. As with Symfony's RedisStore, `save()` on a Key
+ * holding a read lock promotes it (LockConflictedException while other
+ * readers hold it, the read lock kept), `saveRead()` on a Key holding the
+ * write lock demotes it, and exists(), delete() and putOffExpiration()
+ * act on whichever the Key holds. A read hold has no owner token to
+ * restore elsewhere: a Key that took one cannot be serialized any more
+ * (Symfony's UnserializableKeyException). The extension refuses read
+ * holds over several independent servers (Redlock), with `fencing`,
+ * `replicas` or `on_lost => interrupt`, and on servers without scripts:
+ * its LockException then reaches Symfony's Lock, which wraps it in a
+ * LockAcquiringException.
+ *
  * The value in Redis is the owner token as a plain string (the
  * extension's layout), not Symfony's RedisStore sorted set: use one kind of
- * store per resource. Read (shared) locks are not supported.
+ * store per resource.
  *
  * reset() (Symfony's `kernel.reset`) ends the request scope in a
  * long-running worker: see {@see reset()}. The store is a Symfony
  * ResetInterface when symfony/service-contracts is installed (as in every
  * Symfony application); symfony/lock alone does not need it.
  */
-final class RedisLockStore implements BlockingStoreInterface, ResettableInterface
+final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface, ResettableInterface
 {
     use ExpiringStoreTrait;
 
-    /** Longest single wait of the extension inside waitAndSave() (it loops). */
+    /** Longest single wait of the extension inside waitAndSave() and waitAndSaveRead() (they loop). */
     private const WAIT_SLICE = 3600.0;
 
     /** @var \WeakMap<Key, RedisLock> */
@@ -81,7 +97,12 @@ final class RedisLockStore implements BlockingStoreInterface, ResettableInterfac
         ];
     }
 
-    /** Takes the lock for the Key, or extends it when the Key holds it already. */
+    /**
+     * Takes the lock for the Key, or extends it when the Key holds it
+     * already; a Key holding a read lock is promoted (only when no other
+     * reader holds the resource: LockConflictedException otherwise, and the
+     * Key keeps its read lock).
+     */
     public function save(Key $key): void
     {
         $key->reduceLifetime($this->initialTtl);
@@ -96,7 +117,11 @@ final class RedisLockStore implements BlockingStoreInterface, ResettableInterfac
         $this->checkNotExpired($key);
     }
 
-    /** Waits until the lock is free and takes it; woken by the holder's release. */
+    /**
+     * Waits until the lock is free and takes it; woken by the holder's
+     * release. A Key holding a read lock waits as a writer until the other
+     * readers are gone (new readers wait behind it), then is promoted.
+     */
     public function waitAndSave(Key $key): void
     {
         $lock = $this->lockOf($key);
@@ -114,7 +139,46 @@ final class RedisLockStore implements BlockingStoreInterface, ResettableInterfac
         $this->checkNotExpired($key);
     }
 
-    /** Sets the lease of the Key's hold to $ttl seconds; LockConflictedException when it is not ours any more. */
+    /**
+     * Takes a read lock for the Key: shared with other readers, refused
+     * while a writer holds the resource or waits for it. On a Key holding
+     * the write lock, turns it into a read lock (demotion, at once); on one
+     * holding a read lock, extends it.
+     */
+    public function saveRead(Key $key): void
+    {
+        $key->reduceLifetime($this->initialTtl);
+        if (!$this->lockOf($key)->acquireRead()) {
+            throw new LockConflictedException();
+        }
+        $this->readHeld($key);
+        $this->checkNotExpired($key);
+    }
+
+    /**
+     * Waits until no writer holds the resource or waits ahead, and takes a
+     * read lock; woken by the writer's release, not by a poll. A Key that
+     * holds the lock already is demoted or extended at once, as by
+     * saveRead().
+     */
+    public function waitAndSaveRead(Key $key): void
+    {
+        $lock = $this->lockOf($key);
+        if ($lock->isAcquired()) {
+            $this->saveRead($key);
+            return;
+        }
+        while (!$lock->acquireRead(self::WAIT_SLICE)) {
+            // A wait longer than an hour: wait again (PHP's time limit ends it).
+        }
+        // The lease starts now, not when the wait began.
+        $key->resetLifetime();
+        $key->reduceLifetime($this->initialTtl);
+        $this->readHeld($key);
+        $this->checkNotExpired($key);
+    }
+
+    /** Sets the lease of the Key's hold (read or write) to $ttl seconds; LockConflictedException when it is not ours any more. */
     public function putOffExpiration(Key $key, float $ttl): void
     {
         $key->reduceLifetime($ttl);
@@ -127,7 +191,7 @@ final class RedisLockStore implements BlockingStoreInterface, ResettableInterfac
         $this->checkNotExpired($key);
     }
 
-    /** Releases the Key's hold (only if it is still ours). */
+    /** Releases the Key's hold, read or write (only if it is still ours). */
     public function delete(Key $key): void
     {
         $lock = $this->heldLockOf($key);
@@ -138,7 +202,7 @@ final class RedisLockStore implements BlockingStoreInterface, ResettableInterfac
         $key->removeState(self::class);
     }
 
-    /** Whether the Key's hold is still ours in Redis. */
+    /** Whether the Key's hold (read or write) is still ours in Redis. */
     public function exists(Key $key): bool
     {
         return $this->heldLockOf($key)?->isAcquired() ?? false;
@@ -168,6 +232,18 @@ final class RedisLockStore implements BlockingStoreInterface, ResettableInterfac
     public function reset(): void
     {
         RedisLock::releaseAll();
+    }
+
+    /**
+     * The Key now holds a read lock, which lives only in its lock object
+     * (the extension has no token to restore a read hold from): no write
+     * token left in its state for another process to restore, and no
+     * serialized copy that would believe it holds nothing.
+     */
+    private function readHeld(Key $key): void
+    {
+        $key->removeState(self::class);
+        $key->markUnserializable();
     }
 
     /** The Key's lock object: its own, one restored from its state, or a new one. */
