@@ -64,6 +64,25 @@ final class ResetTest extends TestCase
         $lock->release();   // a no-op now: the hold is no longer this Lock's
     }
 
+    /** Read locks are the request's holds too: reset() releases them, unless auto_release is off. */
+    public function testLockStoreResetReleasesReadLocks(): void
+    {
+        $store = new RedisLockStore(self::url());
+        $name = redislock_test_key('reset-read');
+        $lock = (new LockFactory($store))->createLock($name, 30);
+        $this->assertTrue($lock->acquireRead());
+        $kept = (new LockFactory(new RedisLockStore(self::url(), ['auto_release' => false])))
+            ->createLock(redislock_test_key('reset-read-kept'), 30);
+        $this->assertTrue($kept->acquireRead());
+
+        $store->reset();
+
+        $this->assertSame(0, redis_cmd(self::url(), 'EXISTS', $name, "$name~~r"), 'the read lock was released in Redis');
+        $this->assertFalse($lock->isAcquired());
+        $this->assertTrue($kept->isAcquired());
+        $kept->release();
+    }
+
     /** A store with auto_release off keeps its holds through reset() (meant to outlive the request). */
     public function testHoldsWithoutAutoReleaseSurviveReset(): void
     {
