@@ -19,6 +19,14 @@ pub extern "C" fn php_info(_module: *mut ModuleEntry) {
             "SET NX PX + Lua compare-and-delete (EVALSHA)"
         );
         info_table_row!(
+            "Request scope ends at",
+            if crate::sapi_hook::installed() {
+                "request shutdown, and the SAPI's deactivate (every HTTP request of a worker)"
+            } else {
+                "request shutdown"
+            }
+        );
+        info_table_row!(
             "Pooled connections (this process)",
             redislock_core::idle_connections().to_string()
         );

@@ -10,6 +10,7 @@
 //! - [`compare`]: `==` between two locks is identity
 //! - [`interrupt`]: PHP's time limit, and `on_lost => "interrupt"`
 //! - [`fiber`]: holds belong to the Fiber that took them
+//! - [`sapi_hook`]: request end in FrankenPHP's worker mode
 //! - [`stats`]: `RedisLock::stats()` and its phpinfo() table
 
 #![cfg_attr(windows, feature(abi_vectorcall))]
@@ -26,6 +27,7 @@ mod info;
 mod ini;
 mod interrupt;
 mod redis_lock;
+mod sapi_hook;
 mod semaphore;
 mod signature;
 mod stats;
@@ -37,12 +39,14 @@ use ext_php_rs::prelude::*;
 const SUCCESS: i32 = 0;
 const FAILURE: i32 = -1;
 
-/// Module startup: ini entries and exception classes. (The macro registers
-/// the `RedisLock` class after this.)
-pub fn startup(_ty: i32, module_number: i32) -> i32 {
+/// Module startup: ini entries, exception classes, and the SAPI hook where
+/// the SAPI's requests need one. (The macro registers the `RedisLock` class
+/// after this.)
+pub fn startup(ty: i32, module_number: i32) -> i32 {
     let registered = catch_unwind(|| {
         ini::register(module_number);
         interrupt::install();
+        sapi_hook::install(ty);
         redislock_core::host::install(redislock_core::host::Host {
             context: fiber::current,
             wait_should_end: interrupt::wait_should_end,
@@ -73,8 +77,19 @@ extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
     SUCCESS
 }
 
-/// Module shutdown: stop the renewal thread, close pooled connections.
+/// The end of one HTTP request of a FrankenPHP worker (through
+/// `sapi_module.deactivate`, [`sapi_hook`]): the request scope ends as with
+/// `RedisLock::releaseAll()`, since the worker's objects live on, and the
+/// interrupt state is reset as at request end.
+fn end_http_request() {
+    let _ = catch_unwind(redislock_core::end_request_scope);
+    let _ = catch_unwind(interrupt::reset);
+}
+
+/// Module shutdown: put the SAPI's hook back, stop the renewal thread,
+/// close pooled connections.
 extern "C" fn module_shutdown(_ty: i32, _module_number: i32) -> i32 {
+    let _ = catch_unwind(sapi_hook::uninstall);
     let _ = catch_unwind(redislock_core::shutdown);
     SUCCESS
 }
