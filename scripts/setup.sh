@@ -22,8 +22,10 @@ packages=(php-cli php-dev clang libclang-dev libssl-dev pkg-config redis-server)
 tools=(php:php-cli phpize:php-dev php-config:php-dev redis-server:redis-server
        awk:mawk mktemp:coreutils)
 if [ "$what" = test ]; then
-  packages+=(redis-tools openssl valgrind php-fpm libfcgi-bin make git util-linux procps)
-  tools+=(redis-cli:redis-tools openssl:openssl valgrind:valgrind
+  # libphp-embed: PHP's embed SAPI (libphp8.2-embed on Debian 12,
+  # libphp8.4-embed on 13), for the SAPI hook's test host.
+  packages+=(redis-tools openssl valgrind php-fpm libfcgi-bin libphp-embed make git util-linux procps)
+  tools+=(redis-cli:redis-tools openssl:openssl valgrind:valgrind clang:clang
           cgi-fcgi:libfcgi-bin make:make git:git flock:util-linux taskset:util-linux
           timeout:coreutils nproc:coreutils realpath:coreutils ps:procps)
 fi
@@ -51,13 +53,20 @@ fi
 
 if [ "$what" = test ] && command -v php >/dev/null; then
   # php-fpm is named after the PHP version (php-fpm8.2, php-fpm8.4).
-  tools+=("php-fpm$(php -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;'):php-fpm")
+  php_version=$(php -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;')
+  tools+=("php-fpm$php_version:php-fpm")
 fi
 absent=()
 for pair in "${tools[@]}"; do
   command -v "${pair%%:*}" >/dev/null || absent+=("${pair%%:*} (package ${pair#*:})")
 done
 command -v cargo >/dev/null || absent+=("cargo (Rust 1.88 or newer: https://rustup.rs)")
+# The embed SAPI of the PHP that php runs (libphp-embed follows Debian's
+# default PHP, as php-cli does).
+if [ -n "${php_version:-}" ] && command -v php-config >/dev/null \
+  && [ ! -f "$(php-config --prefix)/lib/libphp$php_version.so" ]; then
+  absent+=("libphp$php_version.so (package libphp$php_version-embed)")
+fi
 if [ ${#absent[@]} -gt 0 ]; then
   printf 'setup: missing: %s\n' "${absent[@]}" >&2
   exit 1

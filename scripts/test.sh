@@ -4,7 +4,8 @@
 # then the core suite twice more beside a second copy,
 # builds the extension, checks the phpize build (scripts/phpize-test.sh),
 # runs every phpt test against it, the API phpt suite again on Redlock,
-# Sentinel and Cluster, the framework bridges' PHPUnit suites,
+# Sentinel and Cluster, the SAPI hook's test (scripts/sapi-hook-test.sh),
+# the framework bridges' PHPUnit suites,
 # then a subset under valgrind. Ends with one
 # "N passed, N failed" line; exits non-zero on any failure, leak, or
 # skipped test.
@@ -75,6 +76,19 @@ for topology in redlock sentinel cluster; do
 done
 rm -f "$log.topo"
 
+# The SAPI hook in a real engine: a host on PHP's embed SAPI that drives
+# requests as FrankenPHP does (worker mode, a control SAPI, classic mode).
+set +e
+bash scripts/sapi-hook-test.sh target/release/redislock.so 2>&1 | tee "$log.sapi"
+sapi_status=${PIPESTATUS[0]}
+set -e
+sapi_line=$(grep -E '^sapi-hook: [0-9]+ passed' "$log.sapi" | tail -n1 || true)
+sapi_line=${sapi_line:-"sapi-hook: no summary"}
+sapi_passed=$(echo "$sapi_line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
+sapi_failed=$(echo "$sapi_line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
+[ "$sapi_status" = 0 ] || [ "$sapi_failed" -gt 0 ] || sapi_failed=1
+rm -f "$log.sapi"
+
 # The framework bridges' PHPUnit suites (Symfony Lock, Laravel).
 set +e
 bash scripts/bridge-tests.sh 2>&1 | tee "$log.unit"
@@ -103,15 +117,16 @@ rm -f "$log.vg"
 phpt_passed=$(echo "$phpt_line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 phpt_failed=$(echo "$phpt_line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 phpt_skipped=$(echo "$phpt_line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+' || echo 0)
-failed=$((cargo_failed + flake_failed + phpt_failed + phpt_skipped + topo_failed + unit_bad + phpize_failed))
+failed=$((cargo_failed + flake_failed + phpt_failed + phpt_skipped + topo_failed + sapi_failed + unit_bad + phpize_failed))
 [ "$phpt_status" = 0 ] || [ "$failed" -gt 0 ] || failed=1
 [ "$valgrind_status" = 0 ] || failed=$((failed + 1))
 echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
 echo "flake check (core suite beside a second copy): ${flake_passed} runs passed, ${flake_failed} failed"
 echo "$phpt_line"
 printf '%s\n' "${topo_lines[@]}"
+echo "$sapi_line"
 echo "phpunit (bridges): ${unit_passed} passed, ${unit_bad} failed"
 echo "phpize install: ${phpize_passed} passed, ${phpize_failed} failed"
 echo "$vg_line"
-echo "$((cargo_passed + flake_passed + phpt_passed + topo_passed + unit_passed + phpize_passed)) passed, ${failed} failed"
+echo "$((cargo_passed + flake_passed + phpt_passed + topo_passed + sapi_passed + unit_passed + phpize_passed)) passed, ${failed} failed"
 [ "$failed" = 0 ]
