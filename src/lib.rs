@@ -46,7 +46,6 @@ pub fn startup(ty: i32, module_number: i32) -> i32 {
     let registered = catch_unwind(|| {
         ini::register(module_number);
         interrupt::install();
-        sapi_hook::install(ty);
         redislock_core::host::install(redislock_core::host::Host {
             context: fiber::current,
             wait_should_end: interrupt::wait_should_end,
@@ -55,7 +54,12 @@ pub fn startup(ty: i32, module_number: i32) -> i32 {
         exceptions::register()
     });
     match registered {
-        Ok(Ok(())) => SUCCESS,
+        Ok(Ok(())) => {
+            // Last: a module whose startup failed is unloaded, and the SAPI
+            // must not keep a pointer into it.
+            let _ = catch_unwind(|| sapi_hook::install(ty));
+            SUCCESS
+        }
         _ => FAILURE,
     }
 }
