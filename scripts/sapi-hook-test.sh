@@ -53,6 +53,7 @@ trap 'redis_stop; rm -rf "$work"' EXIT
 redis_start
 export REDISLOCK_TEST_URL="redis://127.0.0.1:$REDIS_PORT"
 redis() { "$cli" -p "$REDIS_PORT" "$@"; }
+printf 'extension=%s\nredislock.servers=%s\n' "$so" "$REDISLOCK_TEST_URL" >"$work/php.ini"
 
 run=(timeout 120)
 if [ "${SAPI_HOOK_VALGRIND:-0}" = 1 ]; then
@@ -68,8 +69,7 @@ part() {
   local name=$1 checks=$2 expected=$3 status=0 ok bad found=() pair
   shift 3
   export SAPI_HOOK_PREFIX="sapi-hook-$name-"
-  "${run[@]}" "$host" --ini "extension=$so" --ini "redislock.servers=$REDISLOCK_TEST_URL" \
-    "$@" >"$work/$name.out" 2>&1 || status=$?
+  "${run[@]}" "$host" --ini-file "$work/php.ini" "$@" >"$work/$name.out" 2>&1 || status=$?
   ok=$(grep -c '^ok - ' "$work/$name.out" || true)
   bad=$(grep -c '^not ok - ' "$work/$name.out" || true)
   for pair in $expected; do

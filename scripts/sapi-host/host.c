@@ -1,12 +1,13 @@
 /*
  * sapi-host: a stand-in for FrankenPHP on PHP's embed SAPI, to test the
  * extension's per-request SAPI hook (src/sapi_hook.rs) with a real engine.
- * FrankenPHP itself needs a thread-safe PHP, Go and Caddy; what matters
- * here is only how it drives the engine, which this host does the same way:
+ * FrankenPHP itself (Go, Caddy) is not installed here; what matters is only
+ * how it drives the engine, which this host does the same way:
  *
  * - the SAPI is named as the test asks (--name frankenphp, or another name
  *   for the control run), and PHP starts once, loading the extension from
- *   the start-up ini (extension=..., never dl());
+ *   the php.ini the test wrote (--ini-file: extension=..., never dl(); no
+ *   other php.ini, no conf.d);
  * - worker mode (default): one PHP request runs the worker script; its
  *   host_handle_request(callable $cb) ends the start-up request the first
  *   time it is called, then around each "HTTP request" runs the SAPI's own
@@ -20,8 +21,8 @@
  *   RSHUTDOWN and sapi_deactivate() run for each), as FrankenPHP runs a
  *   script outside worker mode; host_request_number() tells which.
  *
- * usage: sapi-host [--name NAME] [--ini LINE]... [--requests N | --classic N]
- *                  SCRIPT
+ * usage: sapi-host --ini-file PHP.INI [--name NAME]
+ *                  [--requests N | --classic N] SCRIPT
  * Exit status: the script's (255 after a fatal error), 2 on a host error.
  */
 
@@ -35,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *host_ini; /* the --ini lines */
 static long requests = 3;
 static long request_number = 0;
 static bool booting = true;
@@ -122,56 +122,34 @@ static const zend_function_entry host_functions[] = {
 	ZEND_FE_END
 };
 
-/* The SAPI's startup: php_embed_init() sets its own ini (a malloc'd
- * string, freed by php_embed_shutdown()) and functions just before it
- * calls this; the test's ini lines are added to its ini and our functions
- * replace its own (dl()), before the engine reads them. */
+/* The SAPI's startup: php_embed_init() sets its own functions (dl()) just
+ * before it calls this; ours replace them here, before the engine
+ * registers them. */
 static int host_startup(sapi_module_struct *sf)
 {
-	size_t had = sf->ini_entries ? strlen(sf->ini_entries) : 0, more = strlen(host_ini);
-	char *ini = realloc(sf->ini_entries, had + more + 1);
-	if (!ini) {
-		return FAILURE;
-	}
-	memcpy(ini + had, host_ini, more + 1);
-	sf->ini_entries = ini;
 	sf->additional_functions = host_functions;
 	return php_module_startup(sf, NULL) == SUCCESS ? SUCCESS : FAILURE;
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sapi-host [--name NAME] [--ini LINE]... "
+	fprintf(stderr, "usage: sapi-host --ini-file PHP.INI [--name NAME] "
 		"[--requests N | --classic N] SCRIPT\n");
 	exit(2);
-}
-
-static void add_ini(const char *line)
-{
-	size_t had = strlen(host_ini), more = strlen(line);
-	host_ini = realloc(host_ini, had + more + 2);
-	if (!host_ini) {
-		exit(2);
-	}
-	memcpy(host_ini + had, line, more);
-	memcpy(host_ini + had + more, "\n", 2);
 }
 
 int main(int argc, char **argv)
 {
 	char *name = "frankenphp";
+	char *ini_file = NULL;
 	const char *script = NULL;
 	long classic = 0;
 
-	host_ini = calloc(1, 1);
-	if (!host_ini) {
-		return 2;
-	}
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--name") && i + 1 < argc) {
 			name = argv[++i];
-		} else if (!strcmp(argv[i], "--ini") && i + 1 < argc) {
-			add_ini(argv[++i]);
+		} else if (!strcmp(argv[i], "--ini-file") && i + 1 < argc) {
+			ini_file = argv[++i];
 		} else if (!strcmp(argv[i], "--requests") && i + 1 < argc) {
 			requests = strtol(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--classic") && i + 1 < argc) {
@@ -182,13 +160,16 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (!script || requests < 0 || classic < 0) {
+	if (!script || !ini_file || requests < 0 || classic < 0) {
 		usage();
 	}
 
 	php_embed_module.name = name;
 	php_embed_module.startup = host_startup;
-	php_embed_module.php_ini_ignore = 1; /* no php.ini, no conf.d (php -n) */
+	/* This php.ini only (as php -c FILE), no conf.d. */
+	php_embed_module.php_ini_path_override = ini_file;
+	php_embed_module.php_ini_ignore = 0;
+	setenv("PHP_INI_SCAN_DIR", "", 1);
 	php_embed_module.phpinfo_as_text = 1;
 	if (php_embed_init(argc, argv) == FAILURE) {
 		fprintf(stderr, "sapi-host: PHP did not start\n");
@@ -224,6 +205,5 @@ int main(int argc, char **argv)
 	} zend_end_try();
 
 	php_embed_shutdown();
-	free(host_ini);
 	return status;
 }
