@@ -86,9 +86,9 @@ part() {
   fi
 }
 
-SAPI_HOOK_EXPECT=hook part worker 26 "boot=0 a=0 s~~s=0 last=0 k=0 k2=1" \
+SAPI_HOOK_EXPECT=hook part worker 28 "boot=0 a=0 s~~s=0 r=0 r~~r=0 last=0 k=0 k2=1" \
   --name frankenphp --requests 3 scripts/sapi-host/worker.php
-SAPI_HOOK_EXPECT=none part control 26 "boot=0 a=0 s~~s=0 last=0 k=0 k2=1" \
+SAPI_HOOK_EXPECT=none part control 28 "boot=0 a=0 s~~s=0 r=0 r~~r=0 last=0 k=0 k2=1" \
   --name embed --requests 3 scripts/sapi-host/worker.php
 part classic 15 "c=0 cs~~s=0 ck=1" --name frankenphp --classic 3 scripts/sapi-host/classic.php
 

@@ -4,10 +4,10 @@
  * worker mode (--requests 3): like a FrankenPHP worker, it serves requests
  * in a loop of host_handle_request() inside one PHP request.
  *
- * Each request takes locks and semaphore permits and forgets them on
- * purpose (their objects stay in $GLOBALS, so no destructor runs). Between
- * requests (output is off there, as in FrankenPHP) a connection of its own
- * looks at Redis; what it finds is printed in the next request, one
+ * Each request takes locks, a read hold and semaphore permits and forgets
+ * them on purpose (their objects stay in $GLOBALS, so no destructor runs).
+ * Between requests (output is off there, as in FrankenPHP) a connection of
+ * its own looks at Redis; what it finds is printed in the next request, one
  * "ok - ..." or "not ok - ..." line per check.
  *
  * SAPI_HOOK_EXPECT=hook (SAPI name "frankenphp"): every request end
@@ -39,6 +39,7 @@ $flush = function () use (&$results): void {
 };
 $held = fn (string $name): bool => redis_cmd($url, 'EXISTS', $key($name)) === 1;
 $permits = fn (string $name): int => redis_cmd($url, 'ZCARD', $key($name) . '~~s');
+$readers = fn (string $name): int => redis_cmd($url, 'ZCARD', $key($name) . '~~r');
 $released = $hooked ? 'released' : 'still held';
 $releases = fn (): int => RedisLock::stats()['releases'];
 
@@ -63,13 +64,15 @@ $request = function (int $n) use ($check, $flush, $held, $permits, $key, $hooked
             $a = new RedisLock($key('a'), 30);
             $again = new RedisLock($key('a'), 30);
             $s = new Semaphore($key('s'), 2, 30);
+            $r = new RedisLock($key('r'), 30);
             $k = new RedisLock($key('k'), 30, null, ['auto_release' => false]);
             $ks = new Semaphore($key('ks'), 2, 30, null, ['auto_release' => false]);
             $check($a->acquire() && $again->acquire(), 'request 0: lock a taken twice (reentrant)');
             $check($s->acquire(), 'request 0: a permit of semaphore s taken');
+            $check($r->acquireRead(), 'request 0: a read hold of lock r taken');
             $check($k->acquire(), 'request 0: lock k taken, auto_release off');
             $check($ks->acquire(), 'request 0: a permit of semaphore ks taken, auto_release off');
-            $GLOBALS['forgotten'] = [$a, $again, $s];
+            $GLOBALS['forgotten'] = [$a, $again, $s, $r];
             $GLOBALS['kept'] = [$k, $ks];
             break;
         case 1:
@@ -107,6 +110,7 @@ while (host_handle_request($request)) {
         case 0:
             $check($held('a') !== $hooked, "after request 0: lock a is $released");
             $check($permits('s') === ($hooked ? 0 : 1), "after request 0: the permit of semaphore s is $released");
+            $check($readers('r') === ($hooked ? 0 : 1) && $held('r') !== $hooked, "after request 0: the read hold of lock r is $released");
             $check($held('k') && redis_cmd($url, 'PTTL', $key('k')) > 0, 'after request 0: lock k (auto_release off) is still held');
             $check($permits('ks') === 1, 'after request 0: the permit of ks (auto_release off) is still held');
             break;
