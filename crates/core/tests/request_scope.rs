@@ -58,11 +58,13 @@ fn the_scope_ends_what_request_end_would_and_counts_distinct_keys() {
     // auto_release off: one kept by its live object, one left renewing by
     // its gone object.
     let renewed_kept = options(&[("auto_release", false), ("auto_renew", true)]);
-    let mut k = lock(&server, &kept, 0.3, renewed_kept.clone());
+    // 0.6 s leases: a renewal every 200 ms (0.3 s ones missed a renewal
+    // on a loaded machine, beside a second copy of the suite).
+    let mut k = lock(&server, &kept, 0.6, renewed_kept.clone());
     assert!(k.acquire(Duration::ZERO, &never).unwrap());
     let kept_token = k.token().unwrap();
     {
-        let mut gone = lock(&server, &left, 0.3, renewed_kept);
+        let mut gone = lock(&server, &left, 0.6, renewed_kept);
         assert!(gone.acquire(Duration::ZERO, &never).unwrap());
     }
 
@@ -76,7 +78,7 @@ fn the_scope_ends_what_request_end_would_and_counts_distinct_keys() {
     assert_eq!(end_request_scope(), 0, "nothing left to end");
 
     // The kept hold: still its object's and renewed; joined by nobody.
-    std::thread::sleep(Duration::from_millis(900));
+    std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(value(&server, &kept), Some(kept_token.clone()));
     assert!(k.is_acquired().unwrap());
     let mut other = lock(&server, &kept, 0.3, LockOptions::default());
