@@ -11,13 +11,21 @@
 #       started once; config.inc's redislock_test_lock(), _servers(),
 #       _options() and redis_cmd() use it). Tests that need one plain
 #       server skip there, so skips do not fail such a run.
+#   REDISLOCK_PHP=/path/to/php scripts/phpt.sh ...   another PHP binary
+#       (default: php on PATH); its own run-tests.php is used, and child
+#       processes of the tests run it too (PHP_BINARY). scripts/zts-test.sh
+#       runs the suite this way on a ZTS PHP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 so=$(realpath "$1"); shift
 source scripts/redis.sh
 targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(php-tests)
-runner=/usr/lib/php/$(php -r 'echo PHP_EXTENSION_DIR;' | xargs basename)/build/run-tests.php
-[ -f "$runner" ] || runner=$(find /usr/lib/php -name run-tests.php | head -n1)
+php=$(command -v "${REDISLOCK_PHP:-php}")
+# Debian's layout (/usr/lib/php/API/build), or the run-tests.php installed
+# beside that PHP (PREFIX/lib/php/API/build).
+runner=/usr/lib/php/$("$php" -n -r 'echo PHP_EXTENSION_DIR;' | xargs basename)/build/run-tests.php
+[ -f "$runner" ] || runner=$(find "$(dirname "$(dirname "$php")")/lib/php" /usr/lib/php \
+  -name run-tests.php 2>/dev/null | head -n1)
 
 topology=${PHPT_TOPOLOGY:-single}
 trap redis_stop EXIT
@@ -32,7 +40,7 @@ fi
 export REDISLOCK_SO="$so"
 log=$(mktemp)
 set +e
-NO_INTERACTION=1 TEST_PHP_EXECUTABLE=$(command -v php) php "$runner" -q --no-color \
+NO_INTERACTION=1 TEST_PHP_EXECUTABLE=$php "$php" "$runner" -q --no-color \
   -n -d "extension=$so" ${PHPT_ARGS:-} "-j${PHPT_JOBS:-2}" "${targets[@]}" 2>&1 | tee "$log"
 set -e
 count() { grep -E "^Tests $1" "$log" | grep -oE '[0-9]+' | head -n1 || true; }
