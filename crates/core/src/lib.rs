@@ -56,8 +56,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Ends the request scope by hand (`RedisLock::releaseAll()`): releases the
 /// locks and gives back the semaphore permits that request end would
-/// (`auto_release`), in every Fiber, and returns how many were released in
-/// Redis (a lock held reentrantly counts once). Holds and permits with
+/// (`auto_release`), in every Fiber of the calling thread's request, and
+/// returns how many were released in Redis (a lock held reentrantly counts once). Holds and permits with
 /// `auto_release => false` stay with their objects.
 pub fn end_request_scope() -> usize {
     lock::end_request_scope() + semaphore::end_request_scope()

@@ -1,9 +1,14 @@
-//! The process-wide table of locks this process holds in Redis.
+//! The table of locks this process holds in Redis, one list per request
+//! (per PHP thread: a ZTS PHP runs several requests at once, each on its own
+//! thread). Lookups by key ([`find`], [`end_left`], [`forget`]) and the ends
+//! of the request ([`drain`], [`end_scope`]) see only the calling thread's
+//! list, so one request never joins, forgets or ends another's holds, as
+//! with two processes; an object reaches its own hold by id wherever it is.
 //!
-//! It gives three guarantees that a single lock object cannot:
-//! - **reentrancy**: a second acquire of a key this process already holds
-//!   (through any lock object, in the same [`crate::host`]: the same PHP
-//!   Fiber) joins the existing hold and is counted; Redis is released at the
+//! It gives guarantees that a single lock object cannot:
+//! - **reentrancy**: a second acquire of a key this request already holds
+//!   (through any lock object, in the same [`crate::host::context`]: the
+//!   same PHP Fiber) joins the existing hold and is counted; Redis is released at the
 //!   last matching release;
 //! - **request end**: whatever is still held when the request ends (also after
 //!   a fatal error, which skips destructors) is released by [`drain`];
@@ -12,7 +17,7 @@
 //! - **left holds**: an auto-renewed hold with `auto_release` off outlives
 //!   its last object (count 0, joined by nobody) and is renewed until a
 //!   release or refresh of its key and token from any object of this
-//!   process ([`leave`], [`end_left`]), a force-release ([`forget`]),
+//!   request ([`leave`], [`end_left`]), a force-release ([`forget`]),
 //!   its loss, or the request end ([`drain`]);
 //! - **request scope by hand**: [`end_scope`] ends what request end would,
 //!   between the "requests" of a worker loop.
@@ -21,11 +26,11 @@
 //! table (released, drained at request end, or inherited across fork) means
 //! the object holds nothing.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::lock::renewal::Lease;
-use crate::process::PerProcess;
+use crate::process::PerThread;
 use crate::protocol::keys::LockKeys;
 use crate::topology::Topology;
 
@@ -54,13 +59,13 @@ pub struct Entry {
     pub lease: Arc<Lease>,
     /// Whether the renewal thread renews the lease (option `auto_renew`).
     pub renewed: bool,
-    /// Whether other acquires of this process may join the hold (option
+    /// Whether other acquires of this request may join the hold (option
     /// `reentrant` of the acquirer): a hold taken with `reentrant => false`
     /// is never re-entered, by any object; nor one kept across
     /// [`end_scope`].
     pub reentrant: bool,
-    /// The [`crate::host`] (PHP Fiber) that took the hold: only it
-    /// re-enters it.
+    /// The [`crate::host::context`] (PHP Fiber, in this thread's request)
+    /// that took the hold: only it re-enters it.
     pub context: u64,
 }
 
@@ -83,17 +88,21 @@ fn take(entries: &mut Vec<Entry>, pos: usize) -> Entry {
     entry
 }
 
-/// The holds of this process; a forked child starts with none.
-static TABLE: PerProcess<Mutex<Vec<Entry>>> = PerProcess::new(|| Mutex::new(Vec::new()));
+/// The holds of this process, per thread (request); a forked child starts
+/// with none.
+static TABLE: PerThread<Entry> = PerThread::new();
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Runs `f` on this process's entries.
+/// Runs `f` on the entries of the calling thread's request.
 fn with_entries<T>(f: impl FnOnce(&mut Vec<Entry>) -> T) -> T {
-    let mut entries: MutexGuard<'_, Vec<Entry>> = TABLE
-        .get()
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    f(&mut entries)
+    TABLE.with(f)
+}
+
+/// Runs `f` on the entries of the request that holds entry `id`, with the
+/// entry's index (the calling thread's, unless a pure-Rust caller moved the
+/// lock object to another thread).
+fn with_entry<T>(id: u64, f: impl FnOnce(&mut Vec<Entry>, usize) -> T) -> Option<T> {
+    TABLE.with_owner(|e| e.id == id, f)
 }
 
 /// Adds a new hold with count 1 and returns its id.
@@ -107,33 +116,26 @@ pub fn insert(mut entry: Entry) -> u64 {
 
 /// Counts one more acquire on the entry `id`, if it is still held.
 pub fn join_id(id: u64) -> bool {
-    with_entries(|entries| match entries.iter_mut().find(|e| e.id == id) {
-        Some(entry) => {
-            entry.count += 1;
-            true
-        }
-        None => false,
-    })
+    with_entry(id, |entries, pos| entries[pos].count += 1).is_some()
 }
 
-/// A copy of the entry `id`, if this process still holds it.
+/// A copy of the entry `id`, if this request still holds it.
 pub fn get(id: u64) -> Option<Entry> {
-    with_entries(|entries| entries.iter().find(|e| e.id == id).cloned())
+    with_entry(id, |entries, pos| entries[pos].clone())
 }
 
 /// The context (PHP Fiber) that took the hold `id`, if it is still held.
 pub fn context_of(id: u64) -> Option<u64> {
-    with_entries(|entries| entries.iter().find(|e| e.id == id).map(|e| e.context))
+    with_entry(id, |entries, pos| entries[pos].context)
 }
 
 /// True when the hold `id` is auto-renewed and its lease was found lost.
 pub fn is_lost(id: u64) -> bool {
-    with_entries(|entries| {
-        entries
-            .iter()
-            .find(|e| e.id == id)
-            .is_some_and(|e| e.renewed && e.lease.is_lost())
+    with_entry(id, |entries, pos| {
+        let e = &entries[pos];
+        e.renewed && e.lease.is_lost()
     })
+    .unwrap_or(false)
 }
 
 /// A copy of the reentrant entry for `redis_key` in `scope` taken in
@@ -172,7 +174,7 @@ pub enum Left {
 
 /// Matches `n` acquires of entry `id` with releases.
 pub fn leave(id: u64, n: u32) -> Left {
-    with_entries(|entries| drop_count(entries, id, n, false))
+    with_entry(id, |entries, pos| drop_count(entries, pos, n, false)).unwrap_or(Left::NotHeld)
 }
 
 /// Matches the `n` acquires of entry `id` that an object still had when it
@@ -181,13 +183,12 @@ pub fn leave(id: u64, n: u32) -> Left {
 /// earlier left hold of the same key and token, and left holds found lost
 /// meanwhile are dropped.
 pub fn let_go(id: u64, n: u32) -> Left {
-    with_entries(|entries| drop_count(entries, id, n, true))
+    with_entry(id, |entries, pos| drop_count(entries, pos, n, true)).unwrap_or(Left::NotHeld)
 }
 
-fn drop_count(entries: &mut Vec<Entry>, id: u64, n: u32, keep_renewed: bool) -> Left {
-    let Some(pos) = entries.iter().position(|e| e.id == id) else {
-        return Left::NotHeld;
-    };
+/// [`leave`] and [`let_go`] on entry `pos` of its request's `entries`.
+fn drop_count(entries: &mut Vec<Entry>, pos: usize, n: u32, keep_renewed: bool) -> Left {
+    let id = entries[pos].id;
     let entry = &mut entries[pos];
     entry.count = entry.count.saturating_sub(n);
     if entry.count > 0 {
@@ -257,10 +258,7 @@ pub fn forget(scope: &str, redis_key: &[u8]) {
 
 /// Removes the entry `id` whatever its count (its lease was found lost).
 pub fn remove(id: u64) -> Option<Entry> {
-    with_entries(|entries| {
-        let pos = entries.iter().position(|e| e.id == id)?;
-        Some(take(entries, pos))
-    })
+    with_entry(id, take)
 }
 
 /// Ends the request scope by hand (`RedisLock::releaseAll()`): takes out
@@ -285,9 +283,10 @@ pub fn end_scope() -> Vec<Entry> {
     })
 }
 
-/// Empties the table (request end) and returns what was in it.
+/// Empties the calling thread's table (its request's end) and returns
+/// what was in it.
 pub fn drain() -> Vec<Entry> {
-    let entries = with_entries(std::mem::take);
+    let entries = TABLE.take();
     entries.iter().for_each(Entry::stop_renewal);
     entries
 }

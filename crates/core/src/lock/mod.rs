@@ -880,8 +880,8 @@ pub fn hold_lost(id: u64) -> bool {
     holds::is_lost(id)
 }
 
-/// Releases every hold still open in this process whose `auto_release` is
-/// on, and forgets the others (request end). Returns how many were released
+/// Releases every hold still open in this request (the calling thread's)
+/// whose `auto_release` is on, and forgets the others (request end). Returns how many were released
 /// in Redis. Errors are ignored: the leases then end by themselves.
 pub fn release_all() -> usize {
     holds::drain()

@@ -5,7 +5,7 @@ use super::holds::{self, Entry};
 use super::release_entry;
 
 /// Ends the request scope now, as request end does ([`super::release_all`]),
-/// for every Fiber of this process: releases in Redis every hold with
+/// for every Fiber of this request (the calling thread's): releases in Redis every hold with
 /// `auto_release` on and stops renewing the holds left by their objects.
 /// A hold with `auto_release` off that a live object still has stays its
 /// own (renewed, released by it), but no other acquire joins it any more.

@@ -8,13 +8,19 @@
 //! child, and its sockets belong to the parent. So every per-process cache
 //! (pooled connections, holds, renewal jobs, topology caches) is fork-safe by
 //! construction, without a list of them here.
+//!
+//! [`PerThread`] holds what belongs to a request (the holds tables): one
+//! list per thread, within [`PerProcess`]. A ZTS PHP runs several requests
+//! at once in one process, each on its own thread; each looks up, joins and
+//! ends only its own. A value reached by its id (an object's own hold) is
+//! found on whichever list it is.
 
 pub mod signals;
 pub mod stats;
 
 use std::marker::PhantomData;
-use std::sync::Once;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 
 /// Bumped in every forked child.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
@@ -94,6 +100,87 @@ impl<T> PerProcess<T> {
 impl<T> std::fmt::Debug for PerProcess<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("PerProcess(..)")
+    }
+}
+
+/// One list of values per thread (the request running on it), per
+/// process: a forked child starts with none.
+pub struct PerThread<T> {
+    lists: PerProcess<Mutex<Lists<T>>>,
+}
+
+/// Each thread's list, by [`crate::host::thread`].
+type Lists<T> = Vec<(u64, Vec<T>)>;
+
+impl<T> PerThread<T> {
+    /// No list yet.
+    pub const fn new() -> Self {
+        Self {
+            lists: PerProcess::new(|| Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Runs `f` on the calling thread's list ([`crate::host::thread`]).
+    /// `f` must not use this table again (the lists are behind one mutex,
+    /// held only for `f`).
+    pub fn with<R>(&self, f: impl FnOnce(&mut Vec<T>) -> R) -> R {
+        let thread = crate::host::thread();
+        let mut lists = self.lock();
+        let pos = match lists.iter().position(|(t, _)| *t == thread) {
+            Some(pos) => pos,
+            None => {
+                lists.push((thread, Vec::new()));
+                lists.len() - 1
+            }
+        };
+        f(&mut lists[pos].1)
+    }
+
+    /// Runs `f` on the list that has a value `pred` accepts, with that
+    /// value's index: the calling thread's list first, then the others (a
+    /// pure-Rust caller may hand a lock object to another thread; PHP never
+    /// does). None when no list has one.
+    pub fn with_owner<R>(
+        &self,
+        pred: impl Fn(&T) -> bool,
+        f: impl FnOnce(&mut Vec<T>, usize) -> R,
+    ) -> Option<R> {
+        let thread = crate::host::thread();
+        let mut lists = self.lock();
+        let mine = lists.iter().position(|(t, _)| *t == thread);
+        let order = mine
+            .into_iter()
+            .chain((0..lists.len()).filter(|&i| Some(i) != mine));
+        for i in order {
+            if let Some(pos) = lists[i].1.iter().position(&pred) {
+                return Some(f(&mut lists[i].1, pos));
+            }
+        }
+        None
+    }
+
+    /// Takes the calling thread's list out of the table (request end), so
+    /// that threads that come and go leave nothing behind.
+    pub fn take(&self) -> Vec<T> {
+        let thread = crate::host::thread();
+        let mut lists = self.lock();
+        match lists.iter().position(|(t, _)| *t == thread) {
+            Some(pos) => lists.swap_remove(pos).1,
+            None => Vec::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Lists<T>> {
+        self.lists
+            .get()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<T> std::fmt::Debug for PerThread<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PerThread(..)")
     }
 }
 

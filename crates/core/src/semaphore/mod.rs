@@ -9,15 +9,15 @@
 //! sleep on `BLPOP`; a release hands its permit straight to the first live
 //! waiter (FIFO) and wakes it.
 //!
-//! Holds of this process are kept in a per-process table, so that the
-//! request end releases them (also after a fatal error, which skips
+//! Holds of this process are kept in a table with one list per request
+//! (per PHP thread, [`PerThread`]), so that the request end releases them (also after a fatal error, which skips
 //! destructors) and a forked child never believes it holds its parent's
 //! permits. With `auto_renew` the lock's renewal thread
 //! ([`crate::lock::renewal`]) keeps a permit's lease, in the same batches
 //! as the locks of that server (`sem_refresh.lua`), until its release,
 //! the object's end, the request end or `max_hold`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::duration;
@@ -25,7 +25,7 @@ use crate::config::options::{LockOptions, OnLost};
 use crate::error::{LockError, Result};
 use crate::lock::renewal::{self, Job, Lease, Renewed};
 use crate::net::pool::Role;
-use crate::process::PerProcess;
+use crate::process::PerThread;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::keys::{self, LockKeys};
 use crate::protocol::semaphore as calls;
@@ -52,12 +52,9 @@ struct Hold {
     auto_release: bool,
 }
 
-/// The permits this process holds; a forked child starts with none.
-static HOLDS: PerProcess<Mutex<Vec<Hold>>> = PerProcess::new(|| Mutex::new(Vec::new()));
-
-fn holds() -> std::sync::MutexGuard<'static, Vec<Hold>> {
-    HOLDS.get().lock().unwrap_or_else(|p| p.into_inner())
-}
+/// The permits this process holds, per thread (request); a forked child
+/// starts with none.
+static HOLDS: PerThread<Hold> = PerThread::new();
 
 fn next_id() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -240,7 +237,7 @@ impl Semaphore {
     /// This object's hold, if it still has one.
     fn held(&mut self) -> Option<Hold> {
         let id = self.hold?;
-        let found = holds().iter().find(|h| h.id == id).cloned();
+        let found = HOLDS.with_owner(|h| h.id == id, |holds, at| holds[at].clone());
         if found.is_none() {
             self.hold = None;
         }
@@ -400,7 +397,7 @@ impl Semaphore {
             );
         }
         let id = next_id();
-        holds().push(Hold {
+        let hold = Hold {
             id,
             topology: self.topology.clone(),
             keys: self.keys.clone(),
@@ -408,7 +405,8 @@ impl Semaphore {
             lease,
             renewed: self.options.auto_renew,
             auto_release: self.options.auto_release,
-        });
+        };
+        HOLDS.with(|holds| holds.push(hold));
         self.hold = Some(id);
     }
 
@@ -625,9 +623,7 @@ impl Drop for Semaphore {
 /// Takes hold `id` out of the table; its renewal (if any) stops, before
 /// any release is sent.
 fn remove(id: u64) -> Option<Hold> {
-    let mut table = holds();
-    let at = table.iter().position(|h| h.id == id)?;
-    let hold = table.swap_remove(at);
+    let hold = HOLDS.with_owner(|h| h.id == id, |holds, at| holds.swap_remove(at))?;
     hold.lease.stop();
     Some(hold)
 }
@@ -659,11 +655,12 @@ fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {
     Ok(true)
 }
 
-/// Gives back every permit this process still holds with `auto_release`
-/// on, and forgets the others (request end). Returns how many were given
-/// back. Errors are ignored: the leases then end by themselves.
+/// Gives back every permit this request (the calling thread's) still holds
+/// with `auto_release` on, and forgets the others (request end). Returns
+/// how many were given back. Errors are ignored: the leases then end by
+/// themselves.
 pub fn release_all() -> usize {
-    let drained: Vec<Hold> = std::mem::take(&mut *holds());
+    let drained: Vec<Hold> = HOLDS.take();
     for hold in &drained {
         hold.lease.stop();
     }
@@ -675,18 +672,17 @@ pub fn release_all() -> usize {
 }
 
 /// Ends the request scope by hand (`RedisLock::releaseAll()`): gives back
-/// every permit this process holds with `auto_release` on, as request end
+/// every permit this request holds with `auto_release` on, as request end
 /// does, and keeps the others with their objects. Returns how many were
 /// given back.
 pub fn end_request_scope() -> usize {
-    let ended: Vec<Hold> = {
-        let mut table = holds();
-        let (ended, kept) = std::mem::take(&mut *table)
+    let ended: Vec<Hold> = HOLDS.with(|holds| {
+        let (ended, kept) = std::mem::take(holds)
             .into_iter()
             .partition(|h| h.auto_release);
-        *table = kept;
+        *holds = kept;
         ended
-    };
+    });
     ended
         .iter()
         .filter(|h| matches!(release_hold(h), Ok(true)))
