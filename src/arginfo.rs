@@ -149,8 +149,9 @@ fn set_type(ce: &ClassEntry, method: &str, param: &str, mask: u32) {
         return;
     };
     // SAFETY: `find_param` returned a live function and an index below its
-    // `num_args`. PHP is single-threaded here (NTS) and no request has read
-    // the arginfo yet.
+    // `num_args`. No request has read the arginfo yet: this runs in the
+    // first request's startup, and on ZTS PHP the other threads' first
+    // requests wait for it in `call_once`.
     unsafe {
         let info = &mut *(*func).internal_function.arg_info.add(i);
         info.type_.type_mask = (info.type_.type_mask & !TYPE_BITS) | mask;
@@ -171,7 +172,7 @@ fn mark_sensitive(ce: &ClassEntry, method: &str, param: &str) {
     let mut name = ZendStr::new("SensitiveParameter", true);
     // SAFETY: `func` is a live persistent internal function; the engine
     // allocates the attribute table persistently (and frees it at module
-    // shutdown with the class). Single-threaded (NTS), before any script.
+    // shutdown with the class). Before any script (as in `set_type`).
     unsafe {
         zend_add_attribute(
             &raw mut (*func).common.attributes,

@@ -82,8 +82,9 @@ pub fn install_once() {
         // SAFETY: the table lies inside the metadata static, in the
         // `UnsafeCell` of its `OnceCell`, so a pointer derived from the
         // metadata reference may write it. No object (hence no engine
-        // reader of the table) exists yet, PHP is single-threaded here (NTS),
-        // and only the `compare` slot changes.
+        // reader of the table) exists yet: on ZTS PHP the other threads'
+        // first requests wait in `call_once` before they can create one.
+        // Only the `compare` slot changes.
         unsafe {
             let table = base.cast_mut().add(offset).cast::<ZendObjectHandlers>();
             (*table).compare = Some(compare);

@@ -12,7 +12,7 @@ use ext_php_rs::args::ArgInfoTables;
 use ext_php_rs::builders::ClassBuilder;
 use ext_php_rs::class::ClassEntryInfo;
 use ext_php_rs::exception::PhpException;
-use ext_php_rs::ffi::compiler_globals;
+use ext_php_rs::ffi::ext_php_rs_compiler_globals;
 use ext_php_rs::zend::{ClassEntry, ce};
 use redislock_core::LockError;
 
@@ -58,11 +58,12 @@ fn store<const I: usize>(entry: &'static mut ClassEntry, arg_info: ArgInfoTables
 /// among ext-php-rs's known classes, and `ClassEntry::try_find` does not work
 /// during module startup.
 fn runtime_exception() -> &'static ClassEntry {
-    // SAFETY: NTS compiler globals are one static; during startup the class
-    // table is a live engine hash whose values are IS_PTR zvals pointing at
-    // persistent class entries.
+    // SAFETY: the compiler globals of the thread running module startup
+    // (NTS: the one static); during startup the class table is a live
+    // engine hash whose values are IS_PTR zvals pointing at persistent
+    // class entries.
     unsafe {
-        let table = compiler_globals
+        let table = (*ext_php_rs_compiler_globals())
             .class_table
             .as_ref()
             .expect("the compiler's class table exists at startup");

@@ -3,28 +3,29 @@
 //! `LockLostException` into a running `withLock()` callback at its next
 //! opcode when the renewal thread finds the lease lost.
 //!
-//! The renewal thread never touches the engine beyond one atomic store:
-//! it sets [`PENDING`] and PHP's `vm_interrupt` flag. The engine then calls
-//! [`on_interrupt`] on PHP's own thread, between two opcodes, where throwing
-//! is safe; the handler throws only if a `withLock()` of a lost hold is
-//! running, and always chains to the handler installed before it (pcntl's
-//! async signals use the same hook).
+//! The renewal thread never touches the engine beyond one atomic store: it
+//! marks every PHP thread that runs such a callback as owed an interrupt
+//! and sets that thread's `vm_interrupt` flag (NTS PHP has one PHP thread;
+//! ZTS PHP one executor, with its own flag, per thread). The engine then
+//! calls [`on_interrupt`] on that PHP thread, between two opcodes, where
+//! throwing is safe; the handler throws only if a `withLock()` of a lost
+//! hold of that thread is running, and always chains to the handler
+//! installed before it (pcntl's async signals use the same hook).
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use ext_php_rs::ffi::{
-    executor_globals, zend_atomic_bool_store, zend_execute_data, zend_interrupt_function,
+    ext_php_rs_executor_globals, zend_atomic_bool, zend_atomic_bool_store, zend_execute_data,
+    zend_executor_globals, zend_interrupt_function,
 };
 use ext_php_rs::zend::ExecutorGlobals;
+use redislock_core::host;
 
 use crate::exceptions::{Class, exception};
 
 type Handler = unsafe extern "C" fn(*mut zend_execute_data);
-
-/// Set by the renewal thread when an interrupt-enabled lease is lost.
-static PENDING: AtomicBool = AtomicBool::new(false);
 
 /// The interrupt handler that was installed before ours.
 static PREVIOUS: OnceLock<Option<Handler>> = OnceLock::new();
@@ -34,15 +35,58 @@ static PREVIOUS: OnceLock<Option<Handler>> = OnceLock::new();
 struct Running {
     /// The hold it runs under.
     hold: u64,
-    /// The Fiber running it ([`redislock_core::host::context`]): the interrupt
-    /// is thrown there and nowhere else.
+    /// The Fiber running it ([`redislock_core::host::context`]) on its
+    /// thread: the interrupt is thrown there and nowhere else.
     context: u64,
     /// Whether the interrupt was thrown already.
     thrown: bool,
 }
 
-/// The running callbacks, innermost last.
-static ACTIVE: Mutex<Vec<Running>> = Mutex::new(Vec::new());
+/// The engine's interrupt flag (`EG(vm_interrupt)`) of one PHP thread.
+#[derive(Debug, Clone, Copy)]
+struct Flag(*mut zend_atomic_bool);
+
+// SAFETY: the flag is a C11 atomic in that thread's executor globals, meant
+// to be set from other threads and signal handlers. A `Flag` is only kept
+// (in [`THREADS`]) while its thread runs a callback, inside a request, so
+// the globals outlive every use; all uses happen under the [`THREADS`]
+// mutex, which that thread takes to remove it.
+unsafe impl Send for Flag {}
+
+/// A PHP thread that runs interrupt-enabled callbacks (on NTS PHP there is
+/// one PHP thread; on ZTS PHP each thread runs a request of its own).
+#[derive(Debug)]
+struct Thread {
+    /// [`redislock_core::host::thread`].
+    thread: u64,
+    /// Its interrupt flag.
+    flag: Flag,
+    /// An interrupt is owed to one of its callbacks.
+    pending: bool,
+    /// Its running callbacks, innermost last.
+    running: Vec<Running>,
+}
+
+/// The threads with running callbacks; a thread leaves when its last
+/// callback ends or its request ends.
+static THREADS: Mutex<Vec<Thread>> = Mutex::new(Vec::new());
+
+fn threads() -> MutexGuard<'static, Vec<Thread>> {
+    THREADS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The calling thread's executor globals (NTS: the one static; ZTS: this
+/// thread's, through TSRM).
+fn globals() -> *mut zend_executor_globals {
+    // SAFETY: called on a PHP thread, where the engine has set them up.
+    unsafe { ext_php_rs_executor_globals() }
+}
+
+/// Asks the engine to interrupt the calling thread at its next opcode.
+fn interrupt_here() {
+    // SAFETY: this thread's globals; `vm_interrupt` is an atomic.
+    unsafe { zend_atomic_bool_store(&raw mut (*globals()).vm_interrupt, true) };
+}
 
 /// True once PHP's execution time limit has been hit (`EG(timed_out)`).
 /// A blocked acquire checks it between waits and gives up, so the engine
@@ -66,23 +110,24 @@ pub fn wait_should_end() -> bool {
     if timed_out() {
         return true;
     }
-    // SAFETY: PHP's thread (the core asks only during a call from PHP);
-    // NTS executor globals are one static. The flag is cleared first, as
-    // the engine does before calling the interrupt function.
+    // SAFETY: PHP's thread (the core asks only during a call from PHP),
+    // its own executor globals. The flag is cleared first, as the engine
+    // does before calling the interrupt function.
     unsafe {
+        let globals = globals();
         // `vm_interrupt` is a C11 atomic bool, laid out like AtomicBool.
-        let flag = (&raw mut executor_globals.vm_interrupt.value).cast::<AtomicBool>();
+        let flag = (&raw mut (*globals).vm_interrupt.value).cast::<AtomicBool>();
         if !(*flag).swap(false, Ordering::AcqRel) {
             return false;
         }
         if let Some(handler) = zend_interrupt_function {
-            handler(executor_globals.current_execute_data);
+            handler((*globals).current_execute_data);
         }
         if timed_out() {
-            zend_atomic_bool_store(&raw mut executor_globals.vm_interrupt, true);
+            interrupt_here();
             return true;
         }
-        !executor_globals.exception.is_null()
+        !(*globals).exception.is_null()
     }
 }
 
@@ -111,86 +156,112 @@ unsafe extern "C" {
 }
 
 /// Called by the engine before it switches Fibers: when an interrupt is
-/// owed to a callback that runs in the Fiber being switched to, asks the
-/// engine to interrupt again, so it is thrown there at its next opcode.
+/// owed to a callback of this thread, asks the engine to interrupt again,
+/// so it is thrown in the callback's Fiber at its next opcode there.
 unsafe extern "C" fn on_fiber_switch(_from: *mut c_void, _to: *mut c_void) {
-    if PENDING.load(Ordering::Acquire) {
-        // SAFETY: as in `lease_lost`.
-        unsafe { zend_atomic_bool_store(&raw mut executor_globals.vm_interrupt, true) };
+    let thread = host::thread();
+    let owed = threads().iter().any(|t| t.thread == thread && t.pending);
+    if owed {
+        interrupt_here();
     }
 }
 
-/// Called on the renewal thread: flag it and ask the engine to interrupt.
+/// Called on the renewal thread: every PHP thread running a callback is
+/// owed an interrupt and asked for it (the handler, on that thread, throws
+/// only into a callback whose hold is lost).
 pub fn lease_lost() {
-    PENDING.store(true, Ordering::Release);
-    // SAFETY: NTS executor globals are one static; `vm_interrupt` is an
-    // atomic the engine reads at every opcode boundary, meant to be set
-    // from signal handlers and other threads.
-    unsafe { zend_atomic_bool_store(&raw mut executor_globals.vm_interrupt, true) };
+    for thread in threads().iter_mut() {
+        thread.pending = true;
+        // SAFETY: see `Flag`: that thread is inside a request, and the
+        // mutex held keeps it from leaving.
+        unsafe { zend_atomic_bool_store(thread.flag.0, true) };
+    }
 }
 
 /// Marks a `withLock()` callback of hold `id` as running (in the current
-/// Fiber).
+/// Fiber). A lease already found lost is owed its interrupt at once.
 pub fn enter(id: u64) {
-    active().push(Running {
+    let (here, context) = (host::thread(), host::context());
+    let lost = redislock_core::hold_lost(id);
+    let mut threads = threads();
+    let pos = match threads.iter().position(|t| t.thread == here) {
+        Some(pos) => pos,
+        None => {
+            threads.push(Thread {
+                thread: here,
+                // SAFETY: this thread's globals.
+                flag: Flag(unsafe { &raw mut (*globals()).vm_interrupt }),
+                pending: false,
+                running: Vec::new(),
+            });
+            threads.len() - 1
+        }
+    };
+    let thread = &mut threads[pos];
+    thread.running.push(Running {
         hold: id,
-        context: redislock_core::host::context(),
+        context,
         thrown: false,
     });
+    if lost {
+        thread.pending = true;
+        interrupt_here();
+    }
 }
 
 /// Marks the innermost running callback of hold `id` as finished.
 pub fn leave(id: u64) {
-    let mut active = active();
-    if let Some(pos) = active.iter().rposition(|r| r.hold == id) {
-        active.remove(pos);
+    let here = host::thread();
+    let mut threads = threads();
+    if let Some(t) = threads.iter().position(|t| t.thread == here) {
+        let running = &mut threads[t].running;
+        if let Some(pos) = running.iter().rposition(|r| r.hold == id) {
+            running.remove(pos);
+        }
+        if running.is_empty() {
+            threads.swap_remove(t);
+        }
     }
 }
 
-/// Forgets every running callback (request end: a fatal error or exit()
-/// inside a callback skips [`leave`]).
+/// Forgets this thread's running callbacks (request end: a fatal error or
+/// exit() inside a callback skips [`leave`]).
 pub fn reset() {
-    active().clear();
-    PENDING.store(false, Ordering::Release);
-}
-
-fn active() -> std::sync::MutexGuard<'static, Vec<Running>> {
-    ACTIVE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    let here = host::thread();
+    threads().retain(|t| t.thread != here);
 }
 
 unsafe extern "C" fn on_interrupt(execute_data: *mut zend_execute_data) {
-    if PENDING.load(Ordering::Acquire) {
-        // Only a callback running in this Fiber is interrupted; one whose
-        // Fiber is suspended is owed the interrupt until it runs again
-        // (`on_fiber_switch`), so it never lands in other code.
-        let here = redislock_core::host::context();
-        let (thrown, owed) = {
-            let mut active = active();
+    // Only a callback running in this Fiber is interrupted; one whose Fiber
+    // is suspended is owed the interrupt until it runs again
+    // (`on_fiber_switch`), so it never lands in other code.
+    let (here, context) = (host::thread(), host::context());
+    let thrown = {
+        let mut threads = threads();
+        let mut thrown = false;
+        if let Some(thread) = threads.iter_mut().find(|t| t.thread == here && t.pending) {
             let mut owed = false;
-            let mut thrown = false;
-            for running in active.iter_mut().rev() {
+            for running in thread.running.iter_mut().rev() {
                 if running.thrown || !redislock_core::hold_lost(running.hold) {
                     continue;
                 }
-                if running.context == here && !thrown {
+                if running.context == context && !thrown {
                     running.thrown = true;
                     thrown = true;
                 } else {
                     owed = true;
                 }
             }
-            (thrown, owed)
-        };
-        PENDING.store(owed, Ordering::Release);
-        if thrown {
-            exception(
-                Class::LockLost,
-                "the lock's lease was lost while withLock() ran (on_lost: interrupt)".into(),
-            )
-            .throw();
+            thread.pending = owed;
         }
+        thrown
+    };
+    if thrown {
+        exception(
+            Class::LockLost,
+            "the lock's lease was lost while withLock() ran (on_lost: interrupt)".into(),
+        )
+        .throw();
     }
     if let Some(Some(previous)) = PREVIOUS.get() {
         // SAFETY: the engine's own handler, called as the engine would.
