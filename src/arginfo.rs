@@ -5,8 +5,9 @@
 //! `string|array|null` (the macro says `mixed`), and the `float $wait` and
 //! `array $options` parameters are nullable on the Rust side only so that a
 //! `null` gets PHP's own TypeError message. This rewrites their type masks
-//! in the engine's copy of the arginfo, once, at the first request, so
-//! Reflection and the stub show the contract's types.
+//! in the engine's copy of the arginfo, once, when every module has started
+//! (or at the first request after a `dl()`), so Reflection and the stub
+//! show the contract's types.
 //!
 //! The macro cannot declare attributes either: the parameters that can carry
 //! a password (`$servers`, and `$options` with `sentinel_password`) get
@@ -149,9 +150,9 @@ fn set_type(ce: &ClassEntry, method: &str, param: &str, mask: u32) {
         return;
     };
     // SAFETY: `find_param` returned a live function and an index below its
-    // `num_args`. No request has read the arginfo yet: this runs in the
-    // first request's startup, and on ZTS PHP the other threads' first
-    // requests wait for it in `call_once`.
+    // `num_args`. No request has read the arginfo yet: this runs after
+    // module startup, before any request or other thread (after a `dl()`:
+    // in that request's startup, single-threaded).
     unsafe {
         let info = &mut *(*func).internal_function.arg_info.add(i);
         info.type_.type_mask = (info.type_.type_mask & !TYPE_BITS) | mask;

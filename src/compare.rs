@@ -10,8 +10,8 @@
 //! ext-php-rs has no option for a class's `compare` handler: it keeps the
 //! handler table of each class in the class's static metadata and hands it
 //! out by shared reference. [`install_once`] changes that one entry of the
-//! table in place, at the first request, before any `RedisLock` object
-//! exists. It writes through a pointer derived from the metadata (whose
+//! table in place, when every module has started (or at the first request
+//! after a `dl()`), before any `RedisLock` object exists. It writes through a pointer derived from the metadata (whose
 //! table sits in interior-mutable storage), and only after checking that the
 //! table really lies inside the metadata; if a future ext-php-rs keeps it
 //! elsewhere, nothing is changed and `==` falls back to the library's
@@ -82,9 +82,8 @@ pub fn install_once() {
         // SAFETY: the table lies inside the metadata static, in the
         // `UnsafeCell` of its `OnceCell`, so a pointer derived from the
         // metadata reference may write it. No object (hence no engine
-        // reader of the table) exists yet: on ZTS PHP the other threads'
-        // first requests wait in `call_once` before they can create one.
-        // Only the `compare` slot changes.
+        // reader of the table) exists yet, and no other thread runs (module
+        // startup). Only the `compare` slot changes.
         unsafe {
             let table = base.cast_mut().add(offset).cast::<ZendObjectHandlers>();
             (*table).compare = Some(compare);

@@ -32,7 +32,9 @@ mod semaphore;
 mod signature;
 mod stats;
 
+use std::ffi::c_int;
 use std::panic::catch_unwind;
+use std::sync::OnceLock;
 
 use ext_php_rs::prelude::*;
 
@@ -46,6 +48,7 @@ pub fn startup(ty: i32, module_number: i32) -> i32 {
     let registered = catch_unwind(|| {
         ini::register(module_number);
         interrupt::install();
+        chain_post_startup();
         redislock_core::host::install(redislock_core::host::Host {
             context: fiber::current,
             wait_should_end: interrupt::wait_should_end,
@@ -64,11 +67,56 @@ pub fn startup(ty: i32, module_number: i32) -> i32 {
     }
 }
 
-/// Request startup: finish the arginfo and the object handlers (once per
-/// process).
-extern "C" fn request_startup(_ty: i32, _module_number: i32) -> i32 {
+type PostStartup = unsafe extern "C" fn() -> c_int;
+
+unsafe extern "C" {
+    /// The engine's hook run once when every module has started, before
+    /// any request and (ZTS) before any other thread exists (zend.c; not in
+    /// ext-php-rs's bindings). Opcache chains it the same way.
+    static mut zend_post_startup_cb: Option<PostStartup>;
+}
+
+/// The hook that was installed before ours.
+static PREVIOUS_POST_STARTUP: OnceLock<Option<PostStartup>> = OnceLock::new();
+
+fn chain_post_startup() {
+    // SAFETY: module startup runs on one thread, before the engine reads
+    // the hook.
+    unsafe {
+        let previous = zend_post_startup_cb;
+        if PREVIOUS_POST_STARTUP.set(previous).is_ok() {
+            zend_post_startup_cb = Some(post_startup);
+        }
+    }
+}
+
+/// Finishes the arginfo and the object handlers (once per process) when
+/// the classes exist and nothing runs yet: on ZTS PHP no other thread reads
+/// them while they change.
+unsafe extern "C" fn post_startup() -> c_int {
+    finish_classes();
+    match PREVIOUS_POST_STARTUP.get() {
+        // SAFETY: the engine's hook, called as the engine would.
+        Some(Some(previous)) => unsafe { previous() },
+        _ => SUCCESS,
+    }
+}
+
+fn finish_classes() {
     let _ = catch_unwind(arginfo::correct_once);
     let _ = catch_unwind(compare::install_once);
+    // ext-php-rs builds a class's handler table at its first object; built
+    // here, no thread builds it while another reads it.
+    let _ = catch_unwind(|| {
+        use ext_php_rs::class::RegisteredClass;
+        semaphore::Semaphore::get_metadata().handlers();
+    });
+}
+
+/// Request startup: finish the classes if the post-startup hook did not
+/// (an extension loaded by `dl()` starts after it ran); a no-op otherwise.
+extern "C" fn request_startup(_ty: i32, _module_number: i32) -> i32 {
+    finish_classes();
     SUCCESS
 }
 
