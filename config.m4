@@ -19,11 +19,8 @@ PHP_ARG_ENABLE([redislock],
   [yes])
 
 if test "$PHP_REDISLOCK" != "no"; then
-  dnl composer.json says support-zts: false. The renewal thread interrupts
-  dnl PHP through the one process-wide executor globals of an NTS build.
-  if test "$PHP_THREAD_SAFETY" = "yes"; then
-    AC_MSG_ERROR([redislock supports non-thread-safe (NTS) PHP only; this php-config ($PHP_CONFIG) is a thread-safe (ZTS) build])
-  fi
+  dnl NTS and thread-safe (ZTS) PHP alike: ext-php-rs reads which one from
+  dnl the php it builds against (scripts/zts-test.sh tests a ZTS build).
 
   dnl The rust-version of the workspace (Cargo.toml), the toolchain's minimum.
   REDISLOCK_SRCDIR=`cd "$srcdir" && pwd`

@@ -36,7 +36,13 @@ built() {
   [ -x "$prefix/bin/php" ] && [ -f "$prefix/lib/php/libphp.so" ] && [ -x "$prefix/sbin/php-fpm" ] \
     && [ "$("$prefix/bin/php" -n -r 'echo PHP_ZTS, " ", PHP_VERSION;' 2>/dev/null)" = "1 $upstream" ]
 }
+# Debian's phpize (patched) takes libtool's and pkg-config's m4 files from
+# PREFIX/share/aclocal, which is /usr/share/aclocal for Debian's own PHP.
+aclocal_link() {
+  [ -e "$prefix/share/aclocal" ] || { mkdir -p "$prefix/share" && ln -s /usr/share/aclocal "$prefix/share/aclocal"; }
+}
 if built; then
+  aclocal_link
   say "reusing $prefix"
   echo "$prefix"
   exit 0
@@ -95,5 +101,6 @@ nice -n 10 make -j"$jobs" >"$work/make.log" 2>&1 || { tail -n 30 "$work/make.log
 # Installs the phpt runner of this PHP too: lib/php/20220829/build/.
 make install >"$work/install.log" 2>&1 || { tail -n 30 "$work/install.log" >&2; exit 1; }
 built || { say "the build in $prefix is not a ZTS PHP $upstream"; exit 1; }
+aclocal_link
 say "built $("$prefix/bin/php" -n -v | head -n1) in $(( $(date +%s) - start )) s"
 echo "$prefix"

@@ -7,6 +7,7 @@
 # 2. the extension built against it, in target/zts (the NTS build in
 #    target/release is left alone),
 # 3. every phpt test with that PHP (its CLI, and its FPM for php-tests/fpm),
+#    and the phpize build (scripts/phpize-test.sh) with its phpize,
 # 4. the threaded host (zts/host.c on the embed SAPI): several threads, each
 #    running requests one after another, on one private redis-server
 #    (zts/request.php says what each request checks, zts/final.php what is
@@ -18,7 +19,8 @@
 #    ThreadSanitizer (-Zsanitizer=thread, std rebuilt: `rustup component add
 #    rust-src --toolchain nightly`), and fails on any report.
 #
-# Ends with one "N passed, N failed" line (each phpt test, each host run);
+# Ends with one "N passed, N failed" line (each phpt test, the phpize
+# build, each host run);
 # exits non-zero on any failure.
 #
 #   ZTS_THREADS=6 ZTS_REQUESTS=12 ZTS_ROUNDS=5   the host's plain run
@@ -58,6 +60,13 @@ phpt_passed=$(echo "$phpt_line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' |
 phpt_failed=$(echo "$phpt_line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 1)
 # Skips or leaks fail the suite (scripts/phpt.sh says so): count one.
 grep -q '^phpt: FAILED' "$log" && [ "$phpt_failed" = 0 ] && phpt_failed=1
+
+# The phpize build (what PIE runs) with the ZTS PHP's phpize and php-config.
+set +e
+PATH=$prefix/bin:$PATH CARGO_TARGET_DIR=$root/target/zts bash scripts/phpize-test.sh 2>&1 | tee "$log"
+phpize_status=${PIPESTATUS[0]}
+set -e
+[ "$phpize_status" = 0 ] && phpize_passed=1 || phpize_passed=0
 
 # 4-6. The threaded host, on a private redis-server (stopped by pid).
 source scripts/redis.sh
@@ -119,7 +128,8 @@ if [ "${ZTS_TSAN:-0}" = 1 ]; then
 fi
 
 echo "zts phpt: ${phpt_passed} passed, ${phpt_failed} failed"
+echo "zts phpize install: ${phpize_passed} passed, $((1 - phpize_passed)) failed"
 echo "zts host: ${host_passed} passed, ${host_failed} failed"
-failed=$((phpt_failed + host_failed))
-echo "$((phpt_passed + host_passed)) passed, ${failed} failed"
+failed=$((phpt_failed + 1 - phpize_passed + host_failed))
+echo "$((phpt_passed + phpize_passed + host_passed)) passed, ${failed} failed"
 [ "$failed" = 0 ]
