@@ -1,31 +1,47 @@
-//! The history checker: several worker processes take one lock, hold it
-//! and let it go, while the controller (this process) pauses them
-//! (SIGSTOP/SIGCONT), kills them (SIGKILL, then starts a new one), cuts
-//! replies in flight (a fault proxy in front of Redis), and lets leases run
-//! out (holds longer than the lease, pauses longer than the lease); workers
-//! also fork children that take the lock themselves. Every worker records
-//! what the lock told it, on the machine's monotonic clock, which every
-//! process shares:
+//! The history checker: worker processes take one lock (or one semaphore,
+//! or one lock's read and write holds), hold it and let it go, while the
+//! controller (this process) pauses them (SIGSTOP/SIGCONT), kills them
+//! (SIGKILL, then starts a new one), cuts replies in flight (a fault proxy
+//! in front of Redis), and lets leases run out (holds longer than the
+//! lease, pauses longer than the lease); workers also fork children that
+//! take it themselves. Every worker records what it was told, on the
+//! machine's monotonic clock, which every process shares:
 //!
-//! - a grant: `acquire()` returned true, with the time before the call and
-//!   the time after it returned, and the fencing token: the lock became
-//!   ours at some moment between the two;
-//! - an assertion: `is_acquired()` or `release()` returned true, with the
-//!   time before the call: the lock was ours at some moment during the
-//!   call, so (a hold being one piece) it was ours from the grant's return
-//!   until then.
+//! - a grant: `acquire()` (`acquireRead()`, a promotion, a demotion)
+//!   returned true, with the time before the call and the time after it
+//!   returned, and the fencing token: the hold became ours at some moment
+//!   between the two;
+//! - an assertion: `is_acquired()`, `refresh()`, `remaining_ttl()` or
+//!   `release()` said the hold was ours, with the time before the call:
+//!   it was ours at some moment during the call, so (a hold being one
+//!   piece) it was ours from the grant's return until then.
 //!
 //! A grant's belief interval runs from its return to its last assertion
 //! (empty without one). Measured this way, every belief interval lies
 //! inside the hold's real ownership whatever pauses hit the worker, if the
-//! lock tells the truth. The check: no two belief intervals of different
-//! grants overlap, no grant's window (call to return) lies inside another
-//! grant's belief interval, and fencing tokens grow strictly between grants
-//! whose order is certain (one returned before the other was called); a
-//! fenced grant without a token is a violation too.
+//! lock tells the truth. Three scenarios, run side by side, each with its
+//! own Redis, proxy and workers:
+//!
+//! - `lock`: 5 workers on one fenced lock. No two belief intervals of
+//!   different grants overlap, no grant's window (call to return) lies
+//!   inside another grant's belief interval, and fencing tokens grow
+//!   strictly between grants whose order is certain (one returned before
+//!   the other was called); a fenced grant without a token is a violation
+//!   too.
+//! - `semaphore`: 7 workers on one semaphore of [`PERMITS`] permits. At no
+//!   instant do more than [`PERMITS`] belief intervals overlap (a sweep
+//!   over them), and no grant without an assertion was made while
+//!   [`PERMITS`] others believed they held one throughout its call.
+//! - `rw`: 6 workers on one lock, taking it to write (`acquire()`) or to
+//!   read (`acquire_read()`), promoting read holds to write holds and
+//!   demoting write holds to read holds now and then. A write belief
+//!   overlaps no other belief (read or write); read beliefs may overlap
+//!   each other; no grant without an assertion was made while a belief it
+//!   excludes lasted throughout its call.
 //!
 //! `cargo test --test history` runs a bounded history (HISTORY_SECONDS, 20
-//! by default); `bash scripts/history.sh` a long one. The same binary is
+//! by default, every scenario at once; HISTORY_SCENARIOS=lock,semaphore,rw
+//! picks some); `bash scripts/history.sh` a long one. The same binary is
 //! the worker (HISTORY_WORKER set).
 
 mod common;
@@ -35,16 +51,53 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
 use common::{RedisServer, fresh_dir, never, unique_key};
-use redislock_core::{Lock, LockOptions, OptionValue};
+use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
 
 /// The lease of every hold (short, so that faults outlast it).
 const TTL: f64 = 0.3;
-/// Worker processes alive at once.
-const WORKERS: usize = 5;
+/// The semaphore scenario's permits (fewer than its workers).
+const PERMITS: usize = 3;
+
+/// What the workers of one history take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scenario {
+    /// One fenced lock.
+    Lock,
+    /// One semaphore of [`PERMITS`] permits.
+    Semaphore,
+    /// One lock's read and write holds.
+    ReadWrite,
+}
+
+impl Scenario {
+    const ALL: [Scenario; 3] = [Scenario::Lock, Scenario::Semaphore, Scenario::ReadWrite];
+
+    fn name(self) -> &'static str {
+        match self {
+            Scenario::Lock => "lock",
+            Scenario::Semaphore => "semaphore",
+            Scenario::ReadWrite => "rw",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Worker processes alive at once.
+    fn workers(self) -> usize {
+        match self {
+            Scenario::Lock => 5,
+            Scenario::Semaphore => 7,
+            Scenario::ReadWrite => 6,
+        }
+    }
+}
 
 fn main() {
     if let Ok(spec) = std::env::var("HISTORY_WORKER") {
@@ -55,16 +108,46 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
-    let report = controller(Duration::from_secs(seconds));
-    println!("{report}");
-    if !report.violations.is_empty() {
-        for v in &report.violations {
-            eprintln!("violation: {v}");
+    let scenarios: Vec<Scenario> = match std::env::var("HISTORY_SCENARIOS") {
+        Ok(list) => list
+            .split(',')
+            .map(|name| {
+                Scenario::parse(name.trim())
+                    .unwrap_or_else(|| panic!("unknown history scenario {name:?}"))
+            })
+            .collect(),
+        Err(_) => Scenario::ALL.to_vec(),
+    };
+    let length = Duration::from_secs(seconds);
+    // Side by side: the bounded run takes as long as one scenario.
+    let reports: Vec<Report> = std::thread::scope(|scope| {
+        let runs: Vec<_> = scenarios
+            .iter()
+            .map(|&scenario| scope.spawn(move || controller(scenario, length)))
+            .collect();
+        runs.into_iter().map(|run| run.join().unwrap()).collect()
+    });
+    let mut failed = false;
+    for report in &reports {
+        println!("{report}");
+        let name = report.scenario.name();
+        for v in report.violations.iter().take(20) {
+            eprintln!("violation ({name}): {v}");
         }
-        std::process::exit(1);
+        if report.violations.len() > 20 {
+            eprintln!(
+                "violation ({name}): ... and {} more",
+                report.violations.len() - 20
+            );
+        }
+        if !report.violations.is_empty() {
+            failed = true;
+        } else if let Some(why) = report.too_short() {
+            eprintln!("history ({name}) too short to mean anything: {why}");
+            failed = true;
+        }
     }
-    if report.grants < 20 || report.faults() < 10 {
-        eprintln!("history too short to mean anything");
+    if failed {
         std::process::exit(1);
     }
 }
@@ -87,56 +170,156 @@ fn below(n: u64) -> u64 {
     u64::from_le_bytes(b) % n.max(1)
 }
 
+/// How long an acquire may wait.
+fn some_wait() -> Duration {
+    Duration::from_millis([0, 50, 300, 1000][below(4) as usize])
+}
+
+/// How long a hold lasts: mostly short, one in four up to 1.5 leases,
+/// which outlives an unrenewed lease.
+fn some_hold() -> Duration {
+    Duration::from_millis(if below(4) == 0 { below(450) } else { below(40) })
+}
+
 // ---------------------------------------------------------------- worker
 
-/// One worker process: takes the lock again and again until its deadline,
-/// appending what the lock told it to its log. `spec` is
-/// `url|key|log|deadline ns|auto_renew 0/1`.
+/// What a worker process (and its forked children) needs to know.
+struct Worker {
+    url: String,
+    key: String,
+    renew: bool,
+}
+
+/// One worker process: takes the lock (semaphore, read or write hold)
+/// again and again until its deadline, appending what it was told to its
+/// log. `spec` is `scenario|url|key|log|deadline ns|auto_renew 0/1`.
 fn worker(spec: &str) {
     let parts: Vec<&str> = spec.split('|').collect();
-    let [url, key, log, deadline, renew] = parts[..] else {
+    let [scenario, url, key, log, deadline, renew] = parts[..] else {
         panic!("bad worker spec {spec}");
     };
+    let scenario = Scenario::parse(scenario).expect("a scenario");
     let deadline: u64 = deadline.parse().unwrap();
-    let renew = renew == "1";
+    let w = Worker {
+        url: url.to_owned(),
+        key: key.to_owned(),
+        renew: renew == "1",
+    };
     let mut log = Log::open(Path::new(log));
-    let mut lock = new_lock(url, key, renew);
-    let mut seq = 0u64;
-    while now_ns() < deadline {
-        seq += 1;
-        if below(10) == 0 {
-            fork_one_cycle(url, key, &mut log, seq);
-            continue;
+    match scenario {
+        Scenario::Lock => {
+            let mut lock = w.lock(true, w.renew);
+            while now_ns() < deadline {
+                if below(10) == 0 {
+                    fork_one_cycle(&w, &mut log);
+                    continue;
+                }
+                cycle(&mut lock, &mut log);
+            }
         }
-        cycle(&mut lock, &mut log, seq);
+        Scenario::Semaphore => {
+            let mut sem = w.semaphore(w.renew);
+            while now_ns() < deadline {
+                semaphore_cycle(&w, &mut sem, &mut log, false);
+            }
+        }
+        Scenario::ReadWrite => {
+            let mut lock = w.lock(false, w.renew);
+            while now_ns() < deadline {
+                rw_cycle(&w, &mut lock, &mut log, false);
+            }
+        }
     }
 }
 
-fn new_lock(url: &str, key: &str, renew: bool) -> Lock {
+fn options(set: &[(&str, OptionValue)]) -> LockOptions {
     let mut options = LockOptions::default();
-    for (name, value) in [
-        ("fencing", OptionValue::Bool(true)),
-        ("reentrant", OptionValue::Bool(false)),
-        ("auto_renew", OptionValue::Bool(renew)),
+    for (name, value) in set.iter().cloned().chain([
         ("retry_delay", OptionValue::Number(0.05)),
         ("read_timeout", OptionValue::Number(0.3)),
         ("connect_timeout", OptionValue::Number(0.3)),
-    ] {
+    ]) {
         options.set(name, value).unwrap();
     }
-    Lock::new(key.as_bytes().to_vec(), TTL, &[url.to_owned()], options).unwrap()
+    options
 }
 
-/// One acquire, hold (checking now and then) and release, logged.
-fn cycle(lock: &mut Lock, log: &mut Log, seq: u64) {
-    let wait = [0, 50, 300, 1000][below(4) as usize];
-    let grant = format!("{}.{seq}", std::process::id());
+impl Worker {
+    /// A lock object of its own (read holds refuse fencing).
+    fn lock(&self, fencing: bool, renew: bool) -> Lock {
+        let options = options(&[
+            ("fencing", OptionValue::Bool(fencing)),
+            ("reentrant", OptionValue::Bool(false)),
+            ("auto_renew", OptionValue::Bool(renew)),
+        ]);
+        Lock::new(
+            self.key.as_bytes().to_vec(),
+            TTL,
+            std::slice::from_ref(&self.url),
+            options,
+        )
+        .unwrap()
+    }
+
+    fn semaphore(&self, renew: bool) -> Semaphore {
+        let options = options(&[("auto_renew", OptionValue::Bool(renew))]);
+        Semaphore::new(
+            self.key.as_bytes().to_vec(),
+            PERMITS as i64,
+            TTL,
+            std::slice::from_ref(&self.url),
+            options,
+        )
+        .unwrap()
+    }
+}
+
+/// A grant's name, unique among every process of a history (forked
+/// children have pids of their own).
+fn grant_name() -> String {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}.{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The kinds of hold a grant gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The lock, or a lock's write hold.
+    Write,
+    /// A lock's read hold.
+    Read,
+    /// A semaphore's permit.
+    Permit,
+}
+
+impl Kind {
+    fn letter(self) -> &'static str {
+        match self {
+            Kind::Write => "W",
+            Kind::Read => "R",
+            Kind::Permit => "P",
+        }
+    }
+
+    fn parse(letter: &str) -> Option<Self> {
+        [Kind::Write, Kind::Read, Kind::Permit]
+            .into_iter()
+            .find(|k| k.letter() == letter)
+    }
+}
+
+/// One acquire, hold (checking now and then) and release of the lock,
+/// logged.
+fn cycle(lock: &mut Lock, log: &mut Log) {
     let called = now_ns();
-    match lock.acquire(Duration::from_millis(wait), &never) {
+    let grant = match lock.acquire(some_wait(), &never) {
         Ok(true) => {
-            let at = now_ns();
             let fence = lock.fencing_token().map_or(-1, |f| f);
-            log.line(&format!("G {grant} {called} {at} {fence}"));
+            log.grant(called, fence, Kind::Write, "acquire")
         }
         Ok(false) => return,
         Err(_) => {
@@ -144,47 +327,194 @@ fn cycle(lock: &mut Lock, log: &mut Log, seq: u64) {
             std::thread::sleep(Duration::from_millis(20));
             return;
         }
-    }
-    // Mostly short holds; one in four up to 1.5 leases, which outlives an
-    // unrenewed lease.
-    let hold = Duration::from_millis(if below(4) == 0 { below(450) } else { below(40) });
+    };
+    let hold = some_hold();
     let started = Instant::now();
     while started.elapsed() < hold {
         std::thread::sleep(Duration::from_millis(below(25)));
         let before = now_ns();
         match lock.is_acquired() {
-            Ok(true) => log.line(&format!("A {grant} {before}")),
+            Ok(true) => log.asserted(&grant, before),
             _ => break,
         }
     }
     let before = now_ns();
     if let Ok(true) = lock.release() {
-        log.line(&format!("A {grant} {before}"));
+        log.asserted(&grant, before);
     }
 }
 
 /// Forks a child that first checks it holds nothing of its parent's, then
 /// runs one cycle of its own (as its own process) and exits.
-fn fork_one_cycle(url: &str, key: &str, log: &mut Log, seq: u64) {
-    // SAFETY: the child runs the lock code (fork-safe: per-process state)
-    // and leaves with _exit.
-    let pid = unsafe { libc::fork() };
-    if pid > 0 {
-        log.line("F");
-    }
-    if pid == 0 {
-        let mut log = Log::open(&log.path);
-        let mut lock = new_lock(url, key, false);
+fn fork_one_cycle(w: &Worker, log: &mut Log) {
+    in_child(log, |log| {
+        let mut lock = w.lock(true, false);
         if lock.token().is_some() {
             log.line("V a forked child believed it held its parent's lock");
         }
-        cycle(&mut lock, &mut log, seq);
+        cycle(&mut lock, log);
+    });
+}
+
+/// Runs `body` in a forked child (with a log of its own on the same file)
+/// and waits for it.
+fn in_child(log: &mut Log, body: impl FnOnce(&mut Log)) {
+    // SAFETY: the child runs the lock code (fork-safe: per-process state)
+    // and leaves with _exit, whatever happens in `body`.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let mut own = Log::open(&log.path);
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&mut own)));
         unsafe { libc::_exit(0) };
     }
     if pid > 0 {
+        log.line("F");
         let mut status = 0;
         // SAFETY: our own child.
         unsafe { libc::waitpid(pid, &mut status, 0) };
+    }
+}
+
+/// One acquire of a permit, hold (checking now and then in the three ways
+/// a holder can, forking a child now and then) and release, logged. A
+/// forked child's cycle tries once, and forks nothing.
+fn semaphore_cycle(w: &Worker, sem: &mut Semaphore, log: &mut Log, child: bool) {
+    let wait = if child { Duration::ZERO } else { some_wait() };
+    let called = now_ns();
+    let grant = match sem.acquire(wait, &never) {
+        Ok(true) => log.grant(called, -1, Kind::Permit, "acquire"),
+        Ok(false) => return,
+        Err(_) => {
+            log.line("E");
+            std::thread::sleep(Duration::from_millis(20));
+            return;
+        }
+    };
+    let hold = some_hold();
+    let started = Instant::now();
+    while started.elapsed() < hold {
+        std::thread::sleep(Duration::from_millis(below(25)));
+        if !child && below(15) == 0 {
+            // While this process holds a permit: the child holds none of
+            // it, and takes one of its own beside it.
+            in_child(log, |log| {
+                if !matches!(sem.is_acquired(), Ok(false)) {
+                    log.line("V a forked child believed it held its parent's permit");
+                }
+                let mut own = w.semaphore(false);
+                semaphore_cycle(w, &mut own, log, true);
+            });
+            continue;
+        }
+        let before = now_ns();
+        let ours = match below(6) {
+            0 => sem.refresh(None),
+            1 => sem.remaining_ttl().map(|left| left.is_some()),
+            _ => sem.is_acquired(),
+        };
+        match ours {
+            Ok(true) => log.asserted(&grant, before),
+            _ => break,
+        }
+    }
+    let before = now_ns();
+    if let Ok(true) = sem.release() {
+        log.asserted(&grant, before);
+    }
+}
+
+/// One acquire to read or to write, hold (checking now and then, promoting
+/// a read hold or demoting a write hold now and then, forking a child now
+/// and then) and release, logged. A promotion or demotion that succeeds is
+/// a new grant: the hold before it ends at its last assertion. A forked
+/// child's cycle tries once, and forks nothing.
+fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log, child: bool) {
+    let wait = if child { Duration::ZERO } else { some_wait() };
+    let read = below(2) == 0;
+    let called = now_ns();
+    let got = if read {
+        lock.acquire_read(wait, &never)
+    } else {
+        lock.acquire(wait, &never)
+    };
+    let (mut grant, mut kind) = match got {
+        Ok(true) => {
+            let kind = if read { Kind::Read } else { Kind::Write };
+            (log.grant(called, -1, kind, "acquire"), kind)
+        }
+        Ok(false) => return,
+        Err(_) => {
+            log.line("E");
+            std::thread::sleep(Duration::from_millis(20));
+            return;
+        }
+    };
+    let hold = some_hold();
+    let started = Instant::now();
+    while started.elapsed() < hold {
+        std::thread::sleep(Duration::from_millis(below(25)));
+        match below(12) {
+            0..=1 if kind == Kind::Read => {
+                // Promotion: true once no other reader holds the lock; false
+                // leaves the read hold (or finds it gone).
+                let wait = Duration::from_millis([0, 50, 300][below(3) as usize]);
+                let called = now_ns();
+                match lock.acquire(wait, &never) {
+                    Ok(true) => {
+                        grant = log.grant(called, -1, Kind::Write, "promote");
+                        kind = Kind::Write;
+                    }
+                    Ok(false) => log.line("N promote"),
+                    Err(_) => {
+                        log.line("E");
+                        break;
+                    }
+                }
+            }
+            2 if kind == Kind::Write => {
+                // Demotion: at once; false when the write hold was lost.
+                let called = now_ns();
+                match lock.acquire_read(Duration::ZERO, &never) {
+                    Ok(true) => {
+                        grant = log.grant(called, -1, Kind::Read, "demote");
+                        kind = Kind::Read;
+                    }
+                    Ok(false) => {
+                        log.line("N demote");
+                        break;
+                    }
+                    Err(_) => {
+                        log.line("E");
+                        break;
+                    }
+                }
+            }
+            3 if !child => {
+                in_child(log, |log| {
+                    if !matches!(lock.is_acquired(), Ok(false)) {
+                        log.line("V a forked child believed it held its parent's hold");
+                    }
+                    let mut own = w.lock(false, false);
+                    rw_cycle(w, &mut own, log, true);
+                });
+            }
+            _ => {
+                let before = now_ns();
+                let ours = match below(6) {
+                    0 => lock.refresh(None),
+                    1 => lock.remaining_ttl().map(|left| left.is_some()),
+                    _ => lock.is_acquired(),
+                };
+                match ours {
+                    Ok(true) => log.asserted(&grant, before),
+                    _ => break,
+                }
+            }
+        }
+    }
+    let before = now_ns();
+    if let Ok(true) = lock.release() {
+        log.asserted(&grant, before);
     }
 }
 
@@ -211,54 +541,162 @@ impl Log {
     fn line(&mut self, text: &str) {
         let _ = self.file.write_all(format!("{text}\n").as_bytes());
     }
+
+    /// Logs a grant of a call made at `called` that returned just now;
+    /// returns its name.
+    fn grant(&mut self, called: u64, fence: i64, kind: Kind, how: &str) -> String {
+        let at = now_ns();
+        let grant = grant_name();
+        self.line(&format!(
+            "G {grant} {called} {at} {fence} {} {how}",
+            kind.letter()
+        ));
+        grant
+    }
+
+    /// Logs that `grant`'s hold was ours at some moment after `before`.
+    fn asserted(&mut self, grant: &str, before: u64) {
+        self.line(&format!("A {grant} {before}"));
+    }
 }
 
 // ------------------------------------------------------------ controller
 
 /// What a history run did and found.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Report {
+    scenario: Scenario,
     processes: usize,
     forks: usize,
     pauses: usize,
     kills: usize,
     cuts: u32,
     grants: usize,
+    reads: usize,
+    writes: usize,
+    promotions: usize,
+    demotions: usize,
+    /// Promotions and demotions tried that returned false.
+    refused_promotions: usize,
+    refused_demotions: usize,
     assertions: usize,
+    /// Most belief intervals overlapping at once (semaphore: holders; rw:
+    /// readers).
+    most_at_once: usize,
     errors: usize,
     violations: Vec<String>,
 }
 
 impl Report {
+    fn new(scenario: Scenario) -> Self {
+        Self {
+            scenario,
+            processes: 0,
+            forks: 0,
+            pauses: 0,
+            kills: 0,
+            cuts: 0,
+            grants: 0,
+            reads: 0,
+            writes: 0,
+            promotions: 0,
+            demotions: 0,
+            refused_promotions: 0,
+            refused_demotions: 0,
+            assertions: 0,
+            most_at_once: 0,
+            errors: 0,
+            violations: Vec::new(),
+        }
+    }
+
     fn faults(&self) -> usize {
         self.pauses + self.kills + self.cuts as usize
+    }
+
+    /// Why the history was too short to mean anything, if it was.
+    fn too_short(&self) -> Option<String> {
+        if self.grants < 20 || self.faults() < 10 {
+            return Some(format!("{} grants, {} faults", self.grants, self.faults()));
+        }
+        match self.scenario {
+            Scenario::Lock => None,
+            Scenario::Semaphore if self.most_at_once < 2 => Some(format!(
+                "never more than {} holder at once",
+                self.most_at_once
+            )),
+            Scenario::ReadWrite if self.reads < 5 || self.writes < 5 || self.most_at_once < 2 => {
+                Some(format!(
+                    "{} reads, {} writes, at most {} readers at once",
+                    self.reads, self.writes, self.most_at_once
+                ))
+            }
+            _ => None,
+        }
     }
 }
 
 impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self.scenario {
+            Scenario::Lock => "lock".to_owned(),
+            Scenario::Semaphore => format!("semaphore, {PERMITS} permits"),
+            Scenario::ReadWrite => "read/write".to_owned(),
+        };
         write!(
             f,
-            "history: {} worker processes and {} forked children, {} pauses, {} kills, \
-             {} cut replies; {} grants, {} assertions, {} intervals checked, {} calls failed; \
-             {} violations",
+            "history ({name}): {} worker processes ({} at a time) and {} forked children, \
+             {} pauses, {} kills, {} cut replies; {} grants",
             self.processes,
+            self.scenario.workers(),
             self.forks,
             self.pauses,
             self.kills,
             self.cuts,
             self.grants,
-            self.assertions,
-            self.grants,
+        )?;
+        if self.scenario == Scenario::ReadWrite {
+            write!(
+                f,
+                " ({} reads, {} writes; {} of {} promotions and {} of {} demotions tried)",
+                self.reads,
+                self.writes,
+                self.promotions,
+                self.promotions + self.refused_promotions,
+                self.demotions,
+                self.demotions + self.refused_demotions,
+            )?;
+        }
+        write!(
+            f,
+            ", {} assertions, {} intervals checked",
+            self.assertions, self.grants
+        )?;
+        match self.scenario {
+            Scenario::Lock => {}
+            Scenario::Semaphore => write!(f, ", at most {} holders at once", self.most_at_once)?,
+            Scenario::ReadWrite => write!(f, ", at most {} readers at once", self.most_at_once)?,
+        }
+        write!(
+            f,
+            ", {} calls failed; {} violations",
             self.errors,
             self.violations.len()
         )
     }
 }
 
-fn spawn_worker(url: &str, key: &str, log: &Path, deadline: u64, renew: bool) -> Child {
+fn spawn_worker(
+    scenario: Scenario,
+    url: &str,
+    key: &str,
+    log: &Path,
+    deadline: u64,
+    renew: bool,
+) -> Child {
     let spec = format!(
-        "{url}|{key}|{}|{deadline}|{}",
+        "{}|{url}|{key}|{}|{deadline}|{}",
+        scenario.name(),
         log.display(),
         u8::from(renew)
     );
@@ -275,14 +713,15 @@ fn signal(child: &Child, sig: libc::c_int) {
     unsafe { libc::kill(pid, sig) };
 }
 
-fn controller(length: Duration) -> Report {
+fn controller(scenario: Scenario, length: Duration) -> Report {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
-    let dir = fresh_dir("history");
-    let key = String::from_utf8(unique_key("history")).unwrap();
+    let dir = fresh_dir(&format!("history-{}", scenario.name()));
+    let key = String::from_utf8(unique_key(&format!("history-{}", scenario.name()))).unwrap();
     let url = proxy.url();
     let end = now_ns() + length.as_nanos() as u64;
-    let mut report = Report::default();
+    let workers_at_once = scenario.workers();
+    let mut report = Report::new(scenario);
     let mut logs = Vec::new();
     let mut workers: Vec<Child> = Vec::new();
     let start = |report: &mut Report, logs: &mut Vec<PathBuf>| {
@@ -290,9 +729,9 @@ fn controller(length: Duration) -> Report {
         let log = dir.join(format!("worker-{n}.log"));
         logs.push(log.clone());
         report.processes += 1;
-        spawn_worker(&url, &key, &log, end, n.is_multiple_of(3))
+        spawn_worker(scenario, &url, &key, &log, end, n.is_multiple_of(3))
     };
-    for _ in 0..WORKERS {
+    for _ in 0..workers_at_once {
         let child = start(&mut report, &mut logs);
         workers.push(child);
     }
@@ -311,7 +750,7 @@ fn controller(length: Duration) -> Report {
         });
         match below(10) {
             0..=3 => {
-                let i = below(WORKERS as u64) as usize;
+                let i = below(workers_at_once as u64) as usize;
                 if !paused.iter().any(|&(p, _)| p == i) {
                     signal(&workers[i], libc::SIGSTOP);
                     // Up to two leases: some pauses outlast the lease.
@@ -320,7 +759,7 @@ fn controller(length: Duration) -> Report {
                 }
             }
             4 => {
-                let i = below(WORKERS as u64) as usize;
+                let i = below(workers_at_once as u64) as usize;
                 signal(&workers[i], libc::SIGKILL);
                 let _ = workers[i].wait();
                 paused.retain(|&(p, _)| p != i);
@@ -352,7 +791,11 @@ fn controller(length: Duration) -> Report {
     if report.violations.is_empty() {
         let _ = std::fs::remove_dir_all(&dir);
     } else {
-        println!("history: the workers' logs are in {}", dir.display());
+        println!(
+            "history ({}): the workers' logs are in {}",
+            scenario.name(),
+            dir.display()
+        );
     }
     report
 }
@@ -361,7 +804,8 @@ fn controller(length: Duration) -> Report {
 #[derive(Debug)]
 struct Belief {
     grant: String,
-    /// Before `acquire()` was called.
+    kind: Kind,
+    /// Before the call that granted it.
     called: u64,
     /// After it returned true.
     start: u64,
@@ -370,8 +814,29 @@ struct Belief {
     fence: i64,
 }
 
-/// Reads the logs and checks the beliefs against each other and the
-/// fencing tokens.
+impl Belief {
+    /// Believed during a time of its own (asserted after its grant).
+    fn lasted(&self) -> bool {
+        self.end > self.start
+    }
+}
+
+impl std::fmt::Display for Belief {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.kind {
+            Kind::Write => "write",
+            Kind::Read => "read",
+            Kind::Permit => "permit",
+        };
+        write!(
+            f,
+            "{} ({kind}, called at {}, believed from {} to {})",
+            self.grant, self.called, self.start, self.end
+        )
+    }
+}
+
+/// Reads the logs and checks the beliefs as the scenario requires.
 fn check(logs: &[PathBuf], report: &mut Report) {
     let mut beliefs: HashMap<String, Belief> = HashMap::new();
     for log in logs {
@@ -379,12 +844,24 @@ fn check(logs: &[PathBuf], report: &mut Report) {
         for line in text.lines() {
             let fields: Vec<&str> = line.split(' ').collect();
             match fields[..] {
-                ["G", grant, called, at, fence] => {
+                ["G", grant, called, at, fence, kind, how] => {
                     let at = at.parse().unwrap();
+                    let kind = Kind::parse(kind).expect("a kind of hold");
+                    match (kind, how) {
+                        (Kind::Read, _) => report.reads += 1,
+                        (Kind::Write, _) => report.writes += 1,
+                        _ => {}
+                    }
+                    match how {
+                        "promote" => report.promotions += 1,
+                        "demote" => report.demotions += 1,
+                        _ => {}
+                    }
                     beliefs.insert(
                         grant.to_owned(),
                         Belief {
                             grant: grant.to_owned(),
+                            kind,
                             called: called.parse().unwrap(),
                             start: at,
                             end: at,
@@ -398,6 +875,8 @@ fn check(logs: &[PathBuf], report: &mut Report) {
                         b.end = b.end.max(at.parse().unwrap());
                     }
                 }
+                ["N", "promote"] => report.refused_promotions += 1,
+                ["N", "demote"] => report.refused_demotions += 1,
                 ["F"] => report.forks += 1,
                 ["E"] => report.errors += 1,
                 ["V", ..] => report.violations.push(line[2..].to_owned()),
@@ -408,8 +887,18 @@ fn check(logs: &[PathBuf], report: &mut Report) {
     let mut beliefs: Vec<Belief> = beliefs.into_values().collect();
     report.grants = beliefs.len();
     beliefs.sort_by_key(|b| b.start);
-    overlaps(&beliefs, &mut report.violations);
-    fencing_order(&beliefs, &mut report.violations);
+    match report.scenario {
+        Scenario::Lock => {
+            overlaps(&beliefs, &mut report.violations);
+            fencing_order(&beliefs, &mut report.violations);
+        }
+        Scenario::Semaphore => {
+            report.most_at_once = at_most(&beliefs, PERMITS, &mut report.violations);
+        }
+        Scenario::ReadWrite => {
+            report.most_at_once = writers_alone(&beliefs, &mut report.violations);
+        }
+    }
 }
 
 /// Belief intervals of different grants that overlap, and grant windows
@@ -459,4 +948,150 @@ fn fencing_order(beliefs: &[Belief], violations: &mut Vec<String>) {
             ));
         }
     }
+}
+
+/// The sweep line over the belief intervals (open: a belief ending when
+/// another starts does not overlap it): every start and end in time order,
+/// ends first at equal times.
+struct Sweep<'a> {
+    beliefs: &'a [Belief],
+    events: Vec<(u64, bool, usize)>,
+}
+
+impl<'a> Sweep<'a> {
+    fn new(beliefs: &'a [Belief]) -> Self {
+        let mut events = Vec::new();
+        for (i, b) in beliefs.iter().enumerate().filter(|(_, b)| b.lasted()) {
+            events.push((b.start, true, i));
+            events.push((b.end, false, i));
+        }
+        events.sort_unstable();
+        Self { beliefs, events }
+    }
+
+    /// Walks the events: `on_start` sees each starting belief and those in
+    /// force just before it; after every event, `count` says how many of
+    /// the beliefs in force matter, a sample kept for [`Samples::least`].
+    fn run(
+        &self,
+        mut on_start: impl FnMut(&Belief, &[usize]),
+        count: impl Fn(&[usize]) -> usize,
+    ) -> Samples {
+        let mut active: Vec<usize> = Vec::new();
+        let mut samples = Vec::with_capacity(self.events.len());
+        for &(at, starts, i) in &self.events {
+            if starts {
+                on_start(&self.beliefs[i], &active);
+                active.push(i);
+            } else {
+                active.retain(|&j| j != i);
+            }
+            samples.push((at, count(&active)));
+        }
+        Samples(samples)
+    }
+
+    fn names(&self, active: &[usize]) -> String {
+        active
+            .iter()
+            .map(|&i| self.beliefs[i].to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// A count over time: its value after each event.
+struct Samples(Vec<(u64, usize)>);
+
+impl Samples {
+    /// The least the count was at any moment from `from` to `to` (taking
+    /// every value it passed through at an instant, so never more).
+    fn least(&self, from: u64, to: u64) -> usize {
+        let first = self.0.partition_point(|&(at, _)| at < from);
+        let mut least = if first == 0 { 0 } else { self.0[first - 1].1 };
+        for &(at, n) in &self.0[first..] {
+            if at > to {
+                break;
+            }
+            least = least.min(n);
+        }
+        least
+    }
+
+    fn most(&self) -> usize {
+        self.0.iter().map(|&(_, n)| n).max().unwrap_or(0)
+    }
+}
+
+/// More than `permits` belief intervals overlapping at some instant, and
+/// grants without an assertion made while `permits` others believed they
+/// held a permit throughout the call (that grant's permit was theirs at
+/// some moment of it). Returns the most intervals overlapping at once.
+fn at_most(beliefs: &[Belief], permits: usize, violations: &mut Vec<String>) -> usize {
+    let sweep = Sweep::new(beliefs);
+    let holders = sweep.run(
+        |b, active| {
+            if active.len() >= permits {
+                violations.push(format!(
+                    "{} believed it held a permit while {} others did ({permits} permits): {}",
+                    b,
+                    active.len(),
+                    sweep.names(active)
+                ));
+            }
+        },
+        <[usize]>::len,
+    );
+    for b in beliefs.iter().filter(|b| !b.lasted()) {
+        let others = holders.least(b.called, b.start);
+        if others >= permits {
+            violations.push(format!(
+                "{b} was granted a permit while {others} others believed they held one \
+                 throughout its call ({permits} permits)"
+            ));
+        }
+    }
+    holders.most()
+}
+
+/// Write belief intervals overlapping any other belief interval (read or
+/// write), and grants without an assertion made while a hold they exclude
+/// was believed throughout the call (a write grant: any other; a read
+/// grant: a write). Returns the most read intervals overlapping at once.
+fn writers_alone(beliefs: &[Belief], violations: &mut Vec<String>) -> usize {
+    let sweep = Sweep::new(beliefs);
+    let is_write = |i: &usize| beliefs[*i].kind == Kind::Write;
+    let any = sweep.run(
+        |b, active| {
+            let excluded: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|i| b.kind == Kind::Write || is_write(i))
+                .collect();
+            if !excluded.is_empty() {
+                violations.push(format!("{b} overlaps {}", sweep.names(&excluded)));
+            }
+        },
+        <[usize]>::len,
+    );
+    let writers = sweep.run(
+        |_, _| {},
+        |active| active.iter().filter(|i| is_write(i)).count(),
+    );
+    let readers = sweep.run(
+        |_, _| {},
+        |active| active.iter().filter(|i| !is_write(i)).count(),
+    );
+    for b in beliefs.iter().filter(|b| !b.lasted()) {
+        let (excluding, what) = match b.kind {
+            Kind::Write => (any.least(b.called, b.start), "a hold"),
+            _ => (writers.least(b.called, b.start), "the write hold"),
+        };
+        if excluding > 0 {
+            violations.push(format!(
+                "{b} was granted while others believed they held {what} throughout its call"
+            ));
+        }
+    }
+    readers.most()
 }
