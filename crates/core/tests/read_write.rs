@@ -450,3 +450,57 @@ fn read_scripts_drop_a_bounded_number_of_dead_waiters_and_readers() {
     let slow: Vec<redis::Value> = server.cmd(&["SLOWLOG", "GET"]);
     assert!(slow.is_empty(), "{slow:?}");
 }
+
+/// A refresh of a read hold that reaches Redis after the hold's lease
+/// ended (sent in time, held up in flight: a pause between building the
+/// request and sending it, a slow network) must not bring the hold back:
+/// the lock key held a writer's token meanwhile, and holds the read mark
+/// again only because another reader came. The script cannot tell (the
+/// caller's clock in the request is as old as the request, and the mark is
+/// the same for every reader), so the caller counts the refresh only when
+/// its reply comes before the lease it extends ran out.
+#[test]
+fn a_read_refresh_that_arrives_after_the_lease_does_not_revive_it() {
+    let server = Arc::new(RedisServer::start());
+    let proxy = common::proxy::Proxy::start(&server);
+    let key = unique_key("rw-late-refresh");
+    let late = Duration::from_millis(700);
+    let mut options = LockOptions::default();
+    options.set("reentrant", OptionValue::Bool(false)).unwrap();
+    options
+        .set("read_timeout", OptionValue::Number(3.0))
+        .unwrap();
+    let mut reader = Lock::new(key.clone(), 1.0, &[proxy.url()], options).unwrap();
+    assert!(reader.acquire_read(NOW, &never).unwrap());
+    let won = Instant::now();
+    // 0.85 s into a 1 s lease, the refresh is sent; it reaches Redis 0.7 s
+    // later, after the lease, and its reply comes within the 1 s it asks. Meanwhile a writer takes the lock (its key
+    // ran out with the lease), gives it back, and another reader comes.
+    std::thread::sleep(Duration::from_millis(850).saturating_sub(won.elapsed()));
+    let others = {
+        let (server, key) = (server.clone(), key.clone());
+        std::thread::spawn(move || {
+            let fast = [("retry_delay", OptionValue::Number(0.02))];
+            let mut writer = with(&server, &key, 10.0, &fast);
+            let mut other = rw(&server, &key, 10.0);
+            let wrote = writer.acquire(Duration::from_secs(1), &never).unwrap();
+            let released = writer.release().unwrap();
+            assert!(other.acquire_read(NOW, &never).unwrap());
+            (wrote && released, other)
+        })
+    };
+    proxy.delay_requests(late);
+    let refreshed = reader.refresh(None).unwrap();
+    proxy.pass();
+    let (wrote, _other) = others.join().unwrap();
+    assert!(
+        wrote,
+        "the writer never got the lock after the reader's lease"
+    );
+    assert!(
+        !refreshed,
+        "a read hold was refreshed after a writer held the lock"
+    );
+    assert!(!reader.is_acquired().unwrap());
+    assert!(!reader.release().unwrap());
+}

@@ -493,7 +493,17 @@ fn renew_on(batch: &[Due], until: Instant) {
             }
             continue;
         }
+        // A permit's (or read hold's) script judges it by the clock reading
+        // in the request: a reply that comes after the lease it extends ran
+        // out may come from a request held up in flight past that end,
+        // which found the hold taken meanwhile. (A lock's script compares
+        // its token, which nobody else ever holds.)
+        let in_time = match d.what {
+            Renewed::Lock { .. } => true,
+            Renewed::Permit { .. } => !d.lease.valid_for().is_zero(),
+        };
         if d.lease.confirmed_if(votes.agree(|ok| *ok))
+            && in_time
             && topology.validity(d.ttl_ms, elapsed).is_some()
         {
             // Counted from the send, as every lease, less the drift the

@@ -544,7 +544,15 @@ impl Semaphore {
         let left = self.on_master(Role::Command, &|_| {
             calls::lease(&hold.keys, &hold.token, ttl_ms)
         })?;
-        if left.is_none() || sent.elapsed() >= Duration::from_millis(ttl_ms) {
+        // Only a reply that comes before the lease it extends ran out
+        // counts: the script judges the hold by the clock reading in the
+        // request, as old as the request, and one held up in flight past
+        // the lease may find it taken meanwhile (a read hold's lock key
+        // held by a writer, then marked again by another reader).
+        if left.is_none()
+            || sent.elapsed() >= Duration::from_millis(ttl_ms)
+            || hold.lease.valid_for().is_zero()
+        {
             self.lost(&hold);
             return Ok(false);
         }

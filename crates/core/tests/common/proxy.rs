@@ -1,7 +1,7 @@
 //! Test fixture: a TCP proxy on a loopback port in front of a
 //! [`RedisServer`](super::RedisServer), with faults the test switches at run
-//! time: delayed replies, a reply cut midway, a black hole, every connection
-//! dropped.
+//! time: delayed replies, delayed requests, a reply cut midway, a black
+//! hole, every connection dropped.
 //!
 //! Each client connection gets its own connection to the server and two
 //! threads: one copies requests to the server, the other copies replies
@@ -26,6 +26,9 @@ enum Fault {
     Pass,
     /// Replies are held back this long after they arrive.
     Delay(Duration),
+    /// Requests are held back this long after they arrive (a request in
+    /// flight: the server runs it later than its sender built it).
+    DelayRequests(Duration),
     /// The next reply (on any connection) is forwarded in part, then both
     /// sides of its connection are closed; then back to `Pass`.
     CutNext,
@@ -116,6 +119,12 @@ impl Proxy {
     /// Holds every reply back `by` after it arrives from the server.
     pub fn delay(&self, by: Duration) {
         *self.shared.fault() = Fault::Delay(by);
+    }
+
+    /// Holds every request back `by` after it arrives from the client
+    /// (replies pass).
+    pub fn delay_requests(&self, by: Duration) {
+        *self.shared.fault() = Fault::DelayRequests(by);
     }
 
     /// Forwards part of the next reply, then closes its connection (both
@@ -216,7 +225,11 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
 fn requests(shared: &Shared, mut client: TcpStream, mut server: TcpStream) {
     let mut buf = [0; 16 * 1024];
     while let Ok(n @ 1..) = client.read(&mut buf) {
-        if *shared.fault() != Fault::BlackHole && server.write_all(&buf[..n]).is_err() {
+        let fault = *shared.fault();
+        if let Fault::DelayRequests(by) = fault {
+            std::thread::sleep(by);
+        }
+        if fault != Fault::BlackHole && server.write_all(&buf[..n]).is_err() {
             break;
         }
     }
