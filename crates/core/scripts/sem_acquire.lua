@@ -35,9 +35,16 @@ local function won()
   return {1}
 end
 
--- Handed to us by a release (or, on a replay, taken by our first try).
-if redis.call('ZSCORE', holders, token) then
+-- Handed to us by a release (or, on a replay, taken by our first try):
+-- ours while its lease lasts by our clock. Once it ended, others may have
+-- counted it gone and given its permit away (a call drops at most SCAN
+-- ended holders, so it may still be here): dropped, and we go on as any
+-- caller.
+local mine = tonumber(redis.call('ZSCORE', holders, token))
+if mine and mine > now then
   return won()
+elseif mine then
+  redis.call('ZREM', holders, token)
 end
 -- Drop up to 8 holders whose lease ended; count the live ones.
 local dead_at = now - grace

@@ -560,3 +560,47 @@ fn a_renewal_finds_a_permit_taken_away() {
     assert!(redislock_core::stats::snapshot().lost_leases > lost);
     assert!(!holder.release().unwrap());
 }
+
+/// A waiter that comes for a permit handed to it only after that permit's
+/// claim ran out (and the clock grace after it: a paused or slow waiter)
+/// must not take it: others counted it ended and one of them may have its
+/// permit. An ended holder can still be in the holders' set then, behind
+/// more than 8 other ended ones (a call drops at most 8).
+#[test]
+fn a_handed_permit_claimed_after_it_ended_is_not_taken() {
+    let server = RedisServer::start();
+    let name = unique_key("sem-late-claim");
+    let k = SemKeys::new(&name);
+    let holders = String::from_utf8(k.holders.clone()).unwrap();
+    let mut con = server.client();
+    let mut step = |token: &[u8], ttl_ms, mode| {
+        calls::acquire(&k, token, 1, ttl_ms, mode, 300, 1)
+            .query(&mut con)
+            .unwrap()
+    };
+    assert_eq!(step(b"a", 5_000, Mode::Try), Step::Acquired);
+    assert!(matches!(step(b"w", 200, Mode::Wait), Step::Full(_)));
+    // a gives its permit back: it is handed to w, for w's 0.2 s lease.
+    let released = calls::release(&k, b"a", false)
+        .query(&mut server.client())
+        .unwrap();
+    assert!(released);
+    // Eight holders whose leases ended long ago, before w's.
+    let mut zadd = redis::cmd("ZADD");
+    zadd.arg(&holders);
+    for i in 0..8 {
+        zadd.arg(1).arg(format!("gone-{i}"));
+    }
+    let _: i64 = zadd.query(&mut server.client()).unwrap();
+    // w sleeps through its claim and the grace.
+    std::thread::sleep(Duration::from_millis(200) + calls::GRACE + Duration::from_millis(100));
+    // x finds the one permit free: w's ended claim does not count.
+    assert_eq!(step(b"x", 5_000, Mode::Try), Step::Acquired);
+    // w wakes at last: the permit is x's now.
+    assert!(
+        matches!(step(b"w", 200, Mode::Wait), Step::Full(_)),
+        "a permit claimed after it ended was taken beside its new holder"
+    );
+    let live: usize = server.cmd(&["ZCOUNT", &holders, &format!("({}", now_ms() as u64), "+inf"]);
+    assert_eq!(live, 1);
+}
