@@ -571,6 +571,8 @@ struct Report {
     pauses: usize,
     kills: usize,
     cuts: u32,
+    /// Times requests were held up in flight.
+    delays: usize,
     grants: usize,
     reads: usize,
     writes: usize,
@@ -596,6 +598,7 @@ impl Report {
             pauses: 0,
             kills: 0,
             cuts: 0,
+            delays: 0,
             grants: 0,
             reads: 0,
             writes: 0,
@@ -611,7 +614,7 @@ impl Report {
     }
 
     fn faults(&self) -> usize {
-        self.pauses + self.kills + self.cuts as usize
+        self.pauses + self.kills + self.cuts as usize + self.delays
     }
 
     /// Why the history was too short to mean anything, if it was.
@@ -646,15 +649,18 @@ impl std::fmt::Display for Report {
         write!(
             f,
             "history ({name}): {} worker processes ({} at a time) and {} forked children, \
-             {} pauses, {} kills, {} cut replies; {} grants",
+             {} pauses, {} kills, {} cut replies",
             self.processes,
             self.scenario.workers(),
             self.forks,
             self.pauses,
             self.kills,
             self.cuts,
-            self.grants,
         )?;
+        if self.scenario != Scenario::Lock {
+            write!(f, ", {} times requests held up", self.delays)?;
+        }
+        write!(f, "; {} grants", self.grants)?;
         if self.scenario == Scenario::ReadWrite {
             write!(
                 f,
@@ -735,8 +741,9 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
         let child = start(&mut report, &mut logs);
         workers.push(child);
     }
-    // Paused workers and when they go on.
+    // Paused workers and when they go on; when requests pass again.
     let mut paused: Vec<(usize, Instant)> = Vec::new();
+    let mut delayed: Option<Instant> = None;
     while now_ns() < end {
         std::thread::sleep(Duration::from_millis(20 + below(80)));
         let now = Instant::now();
@@ -748,6 +755,10 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
                 true
             }
         });
+        if delayed.is_some_and(|until| now >= until) {
+            proxy.pass();
+            delayed = None;
+        }
         match below(10) {
             0..=3 => {
                 let i = below(workers_at_once as u64) as usize;
@@ -767,6 +778,15 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
                 workers[i] = start(&mut report, &mut logs);
             }
             5..=6 => proxy.cut_mid_reply(),
+            // Requests held up in flight (the server runs them later than
+            // their senders built them) for a while: the semaphore's and
+            // read holds' scripts judge leases by the clock reading in the
+            // request.
+            7 if scenario != Scenario::Lock && delayed.is_none() => {
+                proxy.delay_requests(Duration::from_millis(50 + below(250)));
+                delayed = Some(now + Duration::from_millis(below(100)));
+                report.delays += 1;
+            }
             _ => {}
         }
     }
