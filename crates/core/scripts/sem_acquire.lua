@@ -8,9 +8,12 @@
 -- '1' a waiter's step, '2' a waiter giving up, ARGV[6] = mark's life ms,
 -- ARGV[7] = when the waiter began to wait (µs, its clock), ARGV[8] = grace
 -- ms (allowed clock difference)
--- Returns {1} when a permit is ours, {0, ms} while none is free (ms: until
--- the first live lease may end, -1: unknown), {2} after giving up,
--- {-1, permits} when the semaphore has another number of permits.
+-- Returns {1} when a permit is ours, {1, ms} when it was ours already
+-- (handed to us by a release, or our first try's on a replay) and had ms
+-- left by our clock (it counts only if the reply comes within that), {0,
+-- ms} while none is free (ms: until the first live lease may end, -1:
+-- unknown), {2} after giving up, {-1, permits} when the semaphore has
+-- another number of permits.
 local holders, queue, permits_key = KEYS[1], KEYS[2], KEYS[3]
 local token, permits, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local mode, grace = ARGV[5], tonumber(ARGV[8])
@@ -39,10 +42,13 @@ end
 -- ours while its lease lasts by our clock. Once it ended, others may have
 -- counted it gone and given its permit away (a call drops at most SCAN
 -- ended holders, so it may still be here): dropped, and we go on as any
--- caller.
+-- caller. Our clock is as old as this request, which may have been held
+-- up in flight: the caller counts the permit only if the reply comes
+-- before the lease left here ends.
 local mine = tonumber(redis.call('ZSCORE', holders, token))
 if mine and mine > now then
-  return won()
+  won()
+  return {1, mine - now}
 elseif mine then
   redis.call('ZREM', holders, token)
 end

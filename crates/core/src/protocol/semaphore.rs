@@ -102,6 +102,12 @@ pub fn now_us() -> u64 {
 pub enum Step {
     /// A permit is ours.
     Acquired,
+    /// A permit that was ours already (handed to us by a release, or our
+    /// first try's on a replay) is ours, with a new lease; it had this
+    /// many ms left by the clock reading in the request, and counts only
+    /// if the reply comes within that: a request held up in flight may
+    /// find it counted ended and given away meanwhile.
+    Kept(u64),
     /// No permit is free; the first live lease may end in this many ms
     /// (`None`: unknown).
     Full(Option<u64>),
@@ -181,6 +187,7 @@ pub fn acquire(
         let reply: Vec<i64> = value(one(r)?)?;
         match reply[..] {
             [1] => Ok(Step::Acquired),
+            [1, ms] => Ok(Step::Kept(u64::try_from(ms).unwrap_or(0))),
             [0, ms] => Ok(Step::Full(u64::try_from(ms).ok())),
             [2] => Ok(Step::GaveUp),
             [-1, n] => Ok(Step::Mismatch(n)),

@@ -289,7 +289,7 @@ impl Semaphore {
         // A replay (lost reply) finds its first try's holder entry.
         let tried = self.on_master(Role::Command, &|_| step(Mode::Try, 0, 0));
         let outcome = match tried {
-            Ok(Step::Acquired) => self.in_time(sent, &give_back),
+            Ok(won @ (Step::Acquired | Step::Kept(_))) => self.in_time(sent, won, &give_back),
             Ok(Step::Full(_)) if wait.is_zero() => Ok(None),
             Ok(Step::Full(_)) => self.wait_in_queue(&token, wait, stop, &step, &give_back),
             Ok(Step::Mismatch(n)) => Err(self.mismatch(n)),
@@ -338,7 +338,7 @@ impl Semaphore {
         };
         let sent = Instant::now();
         let outcome = match self.on_master(Role::Command, &|_| step(Mode::Try, 0, 0))? {
-            Step::Acquired => self.in_time(sent, &give_back)?,
+            won @ Step::Acquired => self.in_time(sent, won, &give_back)?,
             Step::Full(_) if !wait.is_zero() => {
                 self.wait_in_queue(token, wait, stop, &step, &give_back)?
             }
@@ -411,9 +411,15 @@ impl Semaphore {
     }
 
     /// A permit won by a request sent at `sent` counts only if its lease is
-    /// not over when the reply is read; otherwise it is given back.
-    fn in_time(&self, sent: Instant, give_back: &dyn Fn()) -> Result<Option<Instant>> {
-        if sent.elapsed() < Duration::from_millis(self.ttl_ms) {
+    /// not over when the reply is read (nor, for one that was ours
+    /// already, what it had left: [`Step::Kept`]); otherwise it is given
+    /// back.
+    fn in_time(&self, sent: Instant, won: Step, give_back: &dyn Fn()) -> Result<Option<Instant>> {
+        let mut lease = Duration::from_millis(self.ttl_ms);
+        if let Step::Kept(left) = won {
+            lease = lease.min(Duration::from_millis(left));
+        }
+        if sent.elapsed() < lease {
             return Ok(Some(sent));
         }
         give_back();
@@ -461,11 +467,13 @@ impl Semaphore {
             let sent = Instant::now();
             let stepped = self.on_master(Role::Command, &|_| step(mode, alive_ms, arrival));
             let hint = match stepped {
-                Ok(Step::Acquired) => match self.in_time(sent, give_back)? {
-                    Some(sent) => return Ok(Some(sent)),
-                    None if give_up => return Ok(None),
-                    None => Some(0),
-                },
+                Ok(won @ (Step::Acquired | Step::Kept(_))) => {
+                    match self.in_time(sent, won, give_back)? {
+                        Some(sent) => return Ok(Some(sent)),
+                        None if give_up => return Ok(None),
+                        None => Some(0),
+                    }
+                }
                 Ok(Step::GaveUp | Step::Gone) => return Ok(None),
                 Ok(Step::Full(_)) if give_up => return Ok(None),
                 Ok(Step::Full(hint)) => hint,
