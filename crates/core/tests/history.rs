@@ -274,13 +274,21 @@ impl Worker {
     }
 }
 
-/// A grant's name, unique among every process of a history (forked
-/// children have pids of their own).
+/// A grant's name, unique among every process of a history: the pid
+/// (forked children have their own) and a random number drawn once per
+/// process (a long history outlives the machine's pids: they come again).
 fn grant_name() -> String {
+    static TAG: AtomicU64 = AtomicU64::new(0);
     static SEQ: AtomicU64 = AtomicU64::new(0);
+    let pid = u64::from(std::process::id());
+    let mut tag = TAG.load(Ordering::Relaxed);
+    if tag >> 32 != pid {
+        tag = (pid << 32) | below(1 << 32);
+        TAG.store(tag, Ordering::Relaxed);
+    }
     format!(
-        "{}.{}",
-        std::process::id(),
+        "{pid}.{:x}.{}",
+        tag & 0xffff_ffff,
         SEQ.fetch_add(1, Ordering::Relaxed)
     )
 }
