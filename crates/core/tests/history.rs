@@ -464,7 +464,11 @@ fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log, child: bool) {
         match below(12) {
             0..=1 if kind == Kind::Read => {
                 // Promotion: true once no other reader holds the lock; false
-                // leaves the read hold (or finds it gone).
+                // leaves the read hold (or finds it gone). Counted as a
+                // promotion even when this process had already found its
+                // read hold gone (then it is a plain write acquire): either
+                // way a new grant, the read hold ending at its last
+                // assertion.
                 let wait = Duration::from_millis([0, 50, 300][below(3) as usize]);
                 let called = now_ns();
                 match lock.acquire(wait, &never) {
@@ -480,7 +484,9 @@ fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log, child: bool) {
                 }
             }
             2 if kind == Kind::Write => {
-                // Demotion: at once; false when the write hold was lost.
+                // Demotion: at once; false when the write hold was lost (a
+                // lost one found so before is a plain read acquire here,
+                // counted as a demotion all the same).
                 let called = now_ns();
                 match lock.acquire_read(Duration::ZERO, &never) {
                     Ok(true) => {
