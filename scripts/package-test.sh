@@ -50,6 +50,10 @@ if [ -z "$tag" ]; then
 fi
 dist=$(realpath "$dist")
 root_require
+# The roots have no Rust: the test's redis-server comes from this machine's
+# fixture binary (scripts/redis.sh runs target/release/redis-fixture),
+# built here when missing. It is a test tool, not part of the archive.
+[ -x target/release/redis-fixture ] || cargo build --release --locked -p redislock-fixture
 
 php_of() {
   case "$1" in
@@ -68,7 +72,8 @@ cleanup() {
 trap cleanup EXIT
 
 # What runs inside the root, as root, in /root/dl (the archive, its
-# checksum, and scripts/redis.sh for the server). Prints "ok: DETAILS" last.
+# checksum, scripts/redis.sh and the fixture binary for the server).
+# Prints "ok: DETAILS" last.
 inner='set -euo pipefail
 cd /root/dl
 name=$1
@@ -85,6 +90,7 @@ info=$(php -d extension=redislock --ri redislock)
 grep -E "^(redislock support|Version) =>" <<<"$info" || true
 grep -q "redislock support => enabled" <<<"$info" || { echo "php --ri redislock printed: $info"; exit 1; }
 version=$(sed -n "s/^Version => //p" <<<"$info")
+REDIS_FIXTURE=/root/dl/redis-fixture
 . /root/dl/redis.sh
 redis_start
 trap redis_stop EXIT
@@ -129,7 +135,8 @@ test_cell() {
   root_bind /tmp/redislock-test-ports "$root/tmp/redislock-test-ports"
   root_apt "$root" "php$php-cli redis-server unzip"
   mkdir -p "$root/root/dl"
-  cp "$dist/$name" "$dist/$name.sha256" "$repo/scripts/redis.sh" "$root/root/dl/"
+  cp "$dist/$name" "$dist/$name.sha256" "$repo/scripts/redis.sh" \
+    "$repo/target/release/redis-fixture" "$root/root/dl/"
   printf '%s\n' "$inner" >"$root/root/dl/test.sh"
   log="$root/root/package-test.log"
   set +e
