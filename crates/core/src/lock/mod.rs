@@ -690,13 +690,15 @@ impl Lock {
     /// Sets our lease to `ttl` seconds (default: the lock's ttl) if it is
     /// still ours. False when it is not.
     pub fn refresh(&mut self, ttl: Option<f64>) -> Result<bool> {
+        // A read hold's lease defaults to the same ttl (its engine has the
+        // lock's) and is checked the same way.
+        if let Some(readers) = self.read_hold() {
+            return readers.refresh(ttl);
+        }
         let ttl_ms = match ttl {
             Some(seconds) => duration::ttl_ms("ttl", seconds)?,
             None => self.ttl_ms,
         };
-        if let Some(readers) = self.read_hold() {
-            return readers.refresh(Some(ttl_ms as f64 / 1000.0));
-        }
         let Some(entry) = self.live_entry() else {
             return Ok(false);
         };
@@ -801,7 +803,7 @@ impl Lock {
             readers.forget();
         }
         let key = &self.keys.lock;
-        let readers = keys::helper_key(key, "r");
+        let readers = keys::readers_key(key);
         let votes = self.run(Role::Command, &|_| commands::force_release(key, &readers));
         Ok(votes.decided()?.count(|deleted| *deleted) > 0)
     }

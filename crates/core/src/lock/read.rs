@@ -28,11 +28,10 @@ impl Lock {
     /// holds a read hold.
     pub fn acquire_read(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
         self.check_read_options()?;
-        if self.readers.as_mut().is_some_and(Semaphore::holds) {
-            let readers = self.readers.as_mut().expect("checked above");
-            if readers.refresh(None)? {
-                return Ok(true);
-            }
+        if let Some(readers) = self.read_hold()
+            && readers.refresh(None)?
+        {
+            return Ok(true);
         }
         if let Some(entry) = self.live_entry() {
             if entry.count != 1 || self.share.map_or(0, |s| s.own) != 1 {
@@ -45,7 +44,7 @@ impl Lock {
             }
             let token = entry.token.clone();
             let demoted = self
-                .readers()?
+                .readers()
                 .acquire_as(token, Duration::ZERO, &|| false)?;
             // The write hold is now a read hold (or was lost): forget it
             // here without a release.
@@ -60,11 +59,8 @@ impl Lock {
                 return Ok(true);
             }
         }
-        self.readers()?.acquire_as(
-            crate::protocol::token::new_token()?.into_bytes(),
-            wait,
-            stop,
-        )
+        let token = crate::protocol::token::new_token()?.into_bytes();
+        self.readers().acquire_as(token, wait, stop)
     }
 
     /// When this object holds a read hold: turns it into the write hold
@@ -77,29 +73,27 @@ impl Lock {
         stop: &dyn Fn() -> bool,
     ) -> Option<Result<bool>> {
         let keys = self.keys.clone();
-        let readers = self.read_hold()?;
-        Some(match readers.promote(&keys, wait, stop) {
-            Ok(Some((token, sent))) => {
+        let promoted = self.read_hold()?.promote(&keys, wait, stop);
+        Some(promoted.map(|won| match won {
+            Some((token, sent)) => {
                 self.adopt(token, None, sent, false);
-                Ok(true)
+                true
             }
-            Ok(None) => Ok(false),
-            Err(err) => Err(err),
-        })
+            None => false,
+        }))
     }
 
     /// This object's read holds, built on first use.
-    fn readers(&mut self) -> Result<&mut Semaphore> {
-        if self.readers.is_none() {
-            self.readers = Some(Semaphore::readers_of(
+    fn readers(&mut self) -> &mut Semaphore {
+        self.readers.get_or_insert_with(|| {
+            Semaphore::readers_of(
                 self.key.clone(),
                 &self.keys,
                 self.ttl_ms,
                 self.topology.clone(),
                 self.options.clone(),
-            ));
-        }
-        Ok(self.readers.as_mut().expect("built above"))
+            )
+        })
     }
 
     /// The read holds, when this object holds one.

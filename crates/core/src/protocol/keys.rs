@@ -13,6 +13,7 @@
 //! | `K~~a~<token>` | string | a waiter's mark `<ttl ms>:<fenced>:<starving>` (or `h`: handed the lock), expiring when it stops checking in |
 //! | `K~~w~<token>` | list | wake-up of the waiter with that token; expires a second after its push |
 //! | `K~~f` | string | fencing token of the current hold (option `fencing`), with the lease |
+//! | `K~~r` | sorted set | the readers of a read-held lock ([`crate::protocol::readers`]); `K` then holds the read mark |
 //! | `K~~n`, `K~~nw` | list, string | wake-ups and waiters' mark on a server without scripts ([`crate::protocol::scriptless`]) |
 //!
 //! and one fencing counter per prefix and server (on Cluster per prefix and
@@ -78,6 +79,12 @@ pub fn helper_key(lock_key: &[u8], tag: &str) -> Vec<u8> {
 /// `K~~q`, the waiter queue of the lock `K`.
 pub fn queue_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "q")
+}
+
+/// `K~~r`, the readers of the lock `K` while readers hold it
+/// ([`crate::protocol::readers`]).
+pub fn readers_key(lock_key: &[u8]) -> Vec<u8> {
+    helper_key(lock_key, "r")
 }
 
 /// `K~~f`, the fencing token of the current hold of the lock `K`.

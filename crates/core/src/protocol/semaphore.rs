@@ -61,7 +61,7 @@ impl SemKeys {
     /// readers `K~~r`, waiting in the lock's own queue `K~~q`.
     pub fn readers(lock: &LockKeys) -> Self {
         Self {
-            holders: keys::helper_key(&lock.lock, "r"),
+            holders: keys::readers_key(&lock.lock),
             queue: lock.queue.clone(),
             base: lock.lock.clone(),
             counted: Counted::Readers(lock.clone()),
