@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
-use common::{RedisServer, never, unique_key, wait_until};
+use common::{RedisServer, exists, never, unique_key, wait_until};
 use redislock_core::protocol::keys;
 use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue};
 
@@ -135,10 +135,6 @@ fn failure<T: std::fmt::Debug>(what: &str, result: Result<T, LockError>) -> Conn
         Err(LockError::Connection { kind, .. }) => kind,
         other => panic!("{what}: expected a connection error, got {other:?}"),
     }
-}
-
-fn exists(server: &RedisServer, key: &[u8]) -> bool {
-    server.cmd::<i64>(&["EXISTS", std::str::from_utf8(key).unwrap()]) == 1
 }
 
 fn queued(server: &RedisServer, key: &[u8]) -> i64 {

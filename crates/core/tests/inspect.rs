@@ -8,8 +8,8 @@ mod common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{RedisServer, never, unique_key, wait_until};
-use redislock_core::{HoldMode, Lock, LockOptions, OptionValue, Semaphore};
+use common::{RedisServer, never, semaphore, unique_key, wait_until};
+use redislock_core::{HoldMode, Lock, LockOptions, OptionValue};
 
 const NOW: Duration = Duration::ZERO;
 
@@ -19,17 +19,6 @@ fn lock(servers: &[String], key: &[u8], ttl: f64) -> Lock {
     let mut options = LockOptions::default();
     options.set("reentrant", OptionValue::Bool(false)).unwrap();
     Lock::new(key.to_vec(), ttl, servers, options).unwrap()
-}
-
-fn semaphore(server: &RedisServer, name: &[u8], permits: i64, ttl: f64) -> Semaphore {
-    Semaphore::new(
-        name.to_vec(),
-        permits,
-        ttl,
-        &[server.url()],
-        LockOptions::default(),
-    )
-    .unwrap()
 }
 
 fn text(key: &[u8]) -> String {

@@ -5,16 +5,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{RedisServer, lock, never, unique_key};
+use common::{RedisServer, exists, lock, never, unique_key};
 use redislock_core::{Lock, LockOptions, OptionValue};
-
-fn exists(server: &RedisServer, key: &[u8]) -> bool {
-    let n: i64 = redis::cmd("EXISTS")
-        .arg(key)
-        .query(&mut server.client())
-        .unwrap();
-    n == 1
-}
 
 #[test]
 fn nested_acquire_on_one_object_is_counted() {

@@ -9,21 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, never, semaphore, unique_key};
 use redislock_core::protocol::keys;
 use redislock_core::semaphore_calls::{self as calls, Mode, SemKeys, Step};
 use redislock_core::{LockError, LockOptions, OptionValue, Semaphore};
-
-fn sem(server: &RedisServer, name: &[u8], permits: i64, ttl: f64) -> Semaphore {
-    Semaphore::new(
-        name.to_vec(),
-        permits,
-        ttl,
-        &[server.url()],
-        LockOptions::default(),
-    )
-    .unwrap()
-}
 
 fn with_retry_delay(server: &RedisServer, name: &[u8], permits: i64, delay: f64) -> Semaphore {
     let mut options = LockOptions::default();
@@ -46,7 +35,7 @@ fn never_more_than_n_holders_among_many_threads() {
             let (server, name, counter) = (server.clone(), name.clone(), counter.clone());
             let (max, acquired) = (max.clone(), acquired.clone());
             std::thread::spawn(move || {
-                let mut s = sem(&server, &name, N, 10.0);
+                let mut s = semaphore(&server, &name, N, 10.0);
                 let mut con = server.client();
                 for _ in 0..15 {
                     assert!(s.acquire(Duration::from_secs(20), &never).unwrap());
@@ -78,12 +67,12 @@ fn never_more_than_n_holders_among_many_threads() {
 fn a_crashed_holders_permit_comes_back_after_its_lease() {
     let server = RedisServer::start();
     let name = unique_key("sem-crash");
-    let mut crashed = sem(&server, &name, 1, 0.3);
+    let mut crashed = semaphore(&server, &name, 1, 0.3);
     let started = Instant::now();
     assert!(crashed.acquire(Duration::ZERO, &never).unwrap());
     // The process dies: nothing is released.
     std::mem::forget(crashed);
-    let mut other = sem(&server, &name, 1, 5.0);
+    let mut other = semaphore(&server, &name, 1, 5.0);
     assert!(!other.acquire(Duration::ZERO, &never).unwrap());
     assert!(other.acquire(Duration::from_secs(5), &never).unwrap());
     let took = started.elapsed();
@@ -162,9 +151,9 @@ fn waiters_get_permits_in_arrival_order() {
 fn callers_that_disagree_about_permits_get_an_error() {
     let server = RedisServer::start();
     let name = unique_key("sem-permits");
-    let mut three = sem(&server, &name, 3, 5.0);
+    let mut three = semaphore(&server, &name, 3, 5.0);
     assert!(three.acquire(Duration::ZERO, &never).unwrap());
-    let mut five = sem(&server, &name, 5, 5.0);
+    let mut five = semaphore(&server, &name, 5, 5.0);
     for wait in [Duration::ZERO, Duration::from_millis(300)] {
         match five.acquire(wait, &never) {
             Err(LockError::Unsupported(msg)) => {
@@ -176,7 +165,7 @@ fn callers_that_disagree_about_permits_get_an_error() {
     }
     // The caller that agrees still gets its permits.
     assert!(
-        sem(&server, &name, 3, 5.0)
+        semaphore(&server, &name, 3, 5.0)
             .acquire(Duration::ZERO, &never)
             .unwrap()
     );
@@ -187,7 +176,7 @@ fn callers_that_disagree_about_permits_get_an_error() {
 fn refresh_is_acquired_and_remaining_ttl_follow_the_lease() {
     let server = RedisServer::start();
     let name = unique_key("sem-lease");
-    let mut s = sem(&server, &name, 2, 0.4);
+    let mut s = semaphore(&server, &name, 2, 0.4);
     assert!(!s.is_acquired().unwrap());
     assert_eq!(s.remaining_ttl().unwrap(), None);
     assert!(!s.refresh(None).unwrap());
@@ -206,7 +195,7 @@ fn refresh_is_acquired_and_remaining_ttl_follow_the_lease() {
     assert!(s.release().unwrap());
     assert!(!s.release().unwrap());
     // A lease that ran out is not ours any more.
-    let mut short = sem(&server, &name, 2, 0.1);
+    let mut short = semaphore(&server, &name, 2, 0.1);
     assert!(short.acquire(Duration::ZERO, &never).unwrap());
     std::thread::sleep(Duration::from_millis(150));
     assert!(!short.is_acquired().unwrap());
@@ -241,7 +230,7 @@ fn scripts_drop_a_bounded_number_of_dead_waiters_and_holders() {
     let _: () = server.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "20000"]);
     let _: () = server.cmd(&["SLOWLOG", "RESET"]);
     let card = |key: &str| server.cmd::<usize>(&["ZCARD", key]);
-    let mut s = sem(&server, &name, 2, 5.0);
+    let mut s = semaphore(&server, &name, 2, 5.0);
     // The try hands the free permits to the queue first: every entry it
     // looks at is dead, so it takes one itself.
     assert!(s.acquire(Duration::ZERO, &never).unwrap());
@@ -351,7 +340,7 @@ fn a_departed_waiter_delays_the_next_by_at_most_its_marks_life() {
     let server = Arc::new(RedisServer::start());
     let name = unique_key("sem-ghost");
     let k = SemKeys::new(&name);
-    let mut holder = sem(&server, &name, 1, 30.0);
+    let mut holder = semaphore(&server, &name, 1, 30.0);
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
     // A waiter that joined the queue and died: its mark lives 600 ms.
     let step = calls::acquire(&k, b"ghost", 1, 5_000, Mode::Wait, 600, 1);
@@ -448,7 +437,7 @@ fn auto_renew_keeps_a_permit_until_its_release() {
     let server = RedisServer::start();
     let name = unique_key("sem-renew");
     let mut holder = renewed(&server, &name, 0.6, &[]);
-    let mut other = sem(&server, &name, 1, 5.0);
+    let mut other = semaphore(&server, &name, 1, 5.0);
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
     let until = Instant::now() + Duration::from_millis(1800);
     while Instant::now() < until {
@@ -536,7 +525,7 @@ fn max_hold_ends_a_permits_renewal() {
     std::thread::sleep(Duration::from_millis(600));
     assert!(!holder.is_acquired().unwrap(), "not renewed past max_hold");
     assert!(redislock_core::stats::snapshot().lost_leases > lost);
-    let mut other = sem(&server, &name, 1, 5.0);
+    let mut other = semaphore(&server, &name, 1, 5.0);
     assert!(other.acquire(Duration::from_secs(2), &never).unwrap());
     assert!(!holder.release().unwrap());
     assert!(other.release().unwrap());
@@ -618,7 +607,7 @@ fn a_handed_permit_claimed_late_in_flight_is_not_taken() {
     let proxy = common::proxy::Proxy::start(&server);
     let name = unique_key("sem-late-flight");
     let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
-    let mut a = sem(&server, &name, 1, 30.0);
+    let mut a = semaphore(&server, &name, 1, 30.0);
     assert!(a.acquire(Duration::ZERO, &never).unwrap());
     // w waits through the proxy with a 5 s lease, waking every second: its
     // mark lives 2.5 s, so a permit handed to it is its for at most 2.5 s
@@ -653,7 +642,7 @@ fn a_handed_permit_claimed_late_in_flight_is_not_taken() {
     let _: i64 = zadd.query(&mut server.client()).unwrap();
     // After w's claim and the grace, x finds the permit free.
     std::thread::sleep(Duration::from_millis(3_200).saturating_sub(released.elapsed()));
-    let mut x = sem(&server, &name, 1, 30.0);
+    let mut x = semaphore(&server, &name, 1, 30.0);
     assert!(
         x.acquire(Duration::ZERO, &never).unwrap(),
         "w's ended claim kept x out"

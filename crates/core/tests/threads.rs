@@ -10,16 +10,8 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use common::{RedisServer, lock, never, unique_key};
+use common::{RedisServer, exists, lock, never, unique_key};
 use redislock_core::{Semaphore, end_request_scope, release_all, release_all_semaphores};
-
-fn exists(server: &RedisServer, key: &[u8]) -> bool {
-    let n: i64 = redis::cmd("EXISTS")
-        .arg(key)
-        .query(&mut server.client())
-        .unwrap();
-    n == 1
-}
 
 #[test]
 fn another_thread_competes_and_its_request_end_leaves_ours() {

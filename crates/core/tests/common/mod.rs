@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use redislock_core::protocol::call::Attempt;
 use redislock_core::protocol::commands::{self, Released, Successor};
 use redislock_core::protocol::keys::{self, LockKeys};
-use redislock_core::{Lock, LockOptions};
+use redislock_core::{Lock, LockOptions, Semaphore};
 
 /// A unique key per call, so tests never share state.
 pub fn unique_key(name: &str) -> Vec<u8> {
@@ -34,6 +34,27 @@ pub fn unique_key(name: &str) -> Vec<u8> {
 /// A lock on `server` with default options.
 pub fn lock(server: &RedisServer, key: &[u8], ttl: f64) -> Lock {
     Lock::new(key.to_vec(), ttl, &[server.url()], LockOptions::default()).unwrap()
+}
+
+/// A semaphore on `server` with default options.
+pub fn semaphore(server: &RedisServer, name: &[u8], permits: i64, ttl: f64) -> Semaphore {
+    Semaphore::new(
+        name.to_vec(),
+        permits,
+        ttl,
+        &[server.url()],
+        LockOptions::default(),
+    )
+    .unwrap()
+}
+
+/// Whether `key` exists on `server`.
+pub fn exists(server: &RedisServer, key: &[u8]) -> bool {
+    let n: i64 = redis::cmd("EXISTS")
+        .arg(key)
+        .query(&mut server.client())
+        .unwrap();
+    n == 1
 }
 
 /// Releases `key` held by `token` with the real release script, as that
