@@ -24,11 +24,12 @@ final class TopologyStats
 
     public function snapshot(): array
     {
-        $sum = ['cmds' => 0, 'reads' => 0, 'calls' => []];
+        $sum = ['cmds' => 0, 'reads' => 0, 'cpu' => 0.0, 'calls' => []];
         foreach ($this->servers as $server) {
             $s = $server->snapshot();
             $sum['cmds'] += $s['cmds'];
             $sum['reads'] += $s['reads'];
+            $sum['cpu'] += $s['cpu'];
             foreach ($s['calls'] as $cmd => $n) {
                 $sum['calls'][$cmd] = ($sum['calls'][$cmd] ?? 0) + $n;
             }
