@@ -59,16 +59,7 @@ function child(string $name, Endpoint|Topology $redis, string $key, int $section
     stream_set_read_buffer($counter, 0);
     stream_set_write_buffer($counter, 0);
 
-    fwrite($sock, "ready\n");
-    $go = fgets($sock);
-    if (!is_string($go) || !preg_match('/^go (\d+)$/', trim($go), $m)) {
-        exit(3);
-    }
-    $startAt = (int) $m[1];
-    $left = $startAt - hrtime(true);
-    if ($left > 0) {
-        time_nanosleep(intdiv($left, 1000000000), $left % 1000000000);
-    }
+    Children::awaitStart($sock);
 
     $pid = getmypid();
     $log = [];
@@ -98,84 +89,25 @@ function child(string $name, Endpoint|Topology $redis, string $key, int $section
         }
     }
     $tEnd = hrtime(true);
-    $ru1 = getrusage();
-    $cpuUs = ($ru1['ru_utime.tv_sec'] - $ru0['ru_utime.tv_sec']) * 1e6 + ($ru1['ru_utime.tv_usec'] - $ru0['ru_utime.tv_usec'])
-           + ($ru1['ru_stime.tv_sec'] - $ru0['ru_stime.tv_sec']) * 1e6 + ($ru1['ru_stime.tv_usec'] - $ru0['ru_stime.tv_usec']);
+    $cpuUs = cpu_us_since($ru0);
     file_put_contents($resultFile, json_encode([
         'log' => $log, 'timeouts' => $timeouts, 'release_failures' => $releaseFailures,
         't_end' => $tEnd, 'cpu_us' => $cpuUs,
     ]));
-    fwrite($sock, "done\n");
-    fgets($sock); // "exit": stay connected until the parent's last snapshot
+    Children::finish($sock);
 }
 
 // Fork first; nothing Redis-related exists in the parent before this point,
 // so no child inherits a connection.
-$children = [];
-for ($c = 0; $c < $procs; $c++) {
-    [$parentEnd, $childEnd] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
-    $resultFile = "$resultDir/$c.json";
-    $pid = pcntl_fork();
-    if ($pid === -1) {
-        throw new RuntimeException('fork failed');
-    }
-    if ($pid === 0) {
-        fclose($parentEnd);
-        foreach ($children as $other) {
-            fclose($other['sock']);
-        }
-        try {
-            child($name, $redis, $key, $sections, $outsideUs, $wait, $counterFile, $resultFile, $childEnd);
-            exit(0);
-        } catch (Throwable $e) {
-            fwrite(STDERR, "contended child ($name): " . get_class($e) . ': ' . $e->getMessage() . "\n");
-            exit(1);
-        }
-    }
-    fclose($childEnd);
-    stream_set_timeout($parentEnd, 120);
-    $children[] = ['pid' => $pid, 'sock' => $parentEnd, 'file' => $resultFile];
-}
-
-$fail = function (string $why) use (&$children): never {
-    foreach ($children as $child) {
-        posix_kill($child['pid'], SIGKILL);
-        pcntl_waitpid($child['pid'], $status);
-    }
-    fwrite(STDERR, "contended ($GLOBALS[name]): $why\n");
-    exit(1);
-};
-
-foreach ($children as $child) {
-    if (trim((string) fgets($child['sock'])) !== 'ready') {
-        $fail('a child did not get ready');
-    }
-}
-$stats = target_stats($redis);
-$s0 = $stats->snapshot();
-$s1 = $stats->snapshot();
-$startAt = hrtime(true) + 50_000_000; // 50 ms from now
-foreach ($children as $child) {
-    fwrite($child['sock'], "go $startAt\n");
-}
-foreach ($children as $child) {
-    if (trim((string) fgets($child['sock'])) !== 'done') {
-        $fail('a child did not finish');
-    }
-}
-$s2 = $stats->snapshot();
-foreach ($children as $child) {
-    fwrite($child['sock'], "exit\n");
-}
-foreach ($children as $child) {
-    pcntl_waitpid($child['pid'], $status);
-}
+$children = Children::fork($procs, $resultDir, 120, "contended ($name)",
+    fn (int $c, string $resultFile, $sock) => child($name, $redis, $key, $sections, $outsideUs, $wait, $counterFile, $resultFile, $sock));
+[$startAt, $s0, $s1, $s2] = $children->run(target_stats($redis));
 
 $records = [];
 $timeouts = $releaseFailures = 0;
 $tEnd = $startAt;
 $cpuUs = 0.0;
-foreach ($children as $child) {
+foreach ($children->list as $child) {
     $r = json_decode(file_get_contents($child['file']), true, flags: JSON_THROW_ON_ERROR);
     array_push($records, ...$r['log']);
     $timeouts += $r['timeouts'];

@@ -91,15 +91,7 @@ function child(string $name, string $workload, Endpoint $redis, string $key, arr
     $contender->releaseFailures = 0;
     $occupancy = new OccupancyFile($occupancyPath);
 
-    fwrite($sock, "ready\n");
-    $go = fgets($sock);
-    if (!is_string($go) || !preg_match('/^go (\d+)$/', trim($go), $m)) {
-        exit(3);
-    }
-    $left = (int) $m[1] - hrtime(true);
-    if ($left > 0) {
-        time_nanosleep(intdiv($left, 1000000000), $left % 1000000000);
-    }
+    Children::awaitStart($sock);
 
     $pid = getmypid();
     $log = [];
@@ -134,86 +126,26 @@ function child(string $name, string $workload, Endpoint $redis, string $key, arr
         }
     }
     $tEnd = hrtime(true);
-    $ru1 = getrusage();
-    $cpuUs = ($ru1['ru_utime.tv_sec'] - $ru0['ru_utime.tv_sec']) * 1e6 + ($ru1['ru_utime.tv_usec'] - $ru0['ru_utime.tv_usec'])
-           + ($ru1['ru_stime.tv_sec'] - $ru0['ru_stime.tv_sec']) * 1e6 + ($ru1['ru_stime.tv_usec'] - $ru0['ru_stime.tv_usec']);
+    $cpuUs = cpu_us_since($ru0);
     file_put_contents($resultFile, json_encode([
         'log' => $log, 'timeouts' => $timeouts, 'release_failures' => $contender->releaseFailures,
         'max_holders' => $occupancy->maxHolders, 'rw_violations' => $occupancy->rwViolations,
         't_end' => $tEnd, 'cpu_us' => $cpuUs,
     ]));
-    fwrite($sock, "done\n");
-    fgets($sock); // "exit": stay connected until the parent's last snapshot
+    Children::finish($sock);
 }
 
 // Fork first; nothing Redis-related exists in the parent before this point.
-$children = [];
-for ($c = 0; $c < $procs; $c++) {
-    [$parentEnd, $childEnd] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
-    $resultFile = "$resultDir/$c.json";
-    $pid = pcntl_fork();
-    if ($pid === -1) {
-        throw new RuntimeException('fork failed');
-    }
-    if ($pid === 0) {
-        fclose($parentEnd);
-        foreach ($children as $other) {
-            fclose($other['sock']);
-        }
-        try {
-            child($name, $workload, $redis, $key, $kinds[$c], $permits, $holdUs, $outsideUs, $wait, $occupancyPath, $resultFile, $childEnd);
-            exit(0);
-        } catch (Throwable $e) {
-            fwrite(STDERR, "primitive child ($workload, $name): " . get_class($e) . ': ' . $e->getMessage()
-                . ($e->getPrevious() ? ' (' . $e->getPrevious()->getMessage() . ')' : '') . "\n");
-            exit(1);
-        }
-    }
-    fclose($childEnd);
-    stream_set_timeout($parentEnd, 240);
-    $children[] = ['pid' => $pid, 'sock' => $parentEnd, 'file' => $resultFile];
-}
-
-$fail = function (string $why) use (&$children, $workload, $name): never {
-    foreach ($children as $child) {
-        posix_kill($child['pid'], SIGKILL);
-        pcntl_waitpid($child['pid'], $status);
-    }
-    fwrite(STDERR, "primitive ($workload, $name): $why\n");
-    exit(1);
-};
-
-foreach ($children as $child) {
-    if (trim((string) fgets($child['sock'])) !== 'ready') {
-        $fail('a child did not get ready');
-    }
-}
-$stats = new RedisStats($redis);
-$s0 = $stats->snapshot();
-$s1 = $stats->snapshot();
-$startAt = hrtime(true) + 50_000_000; // 50 ms from now
-foreach ($children as $child) {
-    fwrite($child['sock'], "go $startAt\n");
-}
-foreach ($children as $child) {
-    if (trim((string) fgets($child['sock'])) !== 'done') {
-        $fail('a child did not finish');
-    }
-}
-$s2 = $stats->snapshot();
-foreach ($children as $child) {
-    fwrite($child['sock'], "exit\n");
-}
-foreach ($children as $child) {
-    pcntl_waitpid($child['pid'], $status);
-}
+$children = Children::fork($procs, $resultDir, 240, "primitive ($workload, $name)",
+    fn (int $c, string $resultFile, $sock) => child($name, $workload, $redis, $key, $kinds[$c], $permits, $holdUs, $outsideUs, $wait, $occupancyPath, $resultFile, $sock));
+[$startAt, $s0, $s1, $s2] = $children->run(new RedisStats($redis));
 
 $records = [];
 $timeouts = $releaseFailures = $maxHolders = $rwViolations = 0;
 $tEnd = $startAt;
 $tFirstEnd = PHP_INT_MAX;
 $cpuUs = 0.0;
-foreach ($children as $child) {
+foreach ($children->list as $child) {
     $r = json_decode(file_get_contents($child['file']), true, flags: JSON_THROW_ON_ERROR);
     array_push($records, ...$r['log']);
     $timeouts += $r['timeouts'];

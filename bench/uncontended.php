@@ -55,11 +55,9 @@ for ($i = 0; $i < $cycles; $i++) {
     }
 }
 $t1 = hrtime(true);
-$ru1 = getrusage();
+$cpuUs = cpu_us_since($ru0);
 $s2 = $stats->snapshot();
 
-$cpuUs = ($ru1['ru_utime.tv_sec'] - $ru0['ru_utime.tv_sec']) * 1e6 + ($ru1['ru_utime.tv_usec'] - $ru0['ru_utime.tv_usec'])
-       + ($ru1['ru_stime.tv_sec'] - $ru0['ru_stime.tv_sec']) * 1e6 + ($ru1['ru_stime.tv_usec'] - $ru0['ru_stime.tv_usec']);
 $elapsed = ($t1 - $t0) / 1e9;
 $redisWork = RedisStats::perUnit(RedisStats::work($s0, $s1, $s2), $cycles);
 

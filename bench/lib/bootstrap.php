@@ -15,3 +15,4 @@ require_once __DIR__ . '/TopologyStats.php';
 require_once __DIR__ . '/topology-contenders.php';
 require_once __DIR__ . '/primitive-contenders.php';
 require_once __DIR__ . '/Occupancy.php';
+require_once __DIR__ . '/Children.php';
