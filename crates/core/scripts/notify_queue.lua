@@ -7,7 +7,6 @@
 -- began to wait (microseconds, its clock)
 -- Returns the lock's PTTL (-2: free, -1: no expiry) after joining, 0 after
 -- leaving.
--- @include fence
 -- @include queue
 if ARGV[3] == '1' then
   leave_queue(KEYS[1], KEYS[2], ARGV[1])

@@ -14,7 +14,7 @@
 -- A lock's read holds' check (read_acquire.lua, read_release.lua,
 -- read_refresh.lua, read_promote.lua and their libraries): ARGV[1] =
 -- 'readers', KEYS[1] = readers (K~~r), KEYS[2] = queue (K~~q), KEYS[3] =
--- lock, KEYS[4] = hold fence, KEYS[5] = fence counter.
+-- lock.
 -- Returns 1, or an error naming the first command refused.
 if not redis.acl_check_cmd then
   return 1
@@ -46,7 +46,7 @@ if ARGV[1] == 'semaphore' then
     table.insert(needed, call)
   end
 elseif ARGV[1] == 'readers' then
-  local readers, queue, lock, fence, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+  local readers, queue, lock = KEYS[1], KEYS[2], KEYS[3]
   refusal = 'NOPERM redislock (read holds): this user may not run '
   needed = {
     {'ZSCORE', readers, '-'}, {'ZADD', readers, '1', '-'}, {'ZADD', readers, 'XX', '1', '-'},
@@ -58,7 +58,6 @@ elseif ARGV[1] == 'readers' then
     {'DEL', lock},
     {'EXISTS', queue}, {'ZADD', queue, 'NX', '1', '-'}, {'ZRANGE', queue, '0', '0'},
     {'ZREM', queue, '-'}, {'PEXPIRE', queue, '1'},
-    {'SET', fence, '1', 'PX', '1'}, {'INCR', counter}, {'SET', counter, '1'},
   }
   for _, call in ipairs(waiter_calls(lock)) do
     table.insert(needed, call)

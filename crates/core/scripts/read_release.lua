@@ -5,11 +5,9 @@
 -- first waiter is woken: it may be that reader waiting to promote. With
 -- ARGV[4] = '1' (an acquire whose outcome is unknown, or a wait that PHP
 -- ended) the token also leaves the queue.
--- KEYS[1] = readers (K~~r), KEYS[2] = queue (K~~q), KEYS[3] = lock (K),
--- KEYS[4] = hold fence (K~~f), KEYS[5] = fence counter
+-- KEYS[1] = readers (K~~r), KEYS[2] = queue (K~~q), KEYS[3] = lock (K)
 -- ARGV[1] = token, ARGV[2] = now (ms since the Unix epoch, the caller's
--- clock), ARGV[3] = grace ms, ARGV[4] = '1' to abandon, ARGV[5] = fence
--- floor (for a hand-over to a fenced writer)
+-- clock), ARGV[3] = grace ms, ARGV[4] = '1' to abandon
 -- Returns 1 when the token held a read hold in force and gave it back, 0
 -- otherwise.
 local readers, queue, lock = KEYS[1], KEYS[2], KEYS[3]
@@ -19,7 +17,6 @@ local held = redis.call('ZREM', readers, token)
 if not abandon and held == 0 then
   return 0
 end
--- @include fence
 -- @include queue
 -- @include readers
 if abandon then
@@ -35,7 +32,7 @@ if live == 0 then
   if redis.call('EXISTS', queue) == 0 then
     redis.call('DEL', lock)
   else
-    free_lock(lock, queue, KEYS[4], KEYS[5], ARGV[5], false)
+    free_lock(lock, queue, false)
   end
 else
   -- K lives no longer than the longest live read lease (+ grace): not

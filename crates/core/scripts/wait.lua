@@ -34,7 +34,11 @@ if redis.call('GET', lock) == token
   redis.call('PEXPIRE', lock, ttl)
   local fence = nil
   if fenced then
-    fence = tonumber(redis.call('GET', hold_fence)) or next_fence(counter, floor)
+    -- A replay keeps the token its first try took; a hand-over's claim
+    -- takes the next one (the lock is ours from the hand-over on, so no
+    -- grant comes between).
+    fence = ARGV[8] == '1' and tonumber(redis.call('GET', hold_fence))
+      or next_fence(counter, floor)
     redis.call('SET', hold_fence, fence, 'PX', ttl)
   end
   return won(fence)
@@ -46,7 +50,7 @@ end
 if redis.call('EXISTS', lock) == 0 then
   local head, mark = first_live(lock, queue)
   if not (head and head ~= token
-      and hand_over(lock, queue, hold_fence, counter, floor, head, mark)) then
+      and hand_over(lock, queue, head, mark)) then
     redis.call('SET', lock, token, 'PX', ttl)
     local fence = nil
     if fenced then

@@ -120,9 +120,10 @@ fn a_waiter_gets_a_greater_token() {
     assert!(fence > first, "{fence} after {first}");
 }
 
-/// The fencing token of a hand-over is kept with the hold (`K~~f`), not in
-/// the wake-up: a waiter whose wake-up is lost (its BLPOP popped it and the
-/// reply never arrived) still gets it when it claims the lock.
+/// The fencing token of a hand-over is taken when the waiter claims the
+/// lock, not sent in the wake-up: a waiter whose wake-up is lost (its BLPOP
+/// popped it and the reply never arrived) still gets one when its next
+/// step claims the lock.
 #[test]
 fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
     let server = RedisServer::start();
@@ -163,17 +164,19 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
         b"holder",
         commands::Successor::HandOver
     ));
-    let handed = counter(&server);
+    let before = counter(&server);
     let _: () = redis::cmd("DEL")
         .arg(lock_keys.wake(b"w1"))
         .query(&mut con)
         .unwrap();
-    assert_eq!(
-        step(&mut con, false),
-        commands::Queued::Acquired {
-            fence: Some(handed)
-        }
-    );
+    let commands::Queued::Acquired {
+        fence: Some(handed),
+    } = step(&mut con, false)
+    else {
+        panic!("the claim takes the handed lock with a fencing token");
+    };
+    assert!(handed > before, "{handed} after {before}");
+    assert_eq!(handed, counter(&server), "taken from the server's counter");
     assert!(release_as(
         &server,
         &key,

@@ -8,7 +8,8 @@
 --                          waiter renews it at least every retry_delay);
 --                          "h" once a release handed it the lock
 --   K~~w~<token> (list):   the waiter blocks on it; a release pushes "1"
---   K~~f (string):         the fencing token of the current hold
+--   K~~f (string):         the fencing token of the current hold (set
+--                          when it is taken or claimed)
 -- K~~a~<token> and K~~w~<token> of other waiters are built here, not
 -- passed in KEYS: legal in Redis Cluster because they share K's slot.
 -- No script calls TIME (liveness is key expiry), and no call does more than
@@ -66,10 +67,10 @@ end
 -- Hands the free lock to the waiter head (with its mark) if it is
 -- starving (it lost a race after a wake-up, or waited too long): the lock
 -- is set to its token for what is left of its mark's life (at most its
--- ttl), with its fencing token, and it is woken; it claims the full lease
--- when it runs. True when handed over.
-local function hand_over(lock, queue, hold_fence, counter, floor, head, mark)
-  local ttl, fenced, starving = string.match(mark, '^(%d+):([01]):([01])')
+-- ttl), and it is woken; it claims the full lease, and its fencing token
+-- if it asked for one, when it runs. True when handed over.
+local function hand_over(lock, queue, head, mark)
+  local ttl, starving = string.match(mark, '^(%d+):[01]:([01])')
   if starving ~= '1' then
     return false
   end
@@ -79,9 +80,6 @@ local function hand_over(lock, queue, hold_fence, counter, floor, head, mark)
     return false
   end
   redis.call('SET', lock, head, 'PX', claim)
-  if fenced == '1' then
-    redis.call('SET', hold_fence, next_fence(counter, floor), 'PX', claim)
-  end
   redis.call('ZREM', queue, head)
   redis.call('SET', mark_at, 'h', 'PX', claim)
   wake(lock, head, claim)
@@ -92,9 +90,9 @@ end
 -- lock; otherwise the lock is deleted and the first live waiter woken to
 -- try for it (a newcomer may take it first: barging). With notify
 -- (Redlock, where a quorum decides) the waiter is only woken.
-local function free_lock(lock, queue, hold_fence, counter, floor, notify)
+local function free_lock(lock, queue, notify)
   local head, mark = first_live(lock, queue)
-  if head and not notify and hand_over(lock, queue, hold_fence, counter, floor, head, mark) then
+  if head and not notify and hand_over(lock, queue, head, mark) then
     return
   end
   redis.call('DEL', lock)

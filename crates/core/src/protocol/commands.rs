@@ -180,15 +180,17 @@ pub fn release(
     fenced: bool,
     attempt: Attempt,
 ) -> Call<Released> {
-    let cmd = Command::with_head(
-        &keys.release_head,
-        &[
-            token.into(),
-            successor.flag().into(),
-            fence_floor().into(),
-            flag(fenced).into(),
-        ],
-    );
+    // The common case (unfenced, one server decides) sends the token
+    // alone: every argument costs the server a string to build.
+    let args: &[Arg] = match (fenced, successor) {
+        (false, Successor::HandOver) => &[token.into()],
+        (true, Successor::HandOver) => &[token.into(), flag(true).into()],
+        (_, Successor::Wake) => &[token.into(), flag(fenced).into(), flag(true).into()],
+    };
+    let cmd = match args.len() {
+        1 => Command::with_head(&keys.release_head, args),
+        _ => scripts::RELEASE.evalsha(&[&keys.lock], args),
+    };
     match attempt {
         Attempt::First => Call::one(cmd, |r| {
             Ok(if is_one(r)? {
@@ -224,13 +226,8 @@ pub fn abandon_if_handed(keys: &LockKeys, token: &[u8]) -> Call<bool> {
 
 fn abandon_cmd(keys: &LockKeys, token: &[u8], successor: Successor, handed: bool) -> Call<bool> {
     let cmd = scripts::ABANDON.evalsha(
-        &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
-        &[
-            token.into(),
-            successor.flag().into(),
-            fence_floor().into(),
-            flag(handed).into(),
-        ],
+        &[&keys.lock, &keys.queue, &keys.fence],
+        &[token.into(), successor.flag().into(), flag(handed).into()],
     );
     Call::one(cmd, is_one)
 }

@@ -145,8 +145,9 @@ pub struct LockKeys {
     pub counter: Vec<u8>,
     /// `K~~w~`, the prefix of the waiters' wake-up lists.
     pub wake_prefix: Vec<u8>,
-    /// The encoded start of the release's EVALSHA on these keys (a
-    /// release then only appends its four arguments).
+    /// The encoded start of the release's EVALSHA on the lock key (a
+    /// release then only appends its token, and its flags when they are
+    /// set).
     pub release_head: Vec<u8>,
     /// The encoded start of `SET K ...` (then the token, NX PX and ttl).
     pub set_head: Vec<u8>,
@@ -158,8 +159,7 @@ impl LockKeys {
     pub fn new(lock: Vec<u8>, counter: Vec<u8>) -> Self {
         let queue = queue_key(&lock);
         let fence = fence_key(&lock);
-        let release_head =
-            crate::protocol::scripts::RELEASE.evalsha_head(&[&lock, &queue, &fence, &counter], 4);
+        let release_head = crate::protocol::scripts::RELEASE.evalsha_head(&[&lock], 1);
         let set_head = Command::head(6, [Arg::from("SET"), Arg::from(&lock)]);
         Self {
             wake_prefix: helper_key(&lock, "w~"),

@@ -8,7 +8,6 @@
 
 use crate::protocol::call::Call;
 use crate::protocol::command::Command;
-use crate::protocol::commands;
 use crate::protocol::keys::LockKeys;
 use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts::{self, Lua};
@@ -50,19 +49,12 @@ pub fn acquire_command(
 /// queue).
 pub fn release_command(keys: &SemKeys, lock: &LockKeys, token: &[u8], abandon: &str) -> Command {
     scripts::READ_RELEASE.evalsha(
-        &[
-            &keys.holders,
-            &keys.queue,
-            &lock.lock,
-            &lock.fence,
-            &lock.counter,
-        ],
+        &[&keys.holders, &keys.queue, &lock.lock],
         &[
             token.into(),
             now_ms().into(),
             grace_ms().into(),
             abandon.into(),
-            commands::fence_floor().into(),
         ],
     )
 }

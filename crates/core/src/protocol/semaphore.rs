@@ -261,13 +261,7 @@ pub fn check_scripts(keys: &SemKeys) -> Call<()> {
             &["semaphore".into()],
         ),
         Counted::Readers(lock) => scripts::PERMITTED.evalsha(
-            &[
-                &keys.holders,
-                &keys.queue,
-                &lock.lock,
-                &lock.fence,
-                &lock.counter,
-            ],
+            &[&keys.holders, &keys.queue, &lock.lock],
             &["readers".into()],
         ),
     };
