@@ -208,13 +208,16 @@ fn worker(spec: &str) {
     let mut log = Log::open(Path::new(log));
     match scenario {
         Scenario::Lock => {
-            let mut lock = w.lock(true, w.renew);
+            // Half the workers fenced (a fenced waiter claims a hand-over in
+            // a step), half not (an unfenced one enters on the wake-up).
+            let fenced = below(2) == 0;
+            let mut lock = w.lock(fenced, w.renew);
             while now_ns() < deadline {
                 if below(10) == 0 {
                     fork_one_cycle(&w, &mut log);
                     continue;
                 }
-                cycle(&mut lock, &mut log);
+                cycle(&mut lock, &mut log, fenced);
             }
         }
         Scenario::Semaphore => {
@@ -320,13 +323,20 @@ impl Kind {
     }
 }
 
+/// The fence logged for a grant of an unfenced lock (the fencing order
+/// leaves it out; -1 is a fenced grant without a token).
+const UNFENCED: i64 = -2;
+
 /// One acquire, hold (checking now and then) and release of the lock,
 /// logged.
-fn cycle(lock: &mut Lock, log: &mut Log) {
+fn cycle(lock: &mut Lock, log: &mut Log, fenced: bool) {
     let called = now_ns();
     let grant = match lock.acquire(some_wait(), &never) {
         Ok(true) => {
-            let fence = lock.fencing_token().map_or(-1, |f| f);
+            let fence = match fenced {
+                true => lock.fencing_token().map_or(-1, |f| f),
+                false => UNFENCED,
+            };
             log.grant(called, fence, Kind::Write, "acquire")
         }
         Ok(false) => return,
@@ -360,7 +370,7 @@ fn fork_one_cycle(w: &Worker, log: &mut Log) {
         if lock.token().is_some() {
             log.line("V a forked child believed it held its parent's lock");
         }
-        cycle(&mut lock, log);
+        cycle(&mut lock, log, true);
     });
 }
 
@@ -956,13 +966,15 @@ fn overlaps(beliefs: &[Belief], violations: &mut Vec<String>) {
     }
 }
 
-/// Fencing tokens of grants whose order is certain (the earlier returned
-/// before the later was called) that do not grow, and grants without one.
+/// Fencing tokens of fenced grants whose order is certain (the earlier
+/// returned before the later was called) that do not grow, and fenced
+/// grants without one.
 fn fencing_order(beliefs: &[Belief], violations: &mut Vec<String>) {
-    let mut by_call: Vec<&Belief> = beliefs.iter().collect();
+    let fenced: Vec<&Belief> = beliefs.iter().filter(|b| b.fence != UNFENCED).collect();
+    let mut by_call = fenced.clone();
     by_call.sort_by_key(|b| b.called);
     // `beliefs` is sorted by return time: walk it as calls come.
-    let mut returned = beliefs.iter().peekable();
+    let mut returned = fenced.iter().copied().peekable();
     let mut highest: Option<&Belief> = None;
     for b in by_call {
         while let Some(earlier) = returned.next_if(|e| e.start <= b.called) {
