@@ -60,5 +60,10 @@ if redis.call('EXISTS', lock) == 0 then
     return won(fence)
   end
 end
+-- Still waiting, having looked at the lock just now: a wake-up pushed
+-- before this step is stale, and a hand-over's "h" (its lease ran out
+-- before this step; the lock is someone else's now) must never let the
+-- next BLPOP enter.
+redis.call('DEL', wake_key(lock, token))
 join_queue(lock, queue, token, ARGV[9], ttl .. ':' .. ARGV[4] .. ':' .. ARGV[6], tonumber(ARGV[3]))
 return {0, redis.call('PTTL', lock)}

@@ -1173,9 +1173,13 @@ fn exercise_all_calls(e: &Exercise<'_>) {
         e.run(commands::reenter(&k.lock, fence, TOKEN, 1000), |b| *b);
     }
     for successor in [Successor::HandOver, Successor::Wake] {
-        for (fenced, attempt) in [(false, Attempt::First), (true, Attempt::Replay)] {
+        for (fenced, handed, attempt) in [
+            (false, false, Attempt::First),
+            (true, false, Attempt::Replay),
+            (false, true, Attempt::First),
+        ] {
             e.run(
-                commands::release(&k, TOKEN, successor, fenced, attempt),
+                commands::release(&k, TOKEN, successor, fenced, handed, attempt),
                 |r| *r == Released::Yes,
             );
         }
@@ -1193,7 +1197,9 @@ fn exercise_all_calls(e: &Exercise<'_>) {
                 Queued::is_acquired,
             );
         }
-        e.run(commands::wait_for_wake(&k, w.token, wait), |b| *b);
+        e.run(commands::wait_for_wake(&k, w.token, wait), |w| {
+            *w != commands::Wake::None
+        });
         e.run(commands::join_wake_queue(&k, &w), |_| false);
         e.run(commands::leave_wake_queue(&k, &w), |_| false);
         e.run(commands::wait_for_quorum_wake(&k, &w, wait), |b| *b);
@@ -1257,7 +1263,7 @@ proptest! {
         let k = keys();
         let parse_one = |call: Call<bool>, v: Value| (call.parse)(vec![v]).unwrap();
         let released = |attempt| {
-            (commands::release(&k, TOKEN, Successor::HandOver, false, attempt).parse)(vec![Value::Int(n)]).unwrap()
+            (commands::release(&k, TOKEN, Successor::HandOver, false, false, attempt).parse)(vec![Value::Int(n)]).unwrap()
         };
         prop_assert_eq!(released(Attempt::First), if n == 1 { Released::Yes } else { Released::NotOurs });
         prop_assert_eq!(released(Attempt::Replay), if n == 1 { Released::Yes } else { Released::GoneOnReplay });

@@ -8,6 +8,7 @@
 --                          waiter renews it at least every retry_delay);
 --                          "h" once a release handed it the lock
 --   K~~w~<token> (list):   the waiter blocks on it; a release pushes "1"
+--                          to wake it, "h" when it hands it the lock
 --   K~~f (string):         the fencing token of the current hold (set
 --                          when it is taken or claimed)
 -- K~~a~<token> and K~~w~<token> of other waiters are built here, not
@@ -65,10 +66,14 @@ local function first_live(lock, queue)
 end
 
 -- Hands the free lock to the waiter head (with its mark) if it is
--- starving (it lost a race after a wake-up, or waited too long): the lock
--- is set to its token for what is left of its mark's life (at most its
--- ttl), and it is woken; it claims the full lease, and its fencing token
--- if it asked for one, when it runs. True when handed over.
+-- starving (every writer waiting on one server is: it lost its race when
+-- its first try found the lock held): the lock is set to its token for
+-- what is left of its mark's life (at most its ttl), and it is woken with
+-- "h". An unfenced waiter enters at once, its lease counted from its last
+-- step (its mark lives alive_ms from that step on), and claims the rest of
+-- its lease in the background; a fenced one claims it (and its fencing
+-- token) first. A waiter that departed holds it no longer than its mark
+-- would have lived. True when handed over.
 local function hand_over(lock, queue, head, mark)
   local ttl, starving = string.match(mark, '^(%d+):[01]:([01])')
   if starving ~= '1' then
@@ -82,7 +87,10 @@ local function hand_over(lock, queue, head, mark)
   redis.call('SET', lock, head, 'PX', claim)
   redis.call('ZREM', queue, head)
   redis.call('SET', mark_at, 'h', 'PX', claim)
-  wake(lock, head, claim)
+  local list = wake_key(lock, head)
+  redis.call('DEL', list)
+  redis.call('RPUSH', list, 'h')
+  redis.call('PEXPIRE', list, claim + 1000)
   return true
 end
 

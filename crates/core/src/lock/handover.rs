@@ -1,19 +1,26 @@
 //! A blocked acquire where one server holds the key (single server,
-//! Sentinel, Cluster), in the manner of Go's `sync.Mutex`:
+//! Sentinel, Cluster), in the manner of Go's `sync.Mutex` in starvation
+//! mode:
 //!
-//! - a free lock goes to whoever asks first, queued or not (barging): the
-//!   lock never waits for a chosen successor to be scheduled;
-//! - waiters queue on the server and sleep (`BLPOP` on their own list); a
-//!   release wakes the first live one, which then tries for it;
-//! - a waiter that was woken and lost the race, or has waited longer than
-//!   [`STARVING_AFTER`], is starving: the next release hands the lock
-//!   straight to it (the lock is set to its token and it claims the full
-//!   lease when it runs), so nobody waits long behind barging newcomers.
+//! - a free lock nobody waits for goes to whoever asks first (the plain
+//!   try, `SET NX`, one round trip): barging costs nothing while uncontended;
+//! - a caller whose try found the lock held has lost its race: it queues on
+//!   the server (FIFO, by arrival) and sleeps (`BLPOP` on its own list), and
+//!   from then on it is starving: a release hands the lock straight to the
+//!   first live waiter (the lock is set to its token for what is left of
+//!   the waiter's mark's life, at most its ttl), so the lock passes in
+//!   arrival order and never waits for a woken waiter to win a race;
+//! - a waiter woken with the hand-over ("h") enters at once: its lease is
+//!   counted from the send of its last step (the hand-over came after that
+//!   step, and its mark lived `alive_ms` from it), and the rest of its ttl
+//!   is claimed in the background at a third of that lease. A fenced
+//!   waiter, one with `replicas`, and one with a shared `owner` claim the
+//!   lease in a step first (the fencing token, the replicas' acknowledgement,
+//!   the hand-over's mark), as does every waiter whose wake-up was lost.
 //!
-//! Every step is a round trip of its own, sent when the waiter runs, and a
-//! lock it wins counts only if its lease, counted from that send, is not
-//! over when the reply is read; a waiter paused past its lease undoes what
-//! it won and waits on.
+//! A lock it wins counts only if its lease, counted from the send of the
+//! request that won it, is not over when the reply is read; a waiter
+//! paused past its lease undoes what it won and waits on.
 
 use std::time::{Duration, Instant};
 
@@ -22,11 +29,7 @@ use crate::error::{LockError, Result};
 use crate::net::pool::Role;
 use crate::process::stats::{self, Counter};
 use crate::protocol::call::{Attempt, Call};
-use crate::protocol::commands::{self, Queued, Successor, Waiter};
-
-/// How long a waiter may wait before the next release hands the lock to it
-/// rather than waking it to race newcomers.
-pub const STARVING_AFTER: Duration = Duration::from_millis(5);
+use crate::protocol::commands::{self, Queued, Successor, Waiter, Wake};
 
 /// A wait that failed, and whether its last step was answered (then only
 /// a release's hand-over can have given the waiter the lock).
@@ -99,27 +102,30 @@ impl Lock {
         wait: Duration,
         stop: &dyn Fn() -> bool,
     ) -> std::result::Result<Option<Won>, Failed> {
-        let started = Instant::now();
-        let deadline = started + wait;
+        let deadline = Instant::now() + wait;
         let fallback = self.options.retry_delay;
         let keys = &*self.keys;
-        let step = |starving: bool, give_up: bool| -> Result<(Queued, Instant)> {
+        // Enter on the hand-over's wake-up, without a claim step, when the
+        // step would add nothing but the rest of the lease.
+        let direct = !waiter.fencing && self.options.replicas == 0 && self.options.owner.is_none();
+        let handed_ms = waiter.ttl_ms.min(waiter.alive_ms);
+        let step = |give_up: bool| -> Result<(Queued, Instant)> {
             let sent = Instant::now();
             let queued = self.on_master(Role::Command, &|attempt| {
                 self.acked(
-                    commands::wait_step(keys, waiter, starving, give_up, attempt),
+                    // Starving from the first step: its plain try lost.
+                    commands::wait_step(keys, waiter, true, give_up, attempt),
                     Queued::is_acquired,
                 )
             })?;
             Ok((queued, sent))
         };
         let mut first = true;
-        let mut starving = false;
         loop {
             let now = Instant::now();
             let give_up = !first && (now >= deadline || stop());
             // A step that failed may have run (taken the lock) all the same.
-            let (queued, sent) = step(starving, give_up).map_err(|error| Failed {
+            let (queued, sent) = step(give_up).map_err(|error| Failed {
                 error,
                 step_answered: false,
             })?;
@@ -130,7 +136,11 @@ impl Lock {
                         .validity(self.ttl_ms, sent.elapsed())
                         .is_some()
                     {
-                        return Ok(Some(Won { fence, sent }));
+                        return Ok(Some(Won {
+                            fence,
+                            sent,
+                            handed_ms: None,
+                        }));
                     }
                     // Won, but this process was paused until the lease was
                     // over: it may be someone else's by now. Undo, wait on.
@@ -152,12 +162,12 @@ impl Lock {
                 continue;
             }
             let block = block_time(deadline - now, holder_pttl, fallback);
-            let woken = match self.on_master(Role::Blocking, &|_| {
+            let wake = match self.on_master(Role::Blocking, &|_| {
                 commands::wait_for_wake(keys, waiter.token, block)
             }) {
-                Ok(woken) => woken,
+                Ok(wake) => wake,
                 // A late reply may still have woken us: the next step looks.
-                Err(e) if e.is_timeout() => false,
+                Err(e) if e.is_timeout() => Wake::None,
                 Err(error) => {
                     return Err(Failed {
                         error,
@@ -165,9 +175,21 @@ impl Lock {
                     });
                 }
             };
-            // Woken and about to race for it, or waited too long: should
-            // this step not win, the next release hands the lock to us.
-            starving = woken || started.elapsed() >= STARVING_AFTER;
+            if wake == Wake::Handed && direct {
+                // Handed over after our last step ran: the lease lasts at
+                // least handed_ms from that step's send.
+                if self.topology.validity(handed_ms, sent.elapsed()).is_some() {
+                    return Ok(Some(Won {
+                        fence: None,
+                        sent,
+                        handed_ms: Some(handed_ms),
+                    }));
+                }
+                // Paused past it: it may be someone else's by now.
+                self.abandon_on_master(waiter.token);
+            }
+            // Otherwise the next step claims a hand-over, or tries for a
+            // lock that was freed, or stays in the queue.
         }
     }
 }

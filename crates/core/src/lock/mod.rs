@@ -70,6 +70,11 @@ fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Duration) -> D
 struct Won {
     fence: Fence,
     sent: Instant,
+    /// Set when a release handed the lock over and the waiter entered
+    /// without claiming it: the lease Redis gave lasts at least this many
+    /// ms from `sent`, and the rest of the ttl is claimed in the background
+    /// ([`Job::once`]).
+    handed_ms: Option<u64>,
 }
 
 /// What an object contributes to a hold in the process-wide table.
@@ -268,8 +273,12 @@ impl Lock {
             }
         };
         match won {
-            Some(Won { fence, sent }) => {
-                self.adopt(token, fence, sent, false);
+            Some(Won {
+                fence,
+                sent,
+                handed_ms,
+            }) => {
+                self.adopt(token, fence, sent, handed_ms);
                 stats::add(Counter::Acquired);
                 stats::wait(started.elapsed());
                 Ok(true)
@@ -308,14 +317,22 @@ impl Lock {
             let won = votes.into_single()?;
             if let Some(fence) = won {
                 if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
-                    return Ok(Some(Won { fence, sent }));
+                    return Ok(Some(Won {
+                        fence,
+                        sent,
+                        handed_ms: None,
+                    }));
                 }
                 self.undo(token);
             }
             return Ok(None);
         }
         if in_time(&votes) {
-            return Ok(Some(Won { fence: None, sent }));
+            return Ok(Some(Won {
+                fence: None,
+                sent,
+                handed_ms: None,
+            }));
         }
         self.undo_where(token, &votes.may_have_written(Option::is_some));
         votes.decided()?;
@@ -509,15 +526,31 @@ impl Lock {
     /// hold taken over from its token, whose remaining lease is unknown
     /// (a first renewal is asked for at once) and which Redis has not yet
     /// said is ours (not a lost lease if found not ours before).
-    fn adopt(&mut self, token: Vec<u8>, fence: Fence, sent: Instant, restored: bool) {
+    fn adopt(&mut self, token: Vec<u8>, fence: Fence, sent: Instant, handed_ms: Option<u64>) {
+        self.adopt_hold(token, fence, sent, handed_ms, false);
+    }
+
+    /// [`Lock::adopt`], or with `restored` a hold taken over from a token
+    /// (renewed at once when renewed at all: Redis never confirmed it).
+    fn adopt_hold(
+        &mut self,
+        token: Vec<u8>,
+        fence: Fence,
+        sent: Instant,
+        handed_ms: Option<u64>,
+        restored: bool,
+    ) {
         let drift = self.topology.drift(self.ttl_ms);
         let lease = Lease::new(
             self.ttl_ms,
-            renewal::lease_end(sent, self.ttl_ms, drift),
+            renewal::lease_end(sent, handed_ms.unwrap_or(self.ttl_ms), drift),
             self.options.on_lost == OnLost::Interrupt,
             !restored,
         );
-        if self.options.auto_renew {
+        // A lock handed over with a short lease is claimed (extended to the
+        // ttl) at a third of it, once, when not renewed anyway.
+        let claim = handed_ms.filter(|&ms| ms < self.ttl_ms);
+        if self.options.auto_renew || claim.is_some() {
             renewal::renew(
                 Job {
                     topology: self.topology.clone(),
@@ -528,6 +561,8 @@ impl Lock {
                     token: token.clone(),
                     max_hold: self.options.max_hold,
                     renew_now: restored,
+                    first_in: claim.map(|ms| Duration::from_millis((ms / 3).max(1))),
+                    once: !self.options.auto_renew,
                 },
                 lease.clone(),
             );
@@ -542,6 +577,7 @@ impl Lock {
             fence,
             lease,
             renewed: self.options.auto_renew,
+            handed: handed_ms.is_some(),
             reentrant: self.options.reentrant,
             context: host::context(),
         });
@@ -577,7 +613,7 @@ impl Lock {
         }
         // The remaining lease is unknown: counted as a whole ttl from now,
         // and asked for at once by the renewal thread with auto_renew.
-        self.adopt(token, None, Instant::now(), true);
+        self.adopt_hold(token, None, Instant::now(), None, true);
         Ok(())
     }
 
@@ -861,7 +897,14 @@ fn release_entry(entry: &Entry) -> Result<bool> {
     let votes = entry
         .topology
         .run(Role::Command, &entry.keys.lock, &|attempt| {
-            commands::release(&entry.keys, &entry.token, successor, fenced, attempt)
+            commands::release(
+                &entry.keys,
+                &entry.token,
+                successor,
+                fenced,
+                entry.handed,
+                attempt,
+            )
         });
     let released = votes.decided()?.agree(|found| match found {
         Released::Yes => true,

@@ -55,7 +55,11 @@ impl Lock {
                     .validity(self.ttl_ms, sent.elapsed())
                     .is_some()
             {
-                break Ok(Some(Won { fence: None, sent }));
+                break Ok(Some(Won {
+                    fence: None,
+                    sent,
+                    handed_ms: None,
+                }));
             }
             if std::mem::take(&mut first) {
                 stats::add(Counter::Contended);

@@ -176,6 +176,13 @@ pub struct Job {
     pub max_hold: Option<Duration>,
     /// Renew at once instead of after a third of the lease.
     pub renew_now: bool,
+    /// Renew first after this long instead of a third of the lease (a lock
+    /// handed over with a shorter lease than its ttl: a third of that).
+    pub first_in: Option<Duration>,
+    /// Renew once, then stop: the claim of a lock handed over with a short
+    /// lease, for a hold without `auto_renew` (it then keeps its ttl, counted
+    /// from that renewal's send, as if its acquire had been sent then).
+    pub once: bool,
 }
 
 /// What a [`Job`] renews, with the keys its renewal needs besides the
@@ -201,6 +208,8 @@ struct Entry {
     lease: Arc<Lease>,
     started: Instant,
     next_due: Instant,
+    /// A [`Job::once`] renewal collected: the entry leaves.
+    done: bool,
 }
 
 impl Entry {
@@ -266,12 +275,13 @@ pub fn renew(job: Job, lease: Arc<Lease>) {
     let now = Instant::now();
     let ttl_ms = lease.ttl_ms.load(Ordering::Acquire);
     let entry = Entry {
-        next_due: if job.renew_now {
-            now
-        } else {
-            now + interval(ttl_ms)
+        next_due: match (job.renew_now, job.first_in) {
+            (true, _) => now,
+            (false, Some(first)) => now + first,
+            (false, None) => now + interval(ttl_ms),
         },
         started: now,
+        done: false,
         lease,
         job,
     };
@@ -407,9 +417,10 @@ impl Due {
 
 /// The holds to renew now: those due, and those due within a quarter of
 /// their interval (so after one round all holds of a server share one
-/// cadence and one round trip). Holds past `max_hold` are only watched.
-fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
-    entries
+/// cadence and one round trip). Holds past `max_hold` are only watched;
+/// holds renewed once ([`Job::once`]) leave once collected.
+fn collect_due(entries: &mut Vec<Entry>, now: Instant) -> Vec<Due> {
+    let due: Vec<Due> = entries
         .iter_mut()
         .filter(|e| !e.past_max_hold(now))
         .filter_map(|e| {
@@ -418,6 +429,7 @@ fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
                 return None;
             }
             e.next_due = now + interval(ttl_ms);
+            e.done = e.job.once;
             Some(Due {
                 topology: e.job.topology.clone(),
                 key: e.job.key.clone(),
@@ -427,7 +439,9 @@ fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
                 lease: e.lease.clone(),
             })
         })
-        .collect()
+        .collect();
+    entries.retain(|e| !e.done);
+    due
 }
 
 /// Renews `due` by `until`: the holds of one topology in one pipelined

@@ -108,7 +108,11 @@ impl Lock {
             })?;
         if set || owner.as_deref() == Some(token) {
             if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
-                return Ok(Some(Won { fence: None, sent }));
+                return Ok(Some(Won {
+                    fence: None,
+                    sent,
+                    handed_ms: None,
+                }));
             }
             self.undo(token);
         }
@@ -144,7 +148,11 @@ impl Lock {
             })?;
             if set || owner.as_deref() == Some(token) {
                 if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
-                    return Ok(Some(Won { fence: None, sent }));
+                    return Ok(Some(Won {
+                        fence: None,
+                        sent,
+                        handed_ms: None,
+                    }));
                 }
                 // Won, but this process was paused until the lease was
                 // over: it may be someone else's by now.

@@ -172,24 +172,28 @@ pub enum Released {
 
 /// Releases the lock if it still holds `token`: deletes it and, when
 /// others wait, wakes the first or hands it the lock (see [`Successor`]).
-/// `fenced`: the hold has a fencing token, whose key goes too.
+/// `fenced`: the hold has a fencing token, whose key goes too; `handed`: a
+/// hand-over gave it and the waiter entered on its wake-up, so its mark
+/// goes too.
 pub fn release(
     keys: &LockKeys,
     token: &[u8],
     successor: Successor,
     fenced: bool,
+    handed: bool,
     attempt: Attempt,
 ) -> Call<Released> {
-    // The common case (unfenced, one server decides) sends the token
-    // alone: every argument costs the server a string to build.
-    let args: &[Arg] = match (fenced, successor) {
-        (false, Successor::HandOver) => &[token.into()],
-        (true, Successor::HandOver) => &[token.into(), flag(true).into()],
-        (_, Successor::Wake) => &[token.into(), flag(fenced).into(), flag(true).into()],
-    };
+    // The common case (unfenced, one server decides, no hand-over) sends
+    // the token alone: every argument costs the server a string to build.
+    let notify = successor == Successor::Wake;
+    let flags = [fenced, notify, handed];
+    let sent = flags.iter().rposition(|&f| f).map_or(0, |last| last + 1);
+    let args: Vec<Arg> = std::iter::once(token.into())
+        .chain(flags[..sent].iter().map(|&f| flag(f).into()))
+        .collect();
     let cmd = match args.len() {
-        1 => Command::with_head(&keys.release_head, args),
-        _ => scripts::RELEASE.evalsha(&[&keys.lock], args),
+        1 => Command::with_head(&keys.release_head, &args),
+        _ => scripts::RELEASE.evalsha(&[&keys.lock], &args),
     };
     match attempt {
         Attempt::First => Call::one(cmd, |r| {
@@ -309,13 +313,28 @@ pub fn wait_step(
     Call::one(cmd, |r| queued_reply("wait", one(r)?))
 }
 
+/// What a waiter's `BLPOP` brought.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// Nothing before the timeout.
+    None,
+    /// A release freed the lock: the next [`wait_step`] tries for it.
+    Woken,
+    /// A release handed the lock over: it holds our token, for what was
+    /// left of our mark's life (at most our ttl), counted from the
+    /// processing of our last step.
+    Handed,
+}
+
 /// Blocks up to `timeout` for the wake-up of the waiter holding `token`
-/// (`BLPOP` on its own list). True when woken. The waiter's next
-/// [`wait_step`] is a round trip of its own, sent once the waiter runs: a
-/// lock is never taken on the server for a process that is not running.
-pub fn wait_for_wake(keys: &LockKeys, token: &[u8], timeout: Duration) -> Call<bool> {
+/// (`BLPOP` on its own list).
+pub fn wait_for_wake(keys: &LockKeys, token: &[u8], timeout: Duration) -> Call<Wake> {
     Call::blocking(timeout, vec![blpop(keys, token, timeout)], |r| {
-        Ok(value::<Option<(Vec<u8>, Vec<u8>)>>(one(r)?)?.is_some())
+        Ok(match value::<Option<(Vec<u8>, Vec<u8>)>>(one(r)?)? {
+            None => Wake::None,
+            Some((_, message)) if message == b"h" => Wake::Handed,
+            Some(_) => Wake::Woken,
+        })
     })
 }
 
