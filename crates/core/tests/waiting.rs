@@ -413,3 +413,39 @@ fn a_stale_hand_over_never_lets_a_waiter_enter() {
         .unwrap();
     assert_eq!(wake, commands::Wake::None, "entered on a stale hand-over");
 }
+
+/// The lease of a lock entered on a hand-over's wake-up counts from the
+/// send of the waiter's last step (the hand-over came after it), not from
+/// the wake-up: what this process believes never outlasts what it can
+/// prove, however long it blocked.
+#[test]
+fn a_handed_lease_counts_from_the_waiters_last_step() {
+    let server = RedisServer::start();
+    let key = unique_key("handedfrom");
+    hold(&server, &key, "holder", 10_000);
+    let mut options = LockOptions::default();
+    // A long block: the waiter steps once, then sleeps until woken.
+    options
+        .set("retry_delay", OptionValue::Number(5.0))
+        .unwrap();
+    let url = server.url();
+    let k = key.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut l = Lock::new(k, 0.5, &[url], options).unwrap();
+        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        (got, l.remaining_ttl().unwrap(), l)
+    });
+    wait_until("the waiter is queued", Duration::from_secs(5), || {
+        queue_len(&server, &key) == 1
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(release(&server, &key, "holder"));
+    let (got, believed, mut l) = waiter.join().unwrap();
+    assert!(got);
+    // Queued 300 ms or more before the hand-over: at most 0.2 s of the
+    // 0.5 s lease left by the waiter's clock (Redis gave it 0.5 s from the
+    // hand-over).
+    let believed = believed.expect("held");
+    assert!(believed <= 0.2, "believed {believed} s");
+    let _ = l.release();
+}
