@@ -185,15 +185,17 @@ pub fn release(
 ) -> Call<Released> {
     // The common case (unfenced, one server decides, no hand-over) sends
     // the token alone: every argument costs the server a string to build.
-    let notify = successor == Successor::Wake;
-    let flags = [fenced, notify, handed];
+    let flags = [fenced, successor == Successor::Wake, handed];
     let sent = flags.iter().rposition(|&f| f).map_or(0, |last| last + 1);
-    let args: Vec<Arg> = std::iter::once(token.into())
-        .chain(flags[..sent].iter().map(|&f| flag(f).into()))
-        .collect();
-    let cmd = match args.len() {
-        1 => Command::with_head(&keys.release_head, &args),
-        _ => scripts::RELEASE.evalsha(&[&keys.lock], &args),
+    let args = [
+        token.into(),
+        flag(fenced).into(),
+        successor.flag().into(),
+        flag(handed).into(),
+    ];
+    let cmd = match sent {
+        0 => Command::with_head(&keys.release_head, &args[..1]),
+        _ => scripts::RELEASE.evalsha(&[&keys.lock], &args[..=sent]),
     };
     match attempt {
         Attempt::First => Call::one(cmd, |r| {
