@@ -43,13 +43,18 @@ local function leave_queue(lock, queue, token)
   redis.call('DEL', mark_key(lock, token), wake_key(lock, token))
 end
 
--- Wakes a waiter (one element on its list, never more).
-local function wake(lock, token, ms)
+-- Wakes a waiter: "1" when a release freed the lock (one element on its
+-- list, never more), or with handed "h", replacing whatever its list
+-- held, when a release handed the lock to it.
+local function wake(lock, token, ms, handed)
   local list = wake_key(lock, token)
-  if redis.call('EXISTS', list) == 0 then
-    redis.call('RPUSH', list, '1')
-    redis.call('PEXPIRE', list, ms + 1000)
+  if handed then
+    redis.call('DEL', list)
+  elseif redis.call('EXISTS', list) == 1 then
+    return
   end
+  redis.call('RPUSH', list, handed and 'h' or '1')
+  redis.call('PEXPIRE', list, ms + 1000)
 end
 
 -- The longest-waiting live waiter among the first SCAN of the queue, with
@@ -87,10 +92,7 @@ local function hand_over(lock, queue, head, mark)
   redis.call('SET', lock, head, 'PX', claim)
   redis.call('ZREM', queue, head)
   redis.call('SET', mark_at, 'h', 'PX', claim)
-  local list = wake_key(lock, head)
-  redis.call('DEL', list)
-  redis.call('RPUSH', list, 'h')
-  redis.call('PEXPIRE', list, claim + 1000)
+  wake(lock, head, claim, true)
   return true
 end
 
