@@ -560,8 +560,10 @@ impl Lock {
                     },
                     token: token.clone(),
                     max_hold: self.options.max_hold,
-                    renew_now: restored,
-                    first_in: claim.map(|ms| Duration::from_millis((ms / 3).max(1))),
+                    first_in: match restored {
+                        true => Some(Duration::ZERO),
+                        false => claim.map(|ms| Duration::from_millis((ms / 3).max(1))),
+                    },
                     once: !self.options.auto_renew,
                 },
                 lease.clone(),

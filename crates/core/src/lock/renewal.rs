@@ -174,10 +174,9 @@ pub struct Job {
     pub token: Vec<u8>,
     /// Stop renewing after this long (`max_hold`).
     pub max_hold: Option<Duration>,
-    /// Renew at once instead of after a third of the lease.
-    pub renew_now: bool,
-    /// Renew first after this long instead of a third of the lease (a lock
-    /// handed over with a shorter lease than its ttl: a third of that).
+    /// Renew first after this long instead of a third of the lease: at
+    /// once (zero) for a hold taken over from a token, a third of the
+    /// hand-over's lease for a lock handed over with less than its ttl.
     pub first_in: Option<Duration>,
     /// Renew once, then stop: the claim of a lock handed over with a short
     /// lease, for a hold without `auto_renew` (it then keeps its ttl, counted
@@ -266,7 +265,7 @@ pub fn clock_us(at: Instant) -> u64 {
 }
 
 /// Starts renewing `lease`, a hold just taken (renewal is due at a third
-/// of its lease, or at once with `renew_now`). Starts the thread on first
+/// of its lease, or after the job's `first_in`). Starts the thread on first
 /// use in this process.
 pub fn renew(job: Job, lease: Arc<Lease>) {
     // Initialised here, on PHP's thread, so a fork can never catch the
@@ -275,11 +274,7 @@ pub fn renew(job: Job, lease: Arc<Lease>) {
     let now = Instant::now();
     let ttl_ms = lease.ttl_ms.load(Ordering::Acquire);
     let entry = Entry {
-        next_due: match (job.renew_now, job.first_in) {
-            (true, _) => now,
-            (false, Some(first)) => now + first,
-            (false, None) => now + interval(ttl_ms),
-        },
+        next_due: now + job.first_in.unwrap_or_else(|| interval(ttl_ms)),
         started: now,
         done: false,
         lease,

@@ -391,7 +391,6 @@ impl Semaphore {
                     },
                     token: token.clone(),
                     max_hold: self.options.max_hold,
-                    renew_now: false,
                     first_in: None,
                     once: false,
                 },
