@@ -53,6 +53,30 @@ fn spawn_waiter(
     })
 }
 
+/// Options with `retry_delay` set to `seconds`.
+fn with_retry_delay(seconds: f64) -> LockOptions {
+    let mut options = LockOptions::default();
+    options
+        .set("retry_delay", OptionValue::Number(seconds))
+        .unwrap();
+    options
+}
+
+/// [`spawn_waiter`] with a lease of `ttl` seconds, returning instead of
+/// the time the lease this process believed at once when it got the lock.
+fn spawn_ttl_waiter(
+    url: String,
+    key: Vec<u8>,
+    ttl: f64,
+    options: LockOptions,
+) -> std::thread::JoinHandle<(bool, Option<f64>, Lock)> {
+    std::thread::spawn(move || {
+        let mut l = Lock::new(key, ttl, &[url], options).unwrap();
+        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        (got, l.remaining_ttl().unwrap(), l)
+    })
+}
+
 #[test]
 fn a_release_wakes_the_waiter_at_once() {
     let server = RedisServer::start();
@@ -86,13 +110,7 @@ fn a_lost_wake_up_costs_at_most_the_fallback() {
     let server = RedisServer::start();
     let key = unique_key("lostwake");
     hold(&server, &key, "holder", 10_000);
-    let mut options = LockOptions::default();
-    options
-        .set("retry_delay", OptionValue::Number(0.2))
-        .unwrap();
-    let url = server.url();
-    let k = key.clone();
-    let waiter = spawn_waiter(url, k, options);
+    let waiter = spawn_waiter(server.url(), key.clone(), with_retry_delay(0.2));
     wait_until("the waiter is queued", Duration::from_secs(5), || {
         queue_len(&server, &key) == 1
     });
@@ -139,11 +157,7 @@ fn a_crashed_holder_is_replaced_when_its_lease_ends() {
     hold(&server, &key, "crashed-holder", 300);
     // A retry_delay far above the lease: only the waiter's wake-up at the
     // end of the holder's lease explains an acquire well before it.
-    let mut options = LockOptions::default();
-    options
-        .set("retry_delay", OptionValue::Number(5.0))
-        .unwrap();
-    let mut waiter = Lock::new(key.clone(), 5.0, &[server.url()], options).unwrap();
+    let mut waiter = Lock::new(key.clone(), 5.0, &[server.url()], with_retry_delay(5.0)).unwrap();
     let start = Instant::now();
     assert!(waiter.acquire(Duration::from_secs(8), &never).unwrap());
     let took = start.elapsed();
@@ -199,11 +213,7 @@ fn the_wait_deadline_is_honoured() {
     let key = unique_key("deadline");
     hold(&server, &key, "holder", 30_000);
     // A 5 s fallback: a wait that overran its deadline would last that long.
-    let mut options = LockOptions::default();
-    options
-        .set("retry_delay", OptionValue::Number(5.0))
-        .unwrap();
-    let mut waiter = Lock::new(key.clone(), 5.0, &[server.url()], options).unwrap();
+    let mut waiter = Lock::new(key.clone(), 5.0, &[server.url()], with_retry_delay(5.0)).unwrap();
     for wait in [
         Duration::ZERO,
         Duration::from_millis(100),
@@ -317,18 +327,7 @@ fn a_hand_over_enters_at_once_and_claims_its_ttl_in_the_background() {
     let server = RedisServer::start();
     let key = unique_key("direct");
     hold(&server, &key, "holder", 10_000);
-    let mut options = LockOptions::default();
-    options
-        .set("retry_delay", OptionValue::Number(0.1))
-        .unwrap();
-    let url = server.url();
-    let k = key.clone();
-    let waiter = std::thread::spawn(move || {
-        let mut l = Lock::new(k, 10.0, &[url], options).unwrap();
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
-        let ttl_at_entry = l.remaining_ttl().unwrap();
-        (got, ttl_at_entry, l)
-    });
+    let waiter = spawn_ttl_waiter(server.url(), key.clone(), 10.0, with_retry_delay(0.1));
     wait_until("the waiter is queued", Duration::from_secs(5), || {
         queue_len(&server, &key) == 1
     });
@@ -423,18 +422,8 @@ fn a_handed_lease_counts_from_the_waiters_last_step() {
     let server = RedisServer::start();
     let key = unique_key("handedfrom");
     hold(&server, &key, "holder", 10_000);
-    let mut options = LockOptions::default();
     // A long block: the waiter steps once, then sleeps until woken.
-    options
-        .set("retry_delay", OptionValue::Number(5.0))
-        .unwrap();
-    let url = server.url();
-    let k = key.clone();
-    let waiter = std::thread::spawn(move || {
-        let mut l = Lock::new(k, 0.5, &[url], options).unwrap();
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
-        (got, l.remaining_ttl().unwrap(), l)
-    });
+    let waiter = spawn_ttl_waiter(server.url(), key.clone(), 0.5, with_retry_delay(5.0));
     wait_until("the waiter is queued", Duration::from_secs(5), || {
         queue_len(&server, &key) == 1
     });
