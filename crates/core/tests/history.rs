@@ -56,7 +56,7 @@ use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
 use common::{RedisServer, fresh_dir, never, unique_key};
-use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
+use redislock_core::{Lock, LockOptions, OptionValue, Result, Semaphore};
 
 /// The lease of every hold (short, so that faults outlast it).
 const TTL: f64 = 0.3;
@@ -331,35 +331,44 @@ const UNFENCED: i64 = -2;
 /// logged.
 fn cycle(lock: &mut Lock, log: &mut Log, fenced: bool) {
     let called = now_ns();
-    let grant = match lock.acquire(some_wait(), &never) {
-        Ok(true) => {
-            let fence = match fenced {
-                true => lock.fencing_token().map_or(-1, |f| f),
-                false => UNFENCED,
-            };
-            log.grant(called, fence, Kind::Write, "acquire")
-        }
-        Ok(false) => return,
-        Err(_) => {
-            log.line("E");
-            std::thread::sleep(Duration::from_millis(20));
-            return;
-        }
+    if !won(log, lock.acquire(some_wait(), &never)) {
+        return;
+    }
+    let fence = match fenced {
+        true => lock.fencing_token().map_or(-1, |f| f),
+        false => UNFENCED,
     };
+    let grant = log.grant(called, fence, Kind::Write, "acquire");
     let hold = some_hold();
     let started = Instant::now();
     while started.elapsed() < hold {
         std::thread::sleep(Duration::from_millis(below(25)));
-        let before = now_ns();
-        match lock.is_acquired() {
-            Ok(true) => log.asserted(&grant, before),
-            _ => break,
+        if !asserted_if(log, &grant, || lock.is_acquired()) {
+            break;
         }
     }
+    asserted_if(log, &grant, || lock.release());
+}
+
+/// Whether an acquire won; one that failed is logged, and the worker
+/// pauses before it tries again.
+fn won(log: &mut Log, got: Result<bool>) -> bool {
+    got.unwrap_or_else(|_| {
+        log.line("E");
+        std::thread::sleep(Duration::from_millis(20));
+        false
+    })
+}
+
+/// Runs `call` (a check or a release of the hold named `grant`) and logs
+/// the assertion, timed from before it, when it says the hold was ours.
+fn asserted_if(log: &mut Log, grant: &str, call: impl FnOnce() -> Result<bool>) -> bool {
     let before = now_ns();
-    if let Ok(true) = lock.release() {
-        log.asserted(&grant, before);
+    let ours = matches!(call(), Ok(true));
+    if ours {
+        log.asserted(grant, before);
     }
+    ours
 }
 
 /// Forks a child that first checks it holds nothing of its parent's, then
@@ -399,15 +408,10 @@ fn in_child(log: &mut Log, body: impl FnOnce(&mut Log)) {
 fn semaphore_cycle(w: &Worker, sem: &mut Semaphore, log: &mut Log, child: bool) {
     let wait = if child { Duration::ZERO } else { some_wait() };
     let called = now_ns();
-    let grant = match sem.acquire(wait, &never) {
-        Ok(true) => log.grant(called, -1, Kind::Permit, "acquire"),
-        Ok(false) => return,
-        Err(_) => {
-            log.line("E");
-            std::thread::sleep(Duration::from_millis(20));
-            return;
-        }
-    };
+    if !won(log, sem.acquire(wait, &never)) {
+        return;
+    }
+    let grant = log.grant(called, -1, Kind::Permit, "acquire");
     let hold = some_hold();
     let started = Instant::now();
     while started.elapsed() < hold {
@@ -424,21 +428,17 @@ fn semaphore_cycle(w: &Worker, sem: &mut Semaphore, log: &mut Log, child: bool) 
             });
             continue;
         }
-        let before = now_ns();
-        let ours = match below(6) {
+        // One of the three ways a holder can check.
+        let ours = asserted_if(log, &grant, || match below(6) {
             0 => sem.refresh(None),
             1 => sem.remaining_ttl().map(|left| left.is_some()),
             _ => sem.is_acquired(),
-        };
-        match ours {
-            Ok(true) => log.asserted(&grant, before),
-            _ => break,
+        });
+        if !ours {
+            break;
         }
     }
-    let before = now_ns();
-    if let Ok(true) = sem.release() {
-        log.asserted(&grant, before);
-    }
+    asserted_if(log, &grant, || sem.release());
 }
 
 /// One acquire to read or to write, hold (checking now and then, promoting
@@ -455,18 +455,11 @@ fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log, child: bool) {
     } else {
         lock.acquire(wait, &never)
     };
-    let (mut grant, mut kind) = match got {
-        Ok(true) => {
-            let kind = if read { Kind::Read } else { Kind::Write };
-            (log.grant(called, -1, kind, "acquire"), kind)
-        }
-        Ok(false) => return,
-        Err(_) => {
-            log.line("E");
-            std::thread::sleep(Duration::from_millis(20));
-            return;
-        }
-    };
+    if !won(log, got) {
+        return;
+    }
+    let mut kind = if read { Kind::Read } else { Kind::Write };
+    let mut grant = log.grant(called, -1, kind, "acquire");
     let hold = some_hold();
     let started = Instant::now();
     while started.elapsed() < hold {
@@ -523,23 +516,18 @@ fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log, child: bool) {
                 });
             }
             _ => {
-                let before = now_ns();
-                let ours = match below(6) {
+                let ours = asserted_if(log, &grant, || match below(6) {
                     0 => lock.refresh(None),
                     1 => lock.remaining_ttl().map(|left| left.is_some()),
                     _ => lock.is_acquired(),
-                };
-                match ours {
-                    Ok(true) => log.asserted(&grant, before),
-                    _ => break,
+                });
+                if !ours {
+                    break;
                 }
             }
         }
     }
-    let before = now_ns();
-    if let Ok(true) = lock.release() {
-        log.asserted(&grant, before);
-    }
+    asserted_if(log, &grant, || lock.release());
 }
 
 /// A worker's log: one line per event, each written with one `write`, so
