@@ -8,13 +8,21 @@
 -- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = hold fence
 -- ARGV[1] = token, ARGV[2] = '1' to only wake (Redlock), ARGV[3] = '1' to
 -- free only a lock handed over
--- Returns 1 when the token held the lock and it was freed, 0 otherwise.
+-- Returns 1 when the token held the lock and it was freed, 0 otherwise, 3
+-- when the token still holds it: only departed waiters were looked at,
+-- others wait behind them, and the caller sends the same call again.
 -- @include queue
 local handed = ARGV[3] ~= '1' or redis.call('GET', mark_key(KEYS[1], ARGV[1])) == 'h'
-leave_queue(KEYS[1], KEYS[2], ARGV[1])
 if not handed or redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  leave_queue(KEYS[1], KEYS[2], ARGV[1])
   return 0
 end
+-- Out of the queue; the mark stays until the lock is freed, so a call sent
+-- again (3 below) still finds the lock handed to us.
+redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('DEL', KEYS[3])
-free_lock(KEYS[1], KEYS[2], ARGV[2] == '1')
+if free_lock(KEYS[1], KEYS[2], ARGV[2] == '1') then
+  return 3
+end
+leave_queue(KEYS[1], KEYS[2], ARGV[1])
 return 1

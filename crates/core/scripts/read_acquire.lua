@@ -8,7 +8,8 @@
 -- step, '2' a waiter giving up, ARGV[5] = mark's life ms, ARGV[6] = when
 -- the waiter began to wait (µs, its clock), ARGV[7] = grace ms
 -- Returns {1} when the read hold is ours, {0, ms} while a writer holds K
--- or waits ahead (ms: K's PTTL), {2} after giving up.
+-- or waits ahead (ms: K's PTTL), {2} after giving up, {3} when only
+-- departed waiters were looked at, with more behind them (step again).
 local readers, queue, lock = KEYS[1], KEYS[2], KEYS[3]
 local token, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local mode, grace = ARGV[4], tonumber(ARGV[7])
@@ -54,7 +55,10 @@ if mode == '2' then
 end
 if not held or held == MARK then
   -- No writer holds it: readers enter unless a writer waits ahead.
-  local head, mark = first_live(lock, queue)
+  local head, mark, more = first_live(lock, queue)
+  if more then
+    return {3}
+  end
   if not head or head == token or is_reader(mark) then
     return entered()
   end

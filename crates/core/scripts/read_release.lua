@@ -9,12 +9,14 @@
 -- ARGV[1] = token, ARGV[2] = now (ms since the Unix epoch, the caller's
 -- clock), ARGV[3] = grace ms, ARGV[4] = '1' to abandon
 -- Returns 1 when the token held a read hold in force and gave it back, 0
--- otherwise.
+-- otherwise; 2 more (2 or 3) when only departed waiters were looked at,
+-- with more behind them: K is left as it is, and the caller sends the same
+-- call again (a call that holds nothing still frees K for the waiters).
 local readers, queue, lock = KEYS[1], KEYS[2], KEYS[3]
 local token, now, grace, abandon = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
 local MARK = '~~read'
 local held = redis.call('ZREM', readers, token)
-if not abandon and held == 0 then
+if not abandon and held == 0 and redis.call('EXISTS', queue) == 0 then
   return 0
 end
 -- @include queue
@@ -31,8 +33,8 @@ if live == 0 then
   -- (Dead readers left in K~~r, if any, go with its expiry or later calls.)
   if redis.call('EXISTS', queue) == 0 then
     redis.call('DEL', lock)
-  else
-    free_lock(lock, queue, false)
+  elseif free_lock(lock, queue, false) then
+    return held + 2
   end
 else
   -- K lives no longer than the longest live read lease (+ grace): not

@@ -5,10 +5,10 @@
 -- fence key are named from K here (they share K's slot).
 -- KEYS[1] = lock
 -- ARGV[1] = owner token, ARGV[2] = '1' when this hold has a fencing token
--- (absent: it has none), ARGV[3] = '1' to only wake (Redlock; absent: no),
--- ARGV[4] = '1' when a hand-over gave us the hold and we entered on its
--- wake-up: its mark ("h") goes too (absent: no)
--- Returns 1 when we held it and released it, 0 when it was not ours.
+-- (absent: it has none), ARGV[3] = '1' to only wake (Redlock; absent: no)
+-- Returns 1 when we held it and released it, 0 when it was not ours, 3
+-- when we hold it still: only departed waiters were looked at, others wait
+-- behind them, and we call again (lib/queue.lua's free_lock).
 local lock = KEYS[1]
 if redis.call('GET', lock) ~= ARGV[1] then
   return 0
@@ -16,14 +16,13 @@ end
 if ARGV[2] == '1' then
   redis.call('DEL', lock .. '~~f')
 end
-if ARGV[4] == '1' then
-  redis.call('DEL', lock .. '~~a~' .. ARGV[1])
-end
 local queue = lock .. '~~q'
 if redis.call('EXISTS', queue) == 0 then
   redis.call('DEL', lock)
   return 1
 end
 -- @include queue
-free_lock(lock, queue, ARGV[3] == '1')
+if free_lock(lock, queue, ARGV[3] == '1') then
+  return 3
+end
 return 1

@@ -13,7 +13,8 @@
 -- left by our clock (it counts only if the reply comes within that), {0,
 -- ms} while none is free (ms: until the first live lease may end, -1:
 -- unknown), {2} after giving up, {-1, permits} when the semaphore has
--- another number of permits.
+-- another number of permits, {3} when departed waiters stood in the way of
+-- deciding (call again).
 local holders, queue, permits_key = KEYS[1], KEYS[2], KEYS[3]
 local token, permits, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local mode, grace = ARGV[5], tonumber(ARGV[8])
@@ -70,8 +71,15 @@ if mode == '2' then
   return {2}
 end
 -- Waiters first, in order; we may be one of them.
-free = grant(holders, holders, queue, now, free)
-if free > 0 or redis.call('ZSCORE', holders, token) then
+local more
+free, more = grant(holders, holders, queue, now, free)
+if redis.call('ZSCORE', holders, token) then
+  return won()
+end
+if more then
+  return {3}
+end
+if free > 0 then
   return won()
 end
 local first = redis.call('ZRANGEBYSCORE', holders, '(' .. dead_at, '+inf', 'WITHSCORES',

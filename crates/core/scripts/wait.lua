@@ -18,7 +18,9 @@
 -- when starving, ARGV[7] = '1' to give up, ARGV[8] = '1' on a replay,
 -- ARGV[9] = when the waiter began to wait (microseconds, its clock)
 -- Returns {1, fencing token or -1} when the lock is ours, {2} after giving
--- up, {0, the lock's PTTL} while waiting.
+-- up, {0, the lock's PTTL} while waiting, {3} when the lock is free but
+-- only departed waiters were looked at, with more behind them: the waiter
+-- steps again at once.
 -- @include fence
 -- @include queue
 local lock, queue, hold_fence, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -48,7 +50,10 @@ if ARGV[7] == '1' then
   return {2}
 end
 if redis.call('EXISTS', lock) == 0 then
-  local head, mark = first_live(lock, queue)
+  local head, mark, more = first_live(lock, queue)
+  if more then
+    return {3}
+  end
   if not (head and head ~= token
       and hand_over(lock, queue, head, mark)) then
     redis.call('SET', lock, token, 'PX', ttl)

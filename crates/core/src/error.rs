@@ -278,6 +278,21 @@ impl LockError {
         )
     }
 
+    /// True when a wait may go on through this error on a new connection:
+    /// the connection dropped under it (`CLIENT KILL`, a restart, a
+    /// failover) or the server refused a new one for a moment. A stalled
+    /// server (a timeout) is not waited through: that would cost the read
+    /// timeout again and again.
+    pub fn is_passing(&self) -> bool {
+        matches!(
+            self,
+            Self::Connection {
+                kind: ConnectionFailure::Dropped | ConnectionFailure::Unreachable,
+                ..
+            }
+        )
+    }
+
     /// True when repeating the same idempotent command on a fresh connection
     /// may succeed: the connection dropped under us. Timeouts are not
     /// retryable (the server may be stalled, a retry would double the wait),

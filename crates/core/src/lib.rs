@@ -25,6 +25,7 @@
 pub mod config;
 pub mod error;
 pub mod host;
+mod lease;
 mod lock;
 mod net;
 mod process;
@@ -42,7 +43,7 @@ pub use semaphore::{Semaphore, SemaphoreInfo, release_all as release_all_semapho
 /// The end of the module: stops the renewal thread and closes the pooled
 /// connections. Builds nothing in a process that never took a lock.
 pub fn shutdown() {
-    lock::renewal::shutdown();
+    lease::renewal::shutdown();
     net::pool::close_all();
 }
 

@@ -207,23 +207,34 @@ fn replies_delayed_past_the_read_timeout_time_out_then_recover() {
     wait_until("the late release", Duration::from_secs(5), || {
         !exists(&server, &key)
     });
+    // The next acquire of the key first sends the unanswered release again,
+    // which is not answered either: nothing else is sent.
     let result = within("acquire, replies late", Duration::ZERO, || {
         a.acquire(Duration::ZERO, &never)
     });
     assert_eq!(failure("acquire", result), ConnectionFailure::TimedOut);
+    // Another key's acquire: its SET runs, only its reply is late.
+    let other = unique_key("delay-other");
+    let mut b = lock_at(&proxy.url(), &other, 5.0);
+    let result = within("acquire, replies late", Duration::ZERO, || {
+        b.acquire(Duration::ZERO, &never)
+    });
+    assert_eq!(failure("acquire", result), ConnectionFailure::TimedOut);
     wait_until("the late SET", Duration::from_secs(5), || {
-        exists(&server, &key)
+        exists(&server, &other)
     });
 
     proxy.pass();
     // The timed-out acquire's SET is cleaned up first, then taken anew.
-    assert!(
-        within("acquire after", Duration::ZERO, || a
-            .acquire(Duration::ZERO, &never))
-        .unwrap()
-    );
-    assert!(a.release().unwrap());
-    assert!(!exists(&server, &key));
+    for (lock, key) in [(&mut a, &key), (&mut b, &other)] {
+        assert!(
+            within("acquire after", Duration::ZERO, || lock
+                .acquire(Duration::ZERO, &never))
+            .unwrap()
+        );
+        assert!(lock.release().unwrap());
+        assert!(!exists(&server, key));
+    }
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{RedisServer, never, release_as, unique_key};
 use redislock_core::protocol::call::Attempt;
+use redislock_core::protocol::step::Step;
 use redislock_core::protocol::{commands, keys};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
@@ -149,15 +150,9 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
             .query(con)
             .unwrap()
     };
-    assert!(matches!(
-        step(&mut con, false),
-        commands::Queued::Waiting { .. }
-    ));
+    assert!(matches!(step(&mut con, false), Step::Waiting { .. }));
     // Starving: the next release hands the lock over.
-    assert!(matches!(
-        step(&mut con, true),
-        commands::Queued::Waiting { .. }
-    ));
+    assert!(matches!(step(&mut con, true), Step::Waiting { .. }));
     assert!(release_as(
         &server,
         &key,
@@ -169,8 +164,9 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
         .arg(lock_keys.wake(b"w1"))
         .query(&mut con)
         .unwrap();
-    let commands::Queued::Acquired {
+    let Step::Won {
         fence: Some(handed),
+        ..
     } = step(&mut con, false)
     else {
         panic!("the claim takes the handed lock with a fencing token");

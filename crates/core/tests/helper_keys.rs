@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use common::{RedisServer, never, release_as, unique_key};
 use redislock_core::protocol::call::Attempt;
-use redislock_core::protocol::commands::{self, Queued, Successor, Waiter};
+use redislock_core::protocol::commands::{self, Successor, Waiter};
 use redislock_core::protocol::keys::LockKeys;
+use redislock_core::protocol::step::Step;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 fn keys(server: &RedisServer, pattern: &str) -> Vec<String> {
@@ -121,7 +122,7 @@ fn helper_keys_of_vanished_owners_expire() {
     };
     let step = commands::wait_step(&keys_of_lock, &waiter, true, false, Attempt::First);
     let queued = step.query(&mut server.client()).unwrap();
-    assert!(matches!(queued, Queued::Waiting { .. }), "{queued:?}");
+    assert!(matches!(queued, Step::Waiting { .. }), "{queued:?}");
     // The holder releases: the lock is handed to the starving waiter, which
     // is woken... and has vanished before it claimed it (and its token).
     assert!(release_as(&server, &key, b"holder", Successor::HandOver));

@@ -28,8 +28,9 @@ use redislock_core::config::php_numeric::{float_to_string, parse_numeric};
 use redislock_core::config::settings;
 use redislock_core::config::url::{DEFAULT_PORT, Endpoint, MAX_DB, ServerUrl, redact_raw};
 use redislock_core::protocol::call::{Attempt, Call};
-use redislock_core::protocol::commands::{self, Queued, Released, Successor, Waiter};
+use redislock_core::protocol::commands::{self, Released, Successor, Waiter};
 use redislock_core::protocol::keys::LockKeys;
+use redislock_core::protocol::step::Step;
 use redislock_core::protocol::token::MAX_TOKEN_LEN;
 use redislock_core::{LockError, LockOptions, OptionValue, semaphore_calls};
 
@@ -1173,13 +1174,9 @@ fn exercise_all_calls(e: &Exercise<'_>) {
         e.run(commands::reenter(&k.lock, fence, TOKEN, 1000), |b| *b);
     }
     for successor in [Successor::HandOver, Successor::Wake] {
-        for (fenced, handed, attempt) in [
-            (false, false, Attempt::First),
-            (true, false, Attempt::Replay),
-            (false, true, Attempt::First),
-        ] {
+        for (fenced, attempt) in [(false, Attempt::First), (true, Attempt::Replay)] {
             e.run(
-                commands::release(&k, TOKEN, successor, fenced, handed, attempt),
+                commands::release(&k, TOKEN, successor, fenced, attempt),
                 |r| *r == Released::Yes,
             );
         }
@@ -1194,12 +1191,17 @@ fn exercise_all_calls(e: &Exercise<'_>) {
         ] {
             e.run(
                 commands::wait_step(&k, &w, starving, give_up, attempt),
-                Queued::is_acquired,
+                Step::is_won,
+            );
+            e.run(
+                Call::after_wake(
+                    commands::blpop(&k.wake(w.token), wait),
+                    wait,
+                    commands::wait_step(&k, &w, starving, give_up, attempt),
+                ),
+                Step::is_won,
             );
         }
-        e.run(commands::wait_for_wake(&k, w.token, wait), |w| {
-            *w != commands::Wake::None
-        });
         e.run(commands::join_wake_queue(&k, &w), |_| false);
         e.run(commands::leave_wake_queue(&k, &w), |_| false);
         e.run(commands::wait_for_quorum_wake(&k, &w, wait), |b| *b);
@@ -1263,10 +1265,11 @@ proptest! {
         let k = keys();
         let parse_one = |call: Call<bool>, v: Value| (call.parse)(vec![v]).unwrap();
         let released = |attempt| {
-            (commands::release(&k, TOKEN, Successor::HandOver, false, false, attempt).parse)(vec![Value::Int(n)]).unwrap()
+            (commands::release(&k, TOKEN, Successor::HandOver, false, attempt).parse)(vec![Value::Int(n)]).unwrap()
         };
-        prop_assert_eq!(released(Attempt::First), if n == 1 { Released::Yes } else { Released::NotOurs });
-        prop_assert_eq!(released(Attempt::Replay), if n == 1 { Released::Yes } else { Released::GoneOnReplay });
+        // Bit 1: what the first call found (bit 2: it is sent again).
+        prop_assert_eq!(released(Attempt::First), if n & 1 == 1 { Released::Yes } else { Released::NotOurs });
+        prop_assert_eq!(released(Attempt::Replay), if n & 1 == 1 { Released::Yes } else { Released::GoneOnReplay });
         prop_assert_eq!(parse_one(commands::refresh(&k.lock, None, TOKEN, 1), Value::Int(n)), n == 1);
         prop_assert_eq!(parse_one(commands::force_release(&k.lock, b"r"), Value::Int(n)), n >= 1);
         let pttl = (commands::owned_pttl(&k.lock, TOKEN).parse)(vec![Value::Int(n)]).unwrap();
@@ -1275,11 +1278,12 @@ proptest! {
         let queued = |v: Vec<Value>| (commands::wait_step(&k, &w, false, false, Attempt::First).parse)(vec![Value::Array(v)]);
         prop_assert_eq!(
             queued(vec![Value::Int(1), Value::Int(n)]).unwrap(),
-            Queued::Acquired { fence: (n >= 0).then_some(n) }
+            Step::Won { fence: (n >= 0).then_some(n), left_ms: None }
         );
-        prop_assert_eq!(queued(vec![Value::Int(0), Value::Int(m)]).unwrap(), Queued::Waiting { pttl_ms: m });
-        prop_assert_eq!(queued(vec![Value::Int(2)]).unwrap(), Queued::GaveUp);
-        if !(0..=2).contains(&n) {
+        prop_assert_eq!(queued(vec![Value::Int(0), Value::Int(m)]).unwrap(), Step::Waiting { hint_ms: u64::try_from(m).ok() });
+        prop_assert_eq!(queued(vec![Value::Int(2)]).unwrap(), Step::GaveUp);
+        prop_assert_eq!(queued(vec![Value::Int(3)]).unwrap(), Step::Again);
+        if !(0..=3).contains(&n) {
             prop_assert!(queued(vec![Value::Int(n), Value::Int(m)]).is_err());
         }
         let fenced = commands::try_acquire(&k, TOKEN, 1, true, Attempt::First);

@@ -14,10 +14,18 @@
 -- K~~a~<token> and K~~w~<token> of other waiters are built here, not
 -- passed in KEYS: legal in Redis Cluster because they share K's slot.
 -- No script calls TIME (liveness is key expiry), and no call does more than
--- a constant amount of work: a release looks at no more than SCAN waiters.
+-- a constant amount of work: it looks at DEPARTED waiters at most.
 
--- Waiters looked at per call; dead ones among them are dropped.
+-- Entries looked at per call elsewhere (ended holders of a semaphore or
+-- read holds; dead ones among them are dropped).
 local SCAN = 8
+
+-- Waiters looked at per call at most (their marks read in one MGET); the
+-- departed ones among them are dropped. A call that finds only departed
+-- waiters there, with more behind them, says so and its caller calls
+-- again at once (each call drops DEPARTED): departed waiters cost their
+-- own removal, never a live waiter's turn, however many they are.
+local DEPARTED = 64
 
 local function mark_key(lock, token)
   return lock .. '~~a~' .. token
@@ -57,28 +65,44 @@ local function wake(lock, token, ms, handed)
   redis.call('PEXPIRE', list, ms + 1000)
 end
 
--- The longest-waiting live waiter among the first SCAN of the queue, with
--- its mark; the dead ones looked at are dropped.
+-- The longest-waiting live waiter, with its mark; the departed ones looked
+-- at before it are dropped. Returns nil, nil, true when the DEPARTED
+-- waiters looked at were all departed and others wait behind them (the
+-- caller calls again), nil, nil, false when nobody waits.
 local function first_live(lock, queue)
-  for _, token in ipairs(redis.call('ZRANGE', queue, 0, SCAN - 1)) do
-    local mark = redis.call('GET', mark_key(lock, token))
-    if mark then
-      return token, mark
-    end
-    redis.call('ZREM', queue, token)
+  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  if not head then
+    return nil, nil, false
   end
-  return nil, nil
+  local mark = redis.call('GET', mark_key(lock, head))
+  if mark then
+    return head, mark, false
+  end
+  local tokens = redis.call('ZRANGE', queue, 0, DEPARTED - 1)
+  local at = {}
+  for i, token in ipairs(tokens) do
+    at[i] = mark_key(lock, token)
+  end
+  local marks = redis.call('MGET', unpack(at))
+  local gone = {}
+  for i, token in ipairs(tokens) do
+    if marks[i] then
+      redis.call('ZREM', queue, unpack(gone))
+      return token, marks[i], false
+    end
+    gone[i] = token
+  end
+  redis.call('ZREM', queue, unpack(gone))
+  return nil, nil, redis.call('EXISTS', queue) == 1
 end
 
 -- Hands the free lock to the waiter head (with its mark) if it is
 -- starving (every writer waiting on one server is: it lost its race when
 -- its first try found the lock held): the lock is set to its token for
 -- what is left of its mark's life (at most its ttl), and it is woken with
--- "h". An unfenced waiter enters at once, its lease counted from its last
--- step (its mark lives alive_ms from that step on), and claims the rest of
--- its lease in the background; a fenced one claims it (and its fencing
--- token) first. A waiter that departed holds it no longer than its mark
--- would have lived. True when handed over.
+-- "h". The step it sent behind its wake-up wait runs at once and claims
+-- its whole lease (and fencing token); a waiter that departed holds it no
+-- longer than its mark would have lived. True when handed over.
 local function hand_over(lock, queue, head, mark)
   local ttl, starving = string.match(mark, '^(%d+):[01]:([01])')
   if starving ~= '1' then
@@ -99,14 +123,20 @@ end
 -- Frees a lock its owner gives up: a starving first waiter is handed the
 -- lock; otherwise the lock is deleted and the first live waiter woken to
 -- try for it (a newcomer may take it first: barging). With notify
--- (Redlock, where a quorum decides) the waiter is only woken.
+-- (Redlock, where a quorum decides) the waiter is only woken. True when
+-- only departed waiters were found, with more behind them: the lock is
+-- left as it is, and the owner calls again.
 local function free_lock(lock, queue, notify)
-  local head, mark = first_live(lock, queue)
+  local head, mark, more = first_live(lock, queue)
+  if more then
+    return true
+  end
   if head and not notify and hand_over(lock, queue, head, mark) then
-    return
+    return false
   end
   redis.call('DEL', lock)
   if head then
     wake(lock, head, 1000)
   end
+  return false
 end

@@ -18,29 +18,32 @@ local function free_permits(holders, permits, dead_at)
 end
 
 -- Hands up to `free` permits to the first live waiters, in queue order
--- (looking at SCAN entries at most; dead ones are dropped): each becomes a
--- holder for what is left of its mark's life (at most its ttl), its mark
--- says "h", and it is woken; it claims its full lease when it runs.
--- Returns the permits still free.
+-- (at most SCAN of them; departed ones are dropped, lib/queue.lua's
+-- first_live): each becomes a holder for what is left of its mark's life
+-- (at most its ttl), its mark says "h", and it is woken; the step it sent
+-- behind its wake-up wait claims its whole lease at once. Returns the
+-- permits still free, and true when some may be owed to waiters not yet
+-- looked at (departed ones stood in the way): the caller calls again.
 local function grant(base, holders, queue, now, free)
-  if free <= 0 then
-    return free
-  end
-  for _, token in ipairs(redis.call('ZRANGE', queue, 0, SCAN - 1)) do
+  local granted = 0
+  while free > 0 do
+    local token, mark, more = first_live(base, queue)
+    if not token then
+      return free, more
+    end
+    if granted == SCAN then
+      return free, true
+    end
     local at = mark_key(base, token)
-    local mark = redis.call('GET', at)
-    local claim = mark and math.min(tonumber(string.match(mark, '^(%d+)')) or 0,
-      redis.call('PTTL', at)) or 0
+    local claim = math.min(tonumber(string.match(mark, '^(%d+)')) or 0, redis.call('PTTL', at))
     redis.call('ZREM', queue, token)
     if claim > 0 then
       redis.call('ZADD', holders, now + claim, token)
       redis.call('SET', at, 'h', 'PX', claim)
       wake(base, token, claim)
       free = free - 1
-      if free == 0 then
-        return 0
-      end
+      granted = granted + 1
     end
   end
-  return free
+  return free, false
 end

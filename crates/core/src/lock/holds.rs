@@ -29,7 +29,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::lock::renewal::Lease;
+use crate::lease::belief::Lease;
 use crate::process::PerThread;
 use crate::protocol::keys::LockKeys;
 use crate::topology::Topology;
@@ -59,9 +59,6 @@ pub struct Entry {
     pub lease: Arc<Lease>,
     /// Whether the renewal thread renews the lease (option `auto_renew`).
     pub renewed: bool,
-    /// Whether a hand-over gave the hold and its waiter entered on the
-    /// wake-up, leaving the hand-over's mark for the release to delete.
-    pub handed: bool,
     /// Whether other acquires of this request may join the hold (option
     /// `reentrant` of the acquirer): a hold taken with `reentrant => false`
     /// is never re-entered, by any object; nor one kept across

@@ -11,7 +11,6 @@ pub mod holds;
 mod inspect;
 mod quorum;
 mod read;
-pub mod renewal;
 mod scope;
 mod scriptless;
 
@@ -22,6 +21,9 @@ use crate::config::duration;
 use crate::config::options::{LockOptions, OnLost};
 use crate::error::{LockError, Result};
 use crate::host;
+use crate::lease::belief::{Applied, Effect, Lease};
+use crate::lease::pending;
+use crate::lease::renewal::{self, Job, Renewed};
 use crate::net::pool::Role;
 use crate::process::stats::{self, Counter};
 use crate::protocol::call::{Attempt, Call};
@@ -32,37 +34,14 @@ use crate::protocol::token;
 use crate::topology::{Topology, Votes, Waiting};
 use holds::{Entry, Left};
 pub use inspect::{HoldMode, Inspection, SemaphoreInspection};
-use renewal::{Job, Lease, Renewed};
 pub use scope::end_request_scope;
+
+/// How long after a hold's lease its pending release or clean-up is still
+/// sent ([`pending`]): extensions on their way may still have run.
+const PENDING_MARGIN: Duration = Duration::from_secs(5);
 
 /// Longest key accepted, in bytes (prefix excluded).
 pub const MAX_KEY_LEN: usize = 64 * 1024;
-
-/// Margin added to the holder's remaining lease, so the check after an
-/// expiry finds the key gone.
-const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
-
-/// How long a queue entry stays live without a check: two fallback periods
-/// plus slack. A waiter that crashed is skipped by the release once this has
-/// passed since its last check.
-fn alive_window(fallback: Duration) -> u64 {
-    (fallback * 2).as_millis() as u64 + 500
-}
-
-/// How long to block for a wake-up: until the wait ends, the holder's lease
-/// ends, or `fallback` (option `retry_delay`) passes, whichever comes first.
-fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Duration) -> Duration {
-    let lease = match u64::try_from(holder_pttl_ms) {
-        Ok(ms) => Duration::from_millis(ms) + EXPIRY_MARGIN,
-        // No expiry (-1) or no key (-2, it vanished just now): the fallback
-        // bounds the wait, a check sorts it out.
-        Err(_) => fallback,
-    };
-    remaining
-        .min(lease)
-        .min(fallback)
-        .max(Duration::from_millis(1))
-}
 
 /// An acquire that won: the hold's fencing token, and when the request that
 /// won it was sent (its lease is counted from then).
@@ -70,11 +49,6 @@ fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Duration) -> D
 struct Won {
     fence: Fence,
     sent: Instant,
-    /// Set when a release handed the lock over and the waiter entered
-    /// without claiming it: the lease Redis gave lasts at least this many
-    /// ms from `sent`, and the rest of the ttl is claimed in the background
-    /// ([`Job::once`]).
-    handed_ms: Option<u64>,
 }
 
 /// What an object contributes to a hold in the process-wide table.
@@ -95,19 +69,8 @@ pub struct Lock {
     topology: Arc<Topology>,
     options: LockOptions,
     share: Option<Share>,
-    /// Acquires whose outcome is unknown (the connection timed out or
-    /// dropped before the reply): cleaned up before the next acquire.
-    orphans: Vec<Orphan>,
     /// This object's read holds (`acquireRead()`), built on first use.
     readers: Option<crate::semaphore::Semaphore>,
-}
-
-/// The token of an acquire whose outcome is unknown, and the servers (in
-/// the topology's order) where it may have written.
-#[derive(Debug)]
-struct Orphan {
-    token: Vec<u8>,
-    on: Vec<bool>,
 }
 
 /// What `__debugInfo` shows of a lock (no secrets).
@@ -173,7 +136,6 @@ impl Lock {
             topology,
             options,
             share: None,
-            orphans: Vec::new(),
             readers: None,
         })
     }
@@ -231,7 +193,8 @@ impl Lock {
             stats::add(Counter::Acquired);
             return Ok(true);
         }
-        self.clean_orphans()?;
+        // Earlier work on this key that Redis did not answer goes first.
+        pending::flush(self.topology.scope(), &self.keys.lock)?;
         let scriptless = self.check_scripts()?;
         if scriptless.is_some() && self.options.fencing {
             return Err(self.fencing_refused());
@@ -264,21 +227,14 @@ impl Lock {
                     // or sit in the queue. (Over several servers the try
                     // was undone where it may have written, and what did
                     // not answer is an orphan already.)
-                    self.orphans.push(Orphan {
-                        token,
-                        on: vec![true],
-                    });
+                    abandon_later(&self.topology, &self.keys, &token, vec![true], self.ttl_ms);
                 }
                 return Err(err);
             }
         };
         match won {
-            Some(Won {
-                fence,
-                sent,
-                handed_ms,
-            }) => {
-                self.adopt(token, fence, sent, handed_ms);
+            Some(Won { fence, sent }) => {
+                self.adopt(token, fence, sent);
                 stats::add(Counter::Acquired);
                 stats::wait(started.elapsed());
                 Ok(true)
@@ -317,22 +273,14 @@ impl Lock {
             let won = votes.into_single()?;
             if let Some(fence) = won {
                 if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
-                    return Ok(Some(Won {
-                        fence,
-                        sent,
-                        handed_ms: None,
-                    }));
+                    return Ok(Some(Won { fence, sent }));
                 }
                 self.undo(token);
             }
             return Ok(None);
         }
         if in_time(&votes) {
-            return Ok(Some(Won {
-                fence: None,
-                sent,
-                handed_ms: None,
-            }));
+            return Ok(Some(Won { fence: None, sent }));
         }
         self.undo_where(token, &votes.may_have_written(Option::is_some));
         votes.decided()?;
@@ -349,8 +297,8 @@ impl Lock {
     /// once: those where the try may have written (it said it took the
     /// lock, or gave no reply). Never where the key held the token before
     /// the try: another lock object with the same `owner` holds it there,
-    /// and undoing would release that hold. A server that does not answer
-    /// keeps the token as an orphan, cleaned before the next acquire.
+    /// and undoing would release that hold. What a server does not answer
+    /// stays pending ([`pending`]).
     fn undo_where(&mut self, token: &[u8], on: &[bool]) {
         if !on.contains(&true) {
             return;
@@ -358,10 +306,7 @@ impl Lock {
         let votes = self.abandon_where(token, on);
         let unanswered: Vec<bool> = votes.oks().into_iter().map(|ok| !ok).collect();
         if unanswered.contains(&true) {
-            self.orphans.push(Orphan {
-                token: token.to_vec(),
-                on: unanswered,
-            });
+            abandon_later(&self.topology, &self.keys, token, unanswered, self.ttl_ms);
         }
     }
 
@@ -452,17 +397,6 @@ impl Lock {
         }
     }
 
-    /// Releases whatever the tokens of earlier, interrupted acquires may
-    /// hold (one round trip each; normally there are none).
-    fn clean_orphans(&mut self) -> Result<()> {
-        while let Some(orphan) = self.orphans.last() {
-            let votes = self.abandon_where(&orphan.token, &orphan.on);
-            votes.decided()?;
-            self.orphans.pop();
-        }
-        Ok(())
-    }
-
     /// Joins the process's existing hold of this key, if it is still ours in
     /// Redis. A hold found lost is dropped from the table. True when joined.
     fn reenter(&mut self) -> Result<bool> {
@@ -482,7 +416,11 @@ impl Lock {
         // Without scripts the lease is set, not raised: to no less than
         // what this process knows is left of it.
         let at_least = ttl_ms.max(entry.lease.valid_for().as_millis() as u64);
-        let sent = Instant::now();
+        let effect = match scriptless {
+            Some(_) => Effect::Sets(at_least),
+            None => Effect::AtLeast(ttl_ms),
+        };
+        let sent = entry.lease.send(effect, entry.topology.drift(at_least));
         let votes = entry
             .topology
             .run(Role::Command, &entry.keys.lock, &|_| match scriptless {
@@ -493,21 +431,23 @@ impl Lock {
                     commands::reenter(&entry.keys.lock, entry.fence_key(), &entry.token, ttl_ms)
                 }
             });
-        let ours = entry
-            .lease
-            .confirmed_if(votes.decided()?.agree(|ours| *ours))
-            && entry.topology.validity(ttl_ms, sent.elapsed()).is_some();
-        if !ours {
+        let ours = match votes.decided() {
+            Ok(votes) => votes.agree(|ours| *ours),
+            Err(err) => {
+                entry.lease.unanswered(&sent);
+                return Err(err);
+            }
+        };
+        let drift = |ms: u64| entry.topology.drift(ms);
+        if entry.lease.answered(&sent, ours, &drift) == Applied::NotOurs
+            || entry.lease.valid_for().is_zero()
+        {
+            // Gone, or this process was paused past the lease it set.
             entry.lease.found_lost();
             holds::remove(entry.id);
             self.share = None;
             return Ok(false);
         }
-        // The lease now lasts at least this acquirer's ttl from the send.
-        let drift = entry.topology.drift(ttl_ms);
-        entry
-            .lease
-            .extended(renewal::lease_end(sent, ttl_ms, drift));
         holds::join_id(entry.id);
         match self.share.as_mut() {
             Some(share) => share.own += 1,
@@ -526,31 +466,22 @@ impl Lock {
     /// hold taken over from its token, whose remaining lease is unknown
     /// (a first renewal is asked for at once) and which Redis has not yet
     /// said is ours (not a lost lease if found not ours before).
-    fn adopt(&mut self, token: Vec<u8>, fence: Fence, sent: Instant, handed_ms: Option<u64>) {
-        self.adopt_hold(token, fence, sent, handed_ms, false);
+    fn adopt(&mut self, token: Vec<u8>, fence: Fence, sent: Instant) {
+        self.adopt_hold(token, fence, sent, false);
     }
 
     /// [`Lock::adopt`], or with `restored` a hold taken over from a token
     /// (renewed at once when renewed at all: Redis never confirmed it).
-    fn adopt_hold(
-        &mut self,
-        token: Vec<u8>,
-        fence: Fence,
-        sent: Instant,
-        handed_ms: Option<u64>,
-        restored: bool,
-    ) {
+    fn adopt_hold(&mut self, token: Vec<u8>, fence: Fence, sent: Instant, restored: bool) {
         let drift = self.topology.drift(self.ttl_ms);
         let lease = Lease::new(
             self.ttl_ms,
-            renewal::lease_end(sent, handed_ms.unwrap_or(self.ttl_ms), drift),
+            sent,
+            drift,
             self.options.on_lost == OnLost::Interrupt,
             !restored,
         );
-        // A lock handed over with a short lease is claimed (extended to the
-        // ttl) at a third of it, once, when not renewed anyway.
-        let claim = handed_ms.filter(|&ms| ms < self.ttl_ms);
-        if self.options.auto_renew || claim.is_some() {
+        if self.options.auto_renew {
             renewal::renew(
                 Job {
                     topology: self.topology.clone(),
@@ -560,11 +491,8 @@ impl Lock {
                     },
                     token: token.clone(),
                     max_hold: self.options.max_hold,
-                    first_in: match restored {
-                        true => Some(Duration::ZERO),
-                        false => claim.map(|ms| Duration::from_millis((ms / 3).max(1))),
-                    },
-                    once: !self.options.auto_renew,
+                    // Restored: the lease left is unknown, renewed at once.
+                    first_in: restored.then_some(Duration::ZERO),
                 },
                 lease.clone(),
             );
@@ -579,7 +507,6 @@ impl Lock {
             fence,
             lease,
             renewed: self.options.auto_renew,
-            handed: handed_ms.is_some(),
             reentrant: self.options.reentrant,
             context: host::context(),
         });
@@ -615,7 +542,7 @@ impl Lock {
         }
         // The remaining lease is unknown: counted as a whole ttl from now,
         // and asked for at once by the renewal thread with auto_renew.
-        self.adopt_hold(token, None, Instant::now(), None, true);
+        self.adopt_hold(token, None, Instant::now(), true);
         Ok(())
     }
 
@@ -669,8 +596,6 @@ impl Lock {
         {
             let _ = release_entry(&entry);
         }
-        // Orphans are not cleaned here: the server just failed us, and a
-        // destructor must not wait for it again. Their leases run out.
     }
 
     /// The process's entry for this object's hold, if it still has one.
@@ -744,7 +669,9 @@ impl Lock {
         // stops: the lease is the one set here from now on.
         holds::end_left(entry.topology.scope(), &entry.keys.lock, &entry.token);
         let scriptless = entry.topology.scriptless(&entry.keys.lock);
-        let sent = Instant::now();
+        let sent = entry
+            .lease
+            .send(Effect::Sets(ttl_ms), entry.topology.drift(ttl_ms));
         let votes = entry.topology.run(Role::Command, &entry.keys.lock, &|_| {
             let call = match scriptless {
                 Some(_) => {
@@ -756,14 +683,20 @@ impl Lock {
             };
             self.acked(call, |ok| *ok)
         });
-        let extended = entry.lease.confirmed_if(votes.decided()?.agree(|ok| *ok))
-            && entry.topology.validity(ttl_ms, sent.elapsed()).is_some();
-        // An auto-renewed hold keeps the lease length asked for here.
+        let ours = match votes.decided() {
+            Ok(votes) => votes.agree(|ok| *ok),
+            Err(err) => {
+                entry.lease.unanswered(&sent);
+                return Err(err);
+            }
+        };
+        // An auto-renewed hold keeps the lease length asked for here, and
+        // is renewed next at a third of it.
+        let drift = |ms: u64| entry.topology.drift(ms);
+        let extended = entry.lease.answered(&sent, ours, &drift) != Applied::NotOurs
+            && !entry.lease.valid_for().is_zero();
         if extended {
-            let drift = entry.topology.drift(ttl_ms);
-            entry
-                .lease
-                .refreshed(ttl_ms, renewal::lease_end(sent, ttl_ms, drift));
+            renewal::wake();
         } else {
             entry.lease.found_lost();
         }
@@ -896,18 +829,21 @@ fn release_entry(entry: &Entry) -> Result<bool> {
     let successor = successor_on(&entry.topology);
     let in_lease = !entry.lease.valid_for().is_zero();
     let fenced = entry.fence.is_some();
+    // The last command of the hold: a renewal's reply that comes later
+    // changes nothing.
+    entry.lease.send(Effect::Ends, Duration::ZERO);
     let votes = entry
         .topology
         .run(Role::Command, &entry.keys.lock, &|attempt| {
-            commands::release(
-                &entry.keys,
-                &entry.token,
-                successor,
-                fenced,
-                entry.handed,
-                attempt,
-            )
+            commands::release(&entry.keys, &entry.token, successor, fenced, attempt)
         });
+    // What a server did not answer is finished later: the hold never stays
+    // behind in Redis because a reply was lost.
+    let owed: Vec<bool> = votes.oks().into_iter().map(|ok| !ok).collect();
+    if owed.contains(&true) {
+        let ttl_ms = entry.lease.ttl_ms();
+        abandon_later(&entry.topology, &entry.keys, &entry.token, owed, ttl_ms);
+    }
     let released = votes.decided()?.agree(|found| match found {
         Released::Yes => true,
         Released::GoneOnReplay => in_lease,
@@ -919,6 +855,47 @@ fn release_entry(entry: &Entry) -> Result<bool> {
         entry.lease.found_lost();
     }
     Ok(released)
+}
+
+/// Leaves the clean-up of `token` (leave the queue, free the lock if the
+/// token holds it, as a release does) on the servers of `keys` that `owed`
+/// marks to the lease thread ([`pending`]), until they answer or a lease
+/// of `ttl_ms` is surely over.
+fn abandon_later(
+    topology: &Arc<Topology>,
+    keys: &Arc<LockKeys>,
+    token: &[u8],
+    owed: Vec<bool>,
+    ttl_ms: u64,
+) {
+    let key = keys.lock.clone();
+    let (on, keys, token) = (topology.clone(), keys.clone(), token.to_vec());
+    let successor = successor_on(topology);
+    let resend: pending::Resend = Box::new(move |owed| {
+        let scriptless = on.scriptless(&keys.lock);
+        on.run_where(
+            Role::Command,
+            &keys.lock,
+            owed,
+            false,
+            &|_| match scriptless {
+                Some(how) => crate::protocol::scriptless::abandon(&keys, &token, how),
+                None => commands::abandon(&keys, &token, successor),
+            },
+        )
+        .into_results()
+        .into_iter()
+        .map(|r| r.map(drop))
+        .collect()
+    });
+    let lasts = Duration::from_millis(ttl_ms) + PENDING_MARGIN;
+    pending::add(pending::Work::new(
+        topology.clone(),
+        key,
+        owed,
+        lasts,
+        resend,
+    ));
 }
 
 /// True when the hold `id` is auto-renewed and the renewal thread found its

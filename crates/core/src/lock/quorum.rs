@@ -18,8 +18,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Lock, Won, alive_window, block_time};
+use super::{Lock, Won};
 use crate::error::{LockError, Result};
+use crate::lease::queue::{alive_window, block_time};
+use crate::net::exchange;
 use crate::net::pool::Role;
 use crate::process::stats::{self, Counter};
 use crate::protocol::commands::{self, Waiter};
@@ -55,11 +57,7 @@ impl Lock {
                     .validity(self.ttl_ms, sent.elapsed())
                     .is_some()
             {
-                break Ok(Some(Won {
-                    fence: None,
-                    sent,
-                    handed_ms: None,
-                }));
+                break Ok(Some(Won { fence: None, sent }));
             }
             if std::mem::take(&mut first) {
                 stats::add(Counter::Contended);
@@ -96,6 +94,9 @@ impl Lock {
                             commands::wait_for_quorum_wake(keys, &waiter, block)
                         });
                     match woken {
+                        // PHP ended the wait (the wake-up wait answered all
+                        // the same: it takes nothing).
+                        Ok(_) if exchange::take_wait_ended() => break Err(LockError::Interrupted),
                         Ok(_) => {}
                         Err(LockError::Interrupted) => break Err(LockError::Interrupted),
                         // A refused command (an ACL without BLPOP) stays

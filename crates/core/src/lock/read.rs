@@ -76,7 +76,7 @@ impl Lock {
         let promoted = self.read_hold()?.promote(&keys, wait, stop);
         Some(promoted.map(|won| match won {
             Some((token, sent)) => {
-                self.adopt(token, None, sent, None);
+                self.adopt(token, None, sent);
                 true
             }
             None => false,

@@ -10,8 +10,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Lock, Won, alive_window, block_time};
+use super::{Lock, Won};
 use crate::error::{LockError, Result};
+use crate::lease::queue::{alive_window, block_time};
 use crate::net::pool::Role;
 use crate::process::stats::{self, Counter};
 use crate::protocol::commands::Released;
@@ -108,11 +109,7 @@ impl Lock {
             })?;
         if set || owner.as_deref() == Some(token) {
             if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
-                return Ok(Some(Won {
-                    fence: None,
-                    sent,
-                    handed_ms: None,
-                }));
+                return Ok(Some(Won { fence: None, sent }));
             }
             self.undo(token);
         }
@@ -148,11 +145,7 @@ impl Lock {
             })?;
             if set || owner.as_deref() == Some(token) {
                 if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
-                    return Ok(Some(Won {
-                        fence: None,
-                        sent,
-                        handed_ms: None,
-                    }));
+                    return Ok(Some(Won { fence: None, sent }));
                 }
                 // Won, but this process was paused until the lease was
                 // over: it may be someone else's by now.
@@ -170,6 +163,10 @@ impl Lock {
             match self.topology.run_on(0, Role::Blocking, &keys.lock, &|_| {
                 scriptless::wait_for_wake(keys, block)
             }) {
+                // PHP ended the wait (the wake-up wait took nothing).
+                Ok(_) if crate::net::exchange::take_wait_ended() => {
+                    return Err(LockError::Interrupted);
+                }
                 Ok(_) => {}
                 // A late reply: the next step looks.
                 Err(e) if e.is_timeout() => {}

@@ -56,6 +56,46 @@ pub struct ServerConfig {
     /// Connections to this server dropped after an error and not yet
     /// replaced (the next ones opened are reconnects).
     pub broken: Broken,
+    /// Whether the server refused `CLIENT ID` or `CLIENT UNBLOCK` (an ACL,
+    /// a proxy): a blocking wait past its end is then ended by dropping
+    /// its connection.
+    pub unblock: UnblockRefused,
+}
+
+/// Set once the server refused to end a blocking command from another
+/// connection (`CLIENT ID` or `CLIENT UNBLOCK`). Not part of a config's
+/// identity.
+#[derive(Debug, Default)]
+pub struct UnblockRefused(AtomicBool);
+
+impl UnblockRefused {
+    /// True once the server refused.
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Records a refusal.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Clone for UnblockRefused {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for UnblockRefused {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for UnblockRefused {}
+
+impl std::hash::Hash for UnblockRefused {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// Counts connections dropped after an error, so that opening their
@@ -195,6 +235,7 @@ impl ServerConfig {
             tls,
             scripts: ScriptsChecked::default(),
             broken: Broken::default(),
+            unblock: UnblockRefused::default(),
         }
     }
 

@@ -14,6 +14,8 @@
 //! repeat.
 
 use std::sync::Arc;
+
+use redis::ConnectionLike;
 use std::time::{Duration, Instant};
 
 use crate::error::{LockError, Result};
@@ -25,6 +27,10 @@ use crate::protocol::call::{Attempt, Call};
 /// How late Redis may answer a blocking command whose timeout ran out
 /// (its timers run at `hz`, 10 per second by default).
 const REDIS_TIMER_SLACK: Duration = Duration::from_millis(100);
+
+/// How long after a blocking command's end its reply is awaited before
+/// the server is asked to end it ([`exchange_blocking`]).
+const UNBLOCK_SLACK: Duration = Duration::from_millis(3);
 
 /// A server's connection for this exchange, and whether it came from the
 /// pool (then a dropped connection is worth one replay).
@@ -112,13 +118,116 @@ fn exchange<T>(
     mut s: Slot,
     call: &Call<T>,
 ) -> std::result::Result<T, (bool, LockError)> {
-    let until = prepare(&mut s.con, call, server);
-    let outcome = s
-        .con
-        .send(&call.packed())
-        .and_then(|()| s.con.receive(call.reply_count(), until))
-        .and_then(|replies| call.finish(&mut s.con, replies));
+    let outcome = match call.block {
+        Some(block) => exchange_blocking(server, &mut s.con, call, block),
+        None => {
+            let until = prepare(&mut s.con, call, server);
+            s.con
+                .send(&call.packed())
+                .and_then(|()| s.con.receive(call.reply_count(), until))
+                .and_then(|replies| call.finish(&mut s.con, replies))
+        }
+    };
     settle(server, role, s, outcome)
+}
+
+/// A call whose first command blocks on the server for up to `block`
+/// (a waiter's `BLPOP`). Its replies are awaited until the block's end,
+/// whatever the resolution of the server's timers (Redis answers a
+/// `BLPOP` timeout at its next timer tick: 100 ms late at `hz 10`). Still
+/// blocked then, the server is asked from another connection to end it
+/// at once (`CLIENT UNBLOCK id TIMEOUT`: it answers as a timeout, and the
+/// commands behind it run), and the replies are read with the read
+/// timeout. A server that refuses `CLIENT ID` or `CLIENT UNBLOCK` is
+/// waited for as long as its timers take.
+fn exchange_blocking<T>(
+    server: &Arc<ServerConfig>,
+    con: &mut Conn,
+    call: &Call<T>,
+    block: Duration,
+) -> redis::RedisResult<T> {
+    if con.client_id().is_none() && !server.unblock.get() {
+        match con.req_packed_command(b"*2\r\n$6\r\nCLIENT\r\n$2\r\nID\r\n")? {
+            redis::Value::Int(id) => con.set_client_id(id),
+            _ => server.unblock.set(),
+        }
+    }
+    WAIT_ENDED.with(|ended| ended.set(false));
+    let count = call.reply_count();
+    let mut replies = Vec::with_capacity(count);
+    con.begin_wait(block + server.read_timeout + REDIS_TIMER_SLACK);
+    con.send(&call.packed())?;
+    let sent = Instant::now();
+    let id = con.client_id().filter(|_| !server.unblock.get());
+    let until = match id {
+        Some(_) => sent + block + UNBLOCK_SLACK,
+        None => sent + block + server.read_timeout + REDIS_TIMER_SLACK,
+    };
+    if let Err(e) = con.receive_into(&mut replies, count, until, id.is_some()) {
+        if con.stopped() {
+            // PHP ends the wait: end the block at once, and read what the
+            // commands behind it did, so the caller knows what it holds.
+            if !id.is_some_and(|id| unblock(server, id)) {
+                return Err(e);
+            }
+            let until = Instant::now() + server.read_timeout;
+            con.receive_into(&mut replies, count, until, false)?;
+            let value = call.finish(con, replies)?;
+            WAIT_ENDED.with(|ended| ended.set(true));
+            return Ok(value);
+        }
+        if !con.is_open() {
+            return Err(e);
+        }
+        // Blocked past its end. Once the blocking command answered, the
+        // rest follows at once.
+        if replies.is_empty()
+            && let Some(id) = id
+            && !unblock(server, id)
+        {
+            server.unblock.set();
+        }
+        let until = Instant::now() + server.read_timeout + REDIS_TIMER_SLACK;
+        con.receive_into(&mut replies, count, until, false)?;
+    }
+    call.finish(con, replies)
+}
+
+thread_local! {
+    /// Set when PHP ended a blocking wait whose replies were read all the
+    /// same ([`take_wait_ended`]).
+    static WAIT_ENDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// True (once) when the last blocking call on this thread answered after
+/// PHP asked its wait to end (a signal handler threw or called `exit()`,
+/// or the time limit): the call's result is what Redis did, and the
+/// caller ends the wait.
+pub fn take_wait_ended() -> bool {
+    WAIT_ENDED.with(|ended| ended.replace(false))
+}
+
+/// Ends the blocking command of the connection `id` on `server` as if it
+/// timed out (`CLIENT UNBLOCK id TIMEOUT`), from a pooled command
+/// connection. False when the server refused it (or could not be asked).
+fn unblock(server: &Arc<ServerConfig>, id: i64) -> bool {
+    let Some(mut con) = pool::take(server, Role::Command).or_else(|| server.open().ok()) else {
+        return false;
+    };
+    let id = id.to_string();
+    let cmd =
+        crate::protocol::command::Command::of(&[b"CLIENT", b"UNBLOCK", id.as_bytes(), b"TIMEOUT"]);
+    match con.req_packed_command(cmd.bytes()) {
+        Ok(redis::Value::Int(_)) => {
+            pool::put_back(server, Role::Command, con);
+            true
+        }
+        Ok(_) => {
+            pool::put_back(server, Role::Command, con);
+            false
+        }
+        Err(_) => false,
+    }
 }
 
 /// The call once more on a fresh connection, after a pooled one dropped.

@@ -137,6 +137,10 @@ pub struct Conn {
     open: bool,
     stopped: bool,
     db: i64,
+    /// The server's id for this connection (`CLIENT ID`), once asked:
+    /// another connection can then end a blocking wait on this one
+    /// (`CLIENT UNBLOCK`).
+    client_id: Option<i64>,
 }
 
 impl Conn {
@@ -156,6 +160,7 @@ impl Conn {
             open: true,
             stopped: false,
             db: 0,
+            client_id: None,
         })
     }
 
@@ -187,6 +192,16 @@ impl Conn {
         self.stopped
     }
 
+    /// The server's id for this connection, if asked already.
+    pub fn client_id(&self) -> Option<i64> {
+        self.client_id
+    }
+
+    /// Records the server's id for this connection (`CLIENT ID`).
+    pub fn set_client_id(&mut self, id: i64) {
+        self.client_id = Some(id);
+    }
+
     /// Writes a request (one or more packed commands) without reading the
     /// replies: several servers can then work on their requests at once
     /// ([`Conn::receive`] reads the replies).
@@ -208,6 +223,25 @@ impl Conn {
 
     /// Reads `count` replies of the request sent last, all before `until`.
     pub fn receive(&mut self, count: usize, until: Instant) -> RedisResult<Vec<Value>> {
+        let mut replies = Vec::with_capacity(count);
+        self.receive_into(&mut replies, count, until, false)?;
+        Ok(replies)
+    }
+
+    /// Reads replies of the request sent last into `replies` until it holds
+    /// `count`, all before `until`. With `resumable`, a read that times out
+    /// (and that PHP did not end) leaves the connection open and in step,
+    /// with the replies read so far in `replies`: the caller may read on
+    /// with another deadline (after ending a blocking command from another
+    /// connection, `CLIENT UNBLOCK`) or drop the connection. Any other
+    /// failure leaves it closed.
+    pub fn receive_into(
+        &mut self,
+        replies: &mut Vec<Value>,
+        count: usize,
+        until: Instant,
+        resumable: bool,
+    ) -> RedisResult<()> {
         let mode = std::mem::replace(&mut self.mode, Mode::Command);
         let interruptible = matches!(mode, Mode::Wait(_));
         let mut reader = Deadline {
@@ -226,7 +260,6 @@ impl Conn {
             self.open = false;
             return Err(RedisError::from(e));
         }
-        let mut replies = Vec::with_capacity(count);
         while replies.len() < count {
             match resp::parse(&self.buf[self.start..self.end]) {
                 Ok(Some((value, used))) => {
@@ -236,7 +269,16 @@ impl Conn {
                 Ok(None) => {
                     if let Err(e) = fill(&mut self.buf, &mut self.start, &mut self.end, &mut reader)
                     {
-                        self.open = false;
+                        // A timeout of a wait that PHP did not end leaves
+                        // the stream in step (nothing was half read into
+                        // a reply that is lost: unparsed bytes stay in the
+                        // buffer); the caller decides.
+                        let resume =
+                            resumable && e.kind() == io::ErrorKind::TimedOut && !*reader.stopped;
+                        self.open = resume;
+                        if resume {
+                            self.mode = mode;
+                        }
                         return Err(RedisError::from(e));
                     }
                 }
@@ -250,7 +292,7 @@ impl Conn {
         if self.start == self.end {
             (self.start, self.end) = (0, 0);
         }
-        Ok(replies)
+        Ok(())
     }
 
     fn broken(&mut self, e: io::Error) -> RedisError {

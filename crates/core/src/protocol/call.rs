@@ -38,6 +38,12 @@ pub enum Attempt {
     Replay,
 }
 
+/// Most times a call that did only part of its work is sent again
+/// ([`Call::until_done`]): each drops 64 departed waiters, so this is
+/// millions of them; a script that never says it is done (a bug) cannot
+/// hold a caller forever.
+const MAX_AGAIN: u32 = 100_000;
+
 /// Commands for one server and the parser of their replies.
 pub struct Call<T> {
     /// Sent together in one write; one reply each.
@@ -57,6 +63,11 @@ pub struct Call<T> {
     /// A reply not read by then counts as timed out, even within the read
     /// timeout ([`Call::within`]).
     pub until: Option<std::time::Instant>,
+    /// Replies of leading commands that only block ([`Call::after_wake`]):
+    /// not parsed, only checked for errors.
+    pub skip: usize,
+    /// The script may do only part of its work ([`Call::until_done`]).
+    pub again: bool,
 }
 
 /// How many replicas must acknowledge a call's writes (`WAIT`), and for
@@ -84,6 +95,8 @@ impl<T> Call<T> {
             asking: false,
             ack: None,
             until: None,
+            skip: 0,
+            again: false,
         }
     }
 
@@ -103,7 +116,19 @@ impl<T> Call<T> {
             asking: false,
             ack: None,
             until: None,
+            skip: 0,
+            again: false,
         }
+    }
+
+    /// A call of one script that answers a number with its bit 2 set when
+    /// it did only part of its work (it looked at as many departed waiters
+    /// as one call may and others wait behind them): it is sent again, on
+    /// the same connection, until it says it is done. Its result is read
+    /// from the first reply (bit 1: what the first call found).
+    pub fn until_done(mut self) -> Self {
+        self.again = true;
+        self
     }
 
     /// The commands, in order.
@@ -121,6 +146,27 @@ impl<T> Call<T> {
             block: Some(block),
             ..Self::new(cmds, parse)
         }
+    }
+
+    /// `call` sent behind a blocking `wait` command (a waiter's `BLPOP` on
+    /// its wake-up list, which blocks up to `block`) in one request: Redis
+    /// runs it as soon as the wait ends, woken or timed out, even while
+    /// this process is paused. The result is `call`'s; the wait's reply is
+    /// only checked for errors.
+    pub fn after_wake(wait: Command, block: Duration, call: Call<T>) -> Self {
+        let mut cmds = vec![wait];
+        cmds.extend_from_slice(call.commands());
+        Self {
+            block: Some(block),
+            skip: 1,
+            ..Self::new(cmds, call.parse)
+        }
+        .with_ack(call.ack)
+    }
+
+    fn with_ack(mut self, ack: Option<Ack<T>>) -> Self {
+        self.ack = ack;
+        self
     }
 
     /// The call followed by `WAIT replicas timeout` in the same request:
@@ -218,6 +264,18 @@ impl<T> Call<T> {
         if loaded && let Some(wait) = self.wait_cmd() {
             // The first WAIT counted acknowledgements of nothing.
             acks = Some(self.send_again(con, &wait)?);
+        }
+        if self.again {
+            let partly = |reply: Option<&Value>| matches!(reply, Some(Value::Int(n)) if n & 2 != 0);
+            let mut more = partly(replies.first());
+            let mut calls = 0;
+            while more && calls < MAX_AGAIN {
+                more = partly(Some(&self.send_again(con, &self.commands()[0])?));
+                calls += 1;
+            }
+        }
+        for reply in replies.drain(..self.skip.min(replies.len())) {
+            reply.extract_error()?;
         }
         let value = (self.parse)(replies)?;
         match (&self.ack, acks) {

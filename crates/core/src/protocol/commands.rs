@@ -11,6 +11,7 @@ use crate::protocol::command::{Arg, Command};
 use crate::protocol::keys::LockKeys;
 use crate::protocol::reply::{one, two, value};
 use crate::protocol::scripts;
+use crate::protocol::step::Step;
 
 /// A fencing token: strictly greater than every earlier one of the key.
 /// `None` when the acquirer did not ask for one.
@@ -172,47 +173,40 @@ pub enum Released {
 
 /// Releases the lock if it still holds `token`: deletes it and, when
 /// others wait, wakes the first or hands it the lock (see [`Successor`]).
-/// `fenced`: the hold has a fencing token, whose key goes too; `handed`: a
-/// hand-over gave it and the waiter entered on its wake-up, so its mark
-/// goes too.
+/// `fenced`: the hold has a fencing token, whose key goes too.
 pub fn release(
     keys: &LockKeys,
     token: &[u8],
     successor: Successor,
     fenced: bool,
-    handed: bool,
     attempt: Attempt,
 ) -> Call<Released> {
-    // The common case (unfenced, one server decides, no hand-over) sends
-    // the token alone: every argument costs the server a string to build.
-    let flags = [fenced, successor == Successor::Wake, handed];
+    // The common case (unfenced, one server decides) sends the token
+    // alone: every argument costs the server a string to build.
+    let flags = [fenced, successor == Successor::Wake];
     let sent = flags.iter().rposition(|&f| f).map_or(0, |last| last + 1);
-    let args = [
-        token.into(),
-        flag(fenced).into(),
-        successor.flag().into(),
-        flag(handed).into(),
-    ];
+    let args = [token.into(), flag(fenced).into(), successor.flag().into()];
     let cmd = match sent {
         0 => Command::with_head(&keys.release_head, &args[..1]),
         _ => scripts::RELEASE.evalsha(&[&keys.lock], &args[..=sent]),
     };
-    match attempt {
+    let call = match attempt {
         Attempt::First => Call::one(cmd, |r| {
-            Ok(if is_one(r)? {
+            Ok(if found(r)? {
                 Released::Yes
             } else {
                 Released::NotOurs
             })
         }),
         Attempt::Replay => Call::one(cmd, |r| {
-            Ok(if is_one(r)? {
+            Ok(if found(r)? {
                 Released::Yes
             } else {
                 Released::GoneOnReplay
             })
         }),
-    }
+    };
+    call.until_done()
 }
 
 /// Cleans up after an acquire of `token` whose outcome is unknown, a wait
@@ -235,32 +229,7 @@ fn abandon_cmd(keys: &LockKeys, token: &[u8], successor: Successor, handed: bool
         &[&keys.lock, &keys.queue, &keys.fence],
         &[token.into(), successor.flag().into(), flag(handed).into()],
     );
-    Call::one(cmd, is_one)
-}
-
-/// What a step of a blocking acquire found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Queued {
-    /// The lock is ours (free, or handed over to us).
-    Acquired {
-        /// Our fencing token, if we asked for one.
-        fence: Fence,
-    },
-    /// Still held by someone else, with `pttl_ms` left on its lease
-    /// (-1: no expiry); we are in the queue.
-    Waiting {
-        /// Remaining lease of the holder.
-        pttl_ms: i64,
-    },
-    /// We gave up and left the queue.
-    GaveUp,
-}
-
-impl Queued {
-    /// True when the lock is ours.
-    pub fn is_acquired(&self) -> bool {
-        matches!(self, Self::Acquired { .. })
-    }
+    Call::one(cmd, found).until_done()
 }
 
 /// A queued waiter, as the scripts need to know it.
@@ -285,19 +254,19 @@ pub fn arrival_now() -> u64 {
 }
 
 /// One step of a blocking acquire on the server that decides (one round
-/// trip, `wait.lua`): claims a lock a release handed to the waiter, takes a
-/// free lock, or joins (stays in) the queue; `starving` asks the next
-/// release to hand the lock over instead of only waking the waiter. With
-/// `give_up` the waiter leaves, unless the lock was handed to it. Safe to
-/// replay: the token is the queue member, and a replay that finds the lock
-/// holding the token claims it.
+/// trip, `wait.lua`): claims a lock a release handed to the waiter (its
+/// whole lease), takes a free lock, or joins (stays in) the queue;
+/// `starving` asks the next release to hand the lock over instead of only
+/// waking the waiter. With `give_up` the waiter leaves, unless the lock
+/// was handed to it. Safe to replay: the token is the queue member, and a
+/// replay that finds the lock holding the token claims it.
 pub fn wait_step(
     keys: &LockKeys,
     waiter: &Waiter<'_>,
     starving: bool,
     give_up: bool,
     attempt: Attempt,
-) -> Call<Queued> {
+) -> Call<Step> {
     let cmd = scripts::WAIT.evalsha(
         &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
         &[
@@ -313,31 +282,6 @@ pub fn wait_step(
         ],
     );
     Call::one(cmd, |r| queued_reply("wait", one(r)?))
-}
-
-/// What a waiter's `BLPOP` brought.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wake {
-    /// Nothing before the timeout.
-    None,
-    /// A release freed the lock: the next [`wait_step`] tries for it.
-    Woken,
-    /// A release handed the lock over: it holds our token, for what was
-    /// left of our mark's life (at most our ttl), counted from the
-    /// processing of our last step.
-    Handed,
-}
-
-/// Blocks up to `timeout` for the wake-up of the waiter holding `token`
-/// (`BLPOP` on its own list).
-pub fn wait_for_wake(keys: &LockKeys, token: &[u8], timeout: Duration) -> Call<Wake> {
-    Call::blocking(timeout, vec![blpop(keys, token, timeout)], |r| {
-        Ok(match value::<Option<(Vec<u8>, Vec<u8>)>>(one(r)?)? {
-            None => Wake::None,
-            Some((_, message)) if message == b"h" => Wake::Handed,
-            Some(_) => Wake::Woken,
-        })
-    })
 }
 
 /// A Redlock waiter joins the wake-up queue of one server (or renews its
@@ -361,7 +305,7 @@ pub fn wait_for_quorum_wake(keys: &LockKeys, waiter: &Waiter<'_>, timeout: Durat
     Call::blocking(
         timeout,
         vec![
-            blpop(keys, waiter.token, timeout),
+            blpop(&keys.wake(waiter.token), timeout),
             notify_queue_cmd(keys, waiter, false),
         ],
         |r| {
@@ -384,9 +328,10 @@ fn notify_queue_cmd(keys: &LockKeys, waiter: &Waiter<'_>, leave: bool) -> Comman
     )
 }
 
-fn blpop(keys: &LockKeys, token: &[u8], timeout: Duration) -> Command {
+/// `BLPOP list timeout`: a waiter sleeps on its wake-up list.
+pub fn blpop(list: &[u8], timeout: Duration) -> Command {
     let seconds = format!("{:.3}", timeout.as_secs_f64().max(0.001));
-    Command::of(&[b"BLPOP", &keys.wake(token), seconds.as_bytes()])
+    Command::of(&[b"BLPOP", list, seconds.as_bytes()])
 }
 
 /// The current owner token of the lock, if any.
@@ -447,13 +392,23 @@ fn is_one(replies: Vec<Value>) -> RedisResult<bool> {
     Ok(value::<i64>(one(replies)?)? == 1)
 }
 
-fn queued_reply(script: &str, reply: Value) -> RedisResult<Queued> {
+/// Bit 1 of a script's answer that may come in parts ([`Call::until_done`]):
+/// what its first call found.
+fn found(replies: Vec<Value>) -> RedisResult<bool> {
+    Ok(value::<i64>(one(replies)?)? & 1 == 1)
+}
+
+fn queued_reply(script: &str, reply: Value) -> RedisResult<Step> {
     let reply: Vec<Value> = value(reply)?;
     let fence = |n: i64| (n >= 0).then_some(n);
     match reply[..] {
-        [Value::Int(1), Value::Int(n)] => Ok(Queued::Acquired { fence: fence(n) }),
-        [Value::Int(2)] => Ok(Queued::GaveUp),
-        [Value::Int(0), Value::Int(pttl_ms)] => Ok(Queued::Waiting { pttl_ms }),
+        [Value::Int(1), Value::Int(n)] => Ok(Step::Won {
+            fence: fence(n),
+            left_ms: None,
+        }),
+        [Value::Int(2)] => Ok(Step::GaveUp),
+        [Value::Int(3)] => Ok(Step::Again),
+        [Value::Int(0), Value::Int(pttl_ms)] => Ok(Step::waiting(pttl_ms)),
         _ => Err(redis::RedisError::from((
             redis::ErrorKind::UnexpectedReturnType,
             "unexpected script reply",

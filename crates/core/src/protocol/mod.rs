@@ -13,4 +13,5 @@ pub mod reply;
 pub mod scriptless;
 pub mod scripts;
 pub mod semaphore;
+pub mod step;
 pub mod token;

@@ -11,7 +11,8 @@ use crate::protocol::command::Command;
 use crate::protocol::keys::LockKeys;
 use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts::{self, Lua};
-use crate::protocol::semaphore::{Mode, SemKeys, Step, grace_ms, now_ms};
+use crate::protocol::semaphore::{SemKeys, grace_ms, now_ms};
+use crate::protocol::step::{Mode, Step};
 
 /// What the lock key holds while readers hold it. No owner token may be
 /// equal to it ([`crate::protocol::token::validate_token`]); the scripts
@@ -60,8 +61,9 @@ pub fn release_command(keys: &SemKeys, lock: &LockKeys, token: &[u8], abandon: &
 }
 
 /// A step of turning `token`'s read hold into the write hold
-/// (`read_promote.lua`): [`Step::Acquired`] once promoted, [`Step::Full`] while other
-/// readers hold the lock, [`Step::Gone`] when the read hold is gone.
+/// (`read_promote.lua`): [`Step::Won`] once promoted, [`Step::Waiting`]
+/// while other readers hold the lock, [`Step::Gone`] when the read hold is
+/// gone.
 pub fn promote(
     keys: &SemKeys,
     lock: &LockKeys,
@@ -90,13 +92,14 @@ pub fn promote(
     })
 }
 
-/// Reads what `step` answered for a read acquire (the semaphore's
-/// [`Step`]s; readers have no number to disagree about).
+/// Reads what a read acquire answered (readers have no number to
+/// disagree about).
 pub fn step(reply: Vec<i64>) -> Option<Step> {
     match reply[..] {
-        [1] => Some(Step::Acquired),
-        [0, ms] => Some(Step::Full(u64::try_from(ms).ok())),
+        [1] => Some(Step::WON),
+        [0, ms] => Some(Step::waiting(ms)),
         [2] => Some(Step::GaveUp),
+        [3] => Some(Step::Again),
         _ => None,
     }
 }

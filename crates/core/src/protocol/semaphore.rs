@@ -13,6 +13,7 @@ use crate::protocol::keys::{self, LockKeys};
 use crate::protocol::readers;
 use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts;
+use crate::protocol::step::{Mode, Step};
 
 /// How far the clocks of a semaphore's clients may differ: a holder counts
 /// as live until its lease end (by its own clock) plus this, by the clock
@@ -97,50 +98,6 @@ pub fn now_us() -> u64 {
         .map_or(0, |d| d.as_micros() as u64)
 }
 
-/// What an acquire (or a waiter's step) found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// A permit is ours.
-    Acquired,
-    /// A permit that was ours already (handed to us by a release, or our
-    /// first try's on a replay) is ours, with a new lease; it had this
-    /// many ms left by the clock reading in the request, and counts only
-    /// if the reply comes within that: a request held up in flight may
-    /// find it counted ended and given away meanwhile.
-    Kept(u64),
-    /// No permit is free; the first live lease may end in this many ms
-    /// (`None`: unknown).
-    Full(Option<u64>),
-    /// The waiter left the queue.
-    GaveUp,
-    /// The semaphore has this many permits, not the number asked for.
-    Mismatch(i64),
-    /// A promotion found its read hold gone (its lease ended).
-    Gone,
-}
-
-/// How an acquire call runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// One try: a free permit or nothing.
-    Try,
-    /// A waiter's step: a free (or handed) permit, else join the queue.
-    Wait,
-    /// A waiter gives up (unless a permit was handed to it).
-    GiveUp,
-}
-
-impl Mode {
-    /// How the scripts take it.
-    pub fn arg(self) -> &'static [u8] {
-        match self {
-            Mode::Try => b"0",
-            Mode::Wait => b"1",
-            Mode::GiveUp => b"2",
-        }
-    }
-}
-
 /// An acquire, or a step of a blocking acquire, of `token`.
 #[allow(clippy::too_many_arguments)]
 pub fn acquire(
@@ -186,11 +143,15 @@ pub fn acquire(
     Call::one(cmd, |r| {
         let reply: Vec<i64> = value(one(r)?)?;
         match reply[..] {
-            [1] => Ok(Step::Acquired),
-            [1, ms] => Ok(Step::Kept(u64::try_from(ms).unwrap_or(0))),
-            [0, ms] => Ok(Step::Full(u64::try_from(ms).ok())),
+            [1] => Ok(Step::WON),
+            [1, ms] => Ok(Step::Won {
+                fence: None,
+                left_ms: Some(u64::try_from(ms).unwrap_or(0)),
+            }),
+            [0, ms] => Ok(Step::waiting(ms)),
             [2] => Ok(Step::GaveUp),
             [-1, n] => Ok(Step::Mismatch(n)),
+            [3] => Ok(Step::Again),
             _ => Err(unexpected("sem_acquire")),
         }
     })
@@ -213,7 +174,7 @@ pub fn release(keys: &SemKeys, token: &[u8], abandon: bool) -> Call<bool> {
         ),
         Counted::Readers(lock) => readers::release_command(keys, lock, token, abandon),
     };
-    Call::one(cmd, |r| Ok(value::<i64>(one(r)?)? == 1))
+    Call::one(cmd, |r| Ok(value::<i64>(one(r)?)? & 1 == 1)).until_done()
 }
 
 /// Sets `token`'s lease to `ttl_ms` from now, or with `ttl_ms` 0 only reads
@@ -221,6 +182,13 @@ pub fn release(keys: &SemKeys, token: &[u8], abandon: bool) -> Call<bool> {
 pub fn lease(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Call<Option<u64>> {
     let cmd = lease_command(keys, token, ttl_ms);
     Call::one(cmd, |r| Ok(u64::try_from(value::<i64>(one(r)?)?).ok()))
+}
+
+/// Sets `token`'s lease to `ttl_ms` from now; true when the permit (read
+/// hold) was ours.
+pub fn extend(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Call<bool> {
+    let cmd = lease_command(keys, token, ttl_ms);
+    Call::one(cmd, |r| Ok(value::<i64>(one(r)?)? > 0))
 }
 
 /// The command of a [`lease`]: `sem_refresh.lua` on a semaphore's holders

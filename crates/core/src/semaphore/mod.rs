@@ -13,7 +13,7 @@
 //! (per PHP thread, [`PerThread`]), so that the request end releases them (also after a fatal error, which skips
 //! destructors) and a forked child never believes it holds its parent's
 //! permits. With `auto_renew` the lock's renewal thread
-//! ([`crate::lock::renewal`]) keeps a permit's lease, in the same batches
+//! ([`crate::lease::renewal`]) keeps a permit's lease, in the same batches
 //! as the locks of that server (`sem_refresh.lua`), until its release,
 //! the object's end, the request end or `max_hold`.
 
@@ -23,15 +23,19 @@ use std::time::{Duration, Instant};
 use crate::config::duration;
 use crate::config::options::{LockOptions, OnLost};
 use crate::error::{LockError, Result};
-use crate::lock::renewal::{self, Job, Lease, Renewed};
+use crate::lease::belief::{Applied, Effect, Lease};
+use crate::lease::pending;
+use crate::lease::queue::{self, Steps, Waited};
+use crate::lease::renewal::{self, Job, Renewed};
 use crate::net::pool::Role;
 use crate::process::PerThread;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::keys::{self, LockKeys};
 use crate::protocol::semaphore as calls;
+use crate::protocol::step::{Mode, Step};
 use crate::protocol::{commands, readers, token};
 use crate::topology::Topology;
-use calls::{Mode, SemKeys, Step};
+use calls::SemKeys;
 
 /// Most permits one semaphore may have.
 pub const MAX_PERMITS: i64 = 1_000_000;
@@ -90,8 +94,6 @@ pub struct Semaphore {
     options: LockOptions,
     /// The id of this object's hold in the process's table.
     hold: Option<u64>,
-    /// Tokens whose acquire had no answer: given back before the next one.
-    orphans: Vec<Vec<u8>>,
 }
 
 impl Semaphore {
@@ -179,7 +181,6 @@ impl Semaphore {
             topology,
             options,
             hold: None,
-            orphans: Vec::new(),
         })
     }
 
@@ -202,7 +203,6 @@ impl Semaphore {
             topology,
             options,
             hold: None,
-            orphans: Vec::new(),
         }
     }
 
@@ -274,40 +274,71 @@ impl Semaphore {
         stop: &dyn Fn() -> bool,
     ) -> Result<bool> {
         self.check_scripts()?;
-        while let Some(token) = self.orphans.last() {
-            let keys = &*self.keys;
-            self.on_master(Role::Command, &|_| calls::release(keys, token, true))?;
-            self.orphans.pop();
-        }
-        let sent = Instant::now();
-        let keys = &*self.keys;
-        let (permits, ttl_ms) = (self.permits, self.ttl_ms);
-        let step = |mode, alive_ms, arrival_us| {
-            calls::acquire(keys, &token, permits, ttl_ms, mode, alive_ms, arrival_us)
+        // Earlier work on this name that Redis did not answer (a release,
+        // an acquire's clean-up) goes first: this object's own permit never
+        // fills the semaphore against it.
+        pending::flush(self.topology.scope(), &self.keys.holders)?;
+        let steps = Counted {
+            sem: self,
+            token: &token,
+            alive_ms: queue::alive_window(self.options.retry_delay),
+            arrival: calls::now_us(),
         };
-        let give_back = || self.give_back(&token);
-        // A replay (lost reply) finds its first try's holder entry.
-        let tried = self.on_master(Role::Command, &|_| step(Mode::Try, 0, 0));
-        let outcome = match tried {
-            Ok(won @ (Step::Acquired | Step::Kept(_))) => self.in_time(sent, won, &give_back),
-            Ok(Step::Full(_)) if wait.is_zero() => Ok(None),
-            Ok(Step::Full(_)) => self.wait_in_queue(&token, wait, stop, &step, &give_back),
-            Ok(Step::Mismatch(n)) => Err(self.mismatch(n)),
-            Ok(Step::GaveUp | Step::Gone) => Ok(None),
-            Err(err) => {
-                if err.is_connection_error() {
-                    self.orphans.push(token.clone());
-                }
-                Err(err)
+        // A replay (lost reply) finds its first try's holder entry; a try
+        // that met departed waiters in the way (dropped) goes again.
+        let (tried, sent) = loop {
+            let sent = Instant::now();
+            match self.on_master(Role::Command, &|_| steps.step(Mode::Try, false)) {
+                Ok(Step::Again) => {}
+                tried => break (tried, sent),
             }
         };
-        match outcome? {
+        let won = match tried {
+            Ok(Step::Won { left_ms, .. }) => self.in_time(sent, left_ms, &steps),
+            Ok(Step::Waiting { .. }) if wait.is_zero() => None,
+            Ok(Step::Waiting { .. }) => match self.wait(&steps, wait, stop) {
+                Ok(Waited::Won { sent, .. }) => Some(sent),
+                Ok(Waited::Mismatch(n)) => return Err(self.mismatch(n)),
+                Ok(Waited::Out | Waited::Gone) => None,
+                Err(err) => {
+                    if err.is_connection_error() {
+                        // Its clean-up may not have reached the server.
+                        give_back_later(&self.topology, &self.keys, &token, self.ttl_ms);
+                    }
+                    return Err(err);
+                }
+            },
+            Ok(Step::Mismatch(n)) => return Err(self.mismatch(n)),
+            Ok(Step::GaveUp | Step::Gone | Step::Again) => None,
+            Err(err) => {
+                if err.is_connection_error() {
+                    // It may have taken a permit: given back later.
+                    give_back_later(&self.topology, &self.keys, &token, self.ttl_ms);
+                }
+                return Err(err);
+            }
+        };
+        match won {
             Some(sent) => {
                 self.adopt(token, sent);
                 Ok(true)
             }
             None => Ok(false),
         }
+    }
+
+    /// Waits in the queue with `steps` (the lease engine's loop).
+    fn wait(&self, steps: &dyn Steps, wait: Duration, stop: &dyn Fn() -> bool) -> Result<Waited> {
+        queue::wait_in_queue(
+            &queue::Wait {
+                topology: &self.topology,
+                ttl_ms: self.ttl_ms,
+                retry_delay: self.options.retry_delay,
+                wait,
+                stop,
+            },
+            steps,
+        )
     }
 
     /// For a lock's read hold: turns it into the write hold of `lock` once
@@ -325,23 +356,24 @@ impl Semaphore {
         let Some(hold) = self.held() else {
             return Ok(None);
         };
-        let keys = &*self.keys;
-        let (token, ttl_ms) = (&hold.token[..], self.ttl_ms);
-        let step = |mode, alive_ms, arrival_us| {
-            readers::promote(keys, lock, token, ttl_ms, mode, alive_ms, arrival_us)
-        };
-        // Leaves the queue, and frees the lock if it was ours to write.
-        let give_back = || {
-            let _ = self.on_master(Role::Command, &|_| {
-                commands::abandon(lock, token, commands::Successor::HandOver)
-            });
+        let steps = Promotion {
+            sem: self,
+            lock,
+            token: &hold.token,
+            alive_ms: queue::alive_window(self.options.retry_delay),
+            arrival: calls::now_us(),
         };
         let sent = Instant::now();
-        let outcome = match self.on_master(Role::Command, &|_| step(Mode::Try, 0, 0))? {
-            won @ Step::Acquired => self.in_time(sent, won, &give_back)?,
-            Step::Full(_) if !wait.is_zero() => {
-                self.wait_in_queue(token, wait, stop, &step, &give_back)?
-            }
+        let outcome = match self.on_master(Role::Command, &|_| steps.step(Mode::Try, false))? {
+            Step::Won { left_ms, .. } => self.in_time(sent, left_ms, &steps),
+            Step::Waiting { .. } if !wait.is_zero() => match self.wait(&steps, wait, stop)? {
+                Waited::Won { sent, .. } => Some(sent),
+                Waited::Gone => {
+                    self.lost(&hold);
+                    return Ok(None);
+                }
+                Waited::Out | Waited::Mismatch(_) => None,
+            },
             Step::Gone => {
                 self.lost(&hold);
                 return Ok(None);
@@ -359,6 +391,7 @@ impl Semaphore {
         self.hold = None;
         Ok(Some((hold.token, sent)))
     }
+
     /// Before this process's first acquire on the semaphore's server: makes
     /// sure the server runs scripts and (Redis 7.0+) lets this user run
     /// every command the semaphore's scripts run, so that a user who could
@@ -379,8 +412,7 @@ impl Semaphore {
     /// object's, and starts renewing it with `auto_renew`.
     fn adopt(&mut self, token: Vec<u8>, sent: Instant) {
         let ttl_ms = self.ttl_ms;
-        let until = renewal::lease_end(sent, ttl_ms, Duration::ZERO);
-        let lease = Lease::new(ttl_ms, until, false, true);
+        let lease = Lease::new(ttl_ms, sent, Duration::ZERO, false, true);
         if self.options.auto_renew {
             renewal::renew(
                 Job {
@@ -392,7 +424,6 @@ impl Semaphore {
                     token: token.clone(),
                     max_hold: self.options.max_hold,
                     first_in: None,
-                    once: false,
                 },
                 lease.clone(),
             );
@@ -411,27 +442,17 @@ impl Semaphore {
         self.hold = Some(id);
     }
 
-    /// A permit won by a request sent at `sent` counts only if its lease is
+    /// A hold won by a plain try sent at `sent` counts only if its lease is
     /// not over when the reply is read (nor, for one that was ours
-    /// already, what it had left: [`Step::Kept`]); otherwise it is given
-    /// back.
-    fn in_time(&self, sent: Instant, won: Step, give_back: &dyn Fn()) -> Result<Option<Instant>> {
-        let mut lease = Duration::from_millis(self.ttl_ms);
-        if let Step::Kept(left) = won {
-            lease = lease.min(Duration::from_millis(left));
+    /// already, what it had left: [`Step::Won`]'s `left_ms`); otherwise it
+    /// is given back. Returns the send to count the lease from.
+    fn in_time(&self, sent: Instant, left_ms: Option<u64>, steps: &dyn Steps) -> Option<Instant> {
+        let lease = left_ms.map_or(self.ttl_ms, |left| left.min(self.ttl_ms));
+        if sent.elapsed() < Duration::from_millis(lease) {
+            return Some(sent);
         }
-        if sent.elapsed() < lease {
-            return Ok(Some(sent));
-        }
-        give_back();
-        Ok(None)
-    }
-
-    /// Leaves the queue and gives back any permit of `token` (best effort:
-    /// should it fail, the entry and the permit end with their leases).
-    fn give_back(&self, token: &[u8]) {
-        let keys = &*self.keys;
-        let _ = self.on_master(Role::Command, &|_| calls::release(keys, token, true));
+        let _ = self.on_master(Role::Command, &|_| steps.give_back(false));
+        None
     }
 
     fn mismatch(&self, stored: i64) -> LockError {
@@ -441,75 +462,6 @@ impl Semaphore {
             String::from_utf8_lossy(&self.name),
             self.permits
         ))
-    }
-
-    /// A blocking acquire after a try that found no free permit: queue,
-    /// sleep on the wake-up list, `step` again after each wake-up or
-    /// timeout; `give_back` undoes whatever a failed or late wait may hold.
-    /// Returns when the winning step was sent.
-    fn wait_in_queue(
-        &self,
-        token: &[u8],
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
-        step: &dyn Fn(Mode, u64, u64) -> Call<Step>,
-        give_back: &dyn Fn(),
-    ) -> Result<Option<Instant>> {
-        let deadline = Instant::now() + wait;
-        let fallback = self.options.retry_delay;
-        let alive_ms = (fallback * 2).as_millis() as u64 + 500;
-        let arrival = calls::now_us();
-        let keys = &*self.keys;
-        let mut first = true;
-        loop {
-            let give_up = !first && (Instant::now() >= deadline || stop());
-            first = false;
-            let mode = if give_up { Mode::GiveUp } else { Mode::Wait };
-            let sent = Instant::now();
-            let stepped = self.on_master(Role::Command, &|_| step(mode, alive_ms, arrival));
-            let hint = match stepped {
-                Ok(won @ (Step::Acquired | Step::Kept(_))) => {
-                    match self.in_time(sent, won, give_back)? {
-                        Some(sent) => return Ok(Some(sent)),
-                        None if give_up => return Ok(None),
-                        None => Some(0),
-                    }
-                }
-                Ok(Step::GaveUp | Step::Gone) => return Ok(None),
-                Ok(Step::Full(_)) if give_up => return Ok(None),
-                Ok(Step::Full(hint)) => hint,
-                Ok(Step::Mismatch(n)) => {
-                    give_back();
-                    return Err(self.mismatch(n));
-                }
-                Err(err) => {
-                    give_back();
-                    return Err(err);
-                }
-            };
-            let now = Instant::now();
-            if now >= deadline {
-                continue;
-            }
-            let lease = hint.map_or(fallback, |ms| Duration::from_millis(ms + 2));
-            let block = (deadline - now)
-                .min(lease)
-                .min(fallback)
-                .max(Duration::from_millis(1));
-            match self.on_master(Role::Blocking, &|_| {
-                calls::wait_for_wake(keys, token, block)
-            }) {
-                Ok(_) => {}
-                // A late reply may still have woken us: the next step looks.
-                Err(e) if e.is_timeout() => {}
-                Err(err) => {
-                    // PHP ended the wait, or the server failed us: leave the
-                    // queue, give back a permit handed to us meanwhile.
-                    give_back();
-                    return Err(err);
-                }
-            }
-        }
     }
 
     /// Gives this object's permit back (one round trip). True when it held
@@ -549,25 +501,33 @@ impl Semaphore {
             self.lost(&hold);
             return Ok(false);
         }
-        let sent = Instant::now();
-        let left = self.on_master(Role::Command, &|_| {
+        let sent = hold.lease.send(Effect::Sets(ttl_ms), Duration::ZERO);
+        let left = match self.on_master(Role::Command, &|_| {
             calls::lease(&hold.keys, &hold.token, ttl_ms)
-        })?;
+        }) {
+            Ok(left) => left,
+            Err(err) => {
+                hold.lease.unanswered(&sent);
+                return Err(err);
+            }
+        };
         // Only a reply that comes before the lease it extends ran out
         // counts: the script judges the hold by the clock reading in the
         // request, as old as the request, and one held up in flight past
         // the lease may find it taken meanwhile (a read hold's lock key
         // held by a writer, then marked again by another reader).
-        if left.is_none()
-            || sent.elapsed() >= Duration::from_millis(ttl_ms)
+        let in_time = !hold.lease.valid_for().is_zero();
+        let no_drift = |_: u64| Duration::ZERO;
+        if !in_time
+            || hold.lease.answered(&sent, left.is_some(), &no_drift) == Applied::NotOurs
             || hold.lease.valid_for().is_zero()
         {
             self.lost(&hold);
             return Ok(false);
         }
-        // An auto-renewed permit keeps the lease length asked for here.
-        hold.lease
-            .refreshed(ttl_ms, renewal::lease_end(sent, ttl_ms, Duration::ZERO));
+        // An auto-renewed permit keeps the lease length asked for here,
+        // renewed next at a third of it.
+        renewal::wake();
         Ok(true)
     }
 
@@ -631,6 +591,87 @@ impl Semaphore {
     }
 }
 
+/// A permit's (or a read hold's) steps in the semaphore's (the lock's)
+/// queue.
+struct Counted<'a> {
+    sem: &'a Semaphore,
+    token: &'a [u8],
+    alive_ms: u64,
+    arrival: u64,
+}
+
+impl Steps for Counted<'_> {
+    fn key(&self) -> &[u8] {
+        &self.sem.keys.holders
+    }
+
+    fn wake_list(&self) -> Vec<u8> {
+        self.sem.keys.wake(self.token)
+    }
+
+    fn step(&self, mode: Mode, _replay: bool) -> Call<Step> {
+        // A replay needs no flag: the scripts find a first try's entry.
+        let sem = self.sem;
+        calls::acquire(
+            &sem.keys,
+            self.token,
+            sem.permits,
+            sem.ttl_ms,
+            mode,
+            self.alive_ms,
+            self.arrival,
+        )
+    }
+
+    fn top_up(&self) -> Call<bool> {
+        calls::extend(&self.sem.keys, self.token, self.sem.ttl_ms)
+    }
+
+    fn give_back(&self, _answered: bool) -> Call<bool> {
+        calls::release(&self.sem.keys, self.token, true)
+    }
+}
+
+/// A read hold's steps towards the lock's write hold, queued as a writer.
+struct Promotion<'a> {
+    sem: &'a Semaphore,
+    lock: &'a LockKeys,
+    token: &'a [u8],
+    alive_ms: u64,
+    arrival: u64,
+}
+
+impl Steps for Promotion<'_> {
+    fn key(&self) -> &[u8] {
+        &self.sem.keys.holders
+    }
+
+    fn wake_list(&self) -> Vec<u8> {
+        self.sem.keys.wake(self.token)
+    }
+
+    fn step(&self, mode: Mode, _replay: bool) -> Call<Step> {
+        readers::promote(
+            &self.sem.keys,
+            self.lock,
+            self.token,
+            self.sem.ttl_ms,
+            mode,
+            self.alive_ms,
+            self.arrival,
+        )
+    }
+
+    fn top_up(&self) -> Call<bool> {
+        commands::refresh(&self.lock.lock, None, self.token, self.sem.ttl_ms)
+    }
+
+    fn give_back(&self, _answered: bool) -> Call<bool> {
+        // Leaves the queue, and frees the lock if it was ours to write.
+        commands::abandon(self.lock, self.token, commands::Successor::HandOver)
+    }
+}
+
 impl Drop for Semaphore {
     fn drop(&mut self) {
         self.abandon();
@@ -652,6 +693,7 @@ fn remove(id: u64) -> Option<Hold> {
 /// may linger up to the clock grace) but is no release: false.
 fn release_hold(hold: &Hold) -> Result<bool> {
     let in_lease = !hold.lease.valid_for().is_zero();
+    hold.lease.send(Effect::Ends, Duration::ZERO);
     let found = hold
         .topology
         .run_on(0, Role::Command, &hold.keys.holders, &|attempt| {
@@ -660,12 +702,44 @@ fn release_hold(hold: &Hold) -> Result<bool> {
                 call.parse = replayed_in_lease;
             }
             call
+        })
+        .inspect_err(|err| {
+            if err.is_connection_error() {
+                // Finished later: the permit never stays behind in Redis
+                // because a reply was lost.
+                let ttl_ms = hold.lease.ttl_ms();
+                give_back_later(&hold.topology, &hold.keys, &hold.token, ttl_ms);
+            }
         })?;
     let released = found && in_lease;
     if !released {
         hold.lease.found_lost();
     }
     Ok(released)
+}
+
+/// Leaves giving back `token`'s permit (or read hold), and leaving the
+/// queue, to the lease thread ([`pending`]), until the server answers or a
+/// lease of `ttl_ms` is surely over (with the clock grace).
+fn give_back_later(topology: &Arc<Topology>, keys: &Arc<SemKeys>, token: &[u8], ttl_ms: u64) {
+    let key = keys.holders.clone();
+    let (on, keys, token) = (topology.clone(), keys.clone(), token.to_vec());
+    let resend: pending::Resend = Box::new(move |_| {
+        vec![
+            on.run_on(0, Role::Command, &keys.holders, &|_| {
+                calls::release(&keys, &token, true)
+            })
+            .map(drop),
+        ]
+    });
+    let lasts = Duration::from_millis(ttl_ms) + calls::GRACE + Duration::from_secs(5);
+    pending::add(pending::Work::new(
+        topology.clone(),
+        key,
+        vec![true],
+        lasts,
+        resend,
+    ));
 }
 
 fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {

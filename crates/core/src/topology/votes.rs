@@ -35,6 +35,11 @@ impl<T> Votes<T> {
             .collect()
     }
 
+    /// Every server's result, in order.
+    pub fn into_results(self) -> Vec<Result<T>> {
+        self.results
+    }
+
     /// How many servers replied.
     pub fn answered(&self) -> usize {
         self.results.iter().filter(|r| r.is_ok()).count()

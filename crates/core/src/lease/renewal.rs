@@ -4,9 +4,14 @@
 //! [`Renewed`]), pipelining all holds due on one server into one round
 //! trip. It never touches PHP.
 //!
-//! A renewal that finds the lease gone marks the hold lost at once; the PHP
-//! side reads that mark without a round trip ([`Lease::is_lost`],
-//! [`Lease::valid_for`]). Renewal of a hold stops at release, object
+//! A renewal is one more command of its hold ([`Lease::send`]): its reply
+//! counts only if no later command was sent meanwhile (a `refresh()`, a
+//! release), and one that gets no answer is sent again soon, until
+//! answered or the lease is over. A renewal that finds the lease gone
+//! marks the hold lost at once; the PHP side reads that mark without a
+//! round trip ([`Lease::is_lost`], [`Lease::valid_for`]). A `refresh()`
+//! sets the lease length that later renewals keep, and when the next one
+//! is due. Renewal of a hold stops at release, object
 //! destruction (not with `auto_release` off: see [`super::holds`]) or
 //! request end (the hold table stops it), and after
 //! `max_hold`: the thread then only watches the lease and marks it lost when
@@ -14,11 +19,12 @@
 //! thread and no jobs ([`PerProcess`]): it neither renews nor believes it is
 //! renewed.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::lease::belief::{Applied, Effect, Lease, Sent};
+use crate::lease::pending::Work;
 use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::process::stats::{self, Counter};
@@ -26,139 +32,6 @@ use crate::protocol::command::Command;
 use crate::protocol::commands;
 use crate::protocol::scripts;
 use crate::topology::Topology;
-
-/// What this process knows of one hold's lease, on its own monotonic
-/// clock: until when it lasts (counted from the send of the request that
-/// won or last extended it, minus the topology's drift), whether it was
-/// found lost. Every hold has one; with `auto_renew` the renewal thread
-/// keeps it up to date.
-///
-/// A lost lease (`stats()` `lost_leases`, the lost-lease hook) is one this
-/// process held and lost: Redis said it was ours once (an acquire won it,
-/// or a refresh, renewal, check or reentrant acquire found it ours). A
-/// hold taken over from a token ([`super::Lock::restore`]) that Redis
-/// never confirmed is found not ours without counting: the token may have
-/// never been ours at all.
-#[derive(Debug)]
-pub struct Lease {
-    lost: AtomicBool,
-    stopped: AtomicBool,
-    /// Redis said the lease was ours at least once.
-    held: AtomicBool,
-    /// Microseconds on [`clock_us`] until which the lease lasts.
-    valid_until_us: AtomicU64,
-    /// The lease each renewal sets (the lock's ttl, or the last explicit
-    /// `refresh($ttl)`).
-    ttl_ms: AtomicU64,
-    /// Raise the lost-lease hook when the renewal thread finds this lease
-    /// lost.
-    notify: bool,
-}
-
-impl Lease {
-    /// The lease of a hold of `ttl_ms` that lasts until `valid_until` (on
-    /// [`clock_us`]); `notify` raises the lost-lease hook when the renewal
-    /// thread finds it lost. `held`: Redis said it is ours (an acquire won
-    /// it); false for a hold taken over from a token, until
-    /// [`Lease::confirmed`].
-    pub fn new(ttl_ms: u64, valid_until: u64, notify: bool, held: bool) -> Arc<Self> {
-        Arc::new(Self {
-            lost: AtomicBool::new(false),
-            stopped: AtomicBool::new(false),
-            held: AtomicBool::new(held),
-            valid_until_us: AtomicU64::new(valid_until),
-            ttl_ms: AtomicU64::new(ttl_ms),
-            notify,
-        })
-    }
-
-    /// True once the lease was found gone, or ran out unrenewed.
-    pub fn is_lost(&self) -> bool {
-        self.lost.load(Ordering::Acquire)
-    }
-
-    /// How long the lease lasts from now by this process's clock (zero when
-    /// lost or run out).
-    pub fn valid_for(&self) -> Duration {
-        if self.is_lost() {
-            return Duration::ZERO;
-        }
-        let until = self.valid_until_us.load(Ordering::Acquire);
-        Duration::from_micros(until.saturating_sub(clock_us(Instant::now())))
-    }
-
-    /// Records an extension to `ttl_ms` that lasts until `valid_until` (a
-    /// successful `refresh()`); later renewals use that lease length.
-    pub fn refreshed(&self, ttl_ms: u64, valid_until: u64) {
-        self.confirmed();
-        self.ttl_ms.store(ttl_ms, Ordering::Release);
-        self.valid_until_us.store(valid_until, Ordering::Release);
-    }
-
-    /// Records that Redis said the lease is ours: from now on, finding it
-    /// not ours is a lost lease.
-    pub fn confirmed(&self) {
-        self.held.store(true, Ordering::Release);
-    }
-
-    /// [`Lease::confirmed`] when `ours` (what Redis said, whatever this
-    /// process's clock says of the lease); returns `ours`.
-    pub fn confirmed_if(&self, ours: bool) -> bool {
-        if ours {
-            self.confirmed();
-        }
-        ours
-    }
-
-    /// Ends renewal of this hold (released, destroyed, request end); called
-    /// before a release is sent, so a round on its way finds it stopped.
-    pub fn stop(&self) {
-        self.stopped.store(true, Ordering::Release);
-    }
-
-    /// Marks the lease lost, found so by PHP's thread (a release, refresh
-    /// or check that found the lock no longer ours, or its time over).
-    /// Counted once per lease in [`stats`], if it was held.
-    pub fn found_lost(&self) {
-        if !self.lost.swap(true, Ordering::AcqRel) && self.held.load(Ordering::Acquire) {
-            stats::add(Counter::LostLeases);
-        }
-    }
-
-    /// Marks the lease lost, found so by the renewal thread: also raises the
-    /// lost-lease hook when asked to. Not a lease whose renewal was stopped
-    /// (released on purpose, request end): a round on its way at the
-    /// release finds the key gone because of that release, and the holder
-    /// stops renewing before it sends a release. Nor one that was never
-    /// held (counted and raised nothing: marked lost only).
-    fn mark_lost(&self) {
-        if self.stopped.load(Ordering::Acquire)
-            || self.lost.swap(true, Ordering::AcqRel)
-            || !self.held.load(Ordering::Acquire)
-        {
-            return;
-        }
-        stats::add(Counter::LostLeases);
-        if self.notify {
-            crate::host::lease_lost();
-        }
-    }
-
-    /// Records that the lease lasts at least until `valid_until` (a
-    /// renewal, or a reentrant acquire that made it last its ttl): Redis
-    /// said it is ours.
-    pub fn extended(&self, valid_until: u64) {
-        self.confirmed();
-        self.valid_until_us.fetch_max(valid_until, Ordering::AcqRel);
-    }
-}
-
-/// The end of a lease of `ttl_ms` won or extended by a request sent at
-/// `sent`, with `drift` (the clock drift the topology allows) taken off,
-/// on [`clock_us`].
-pub fn lease_end(sent: Instant, ttl_ms: u64, drift: Duration) -> u64 {
-    (clock_us(sent) + ttl_ms * 1000).saturating_sub(drift.as_micros() as u64)
-}
 
 /// A hold to keep renewed.
 #[derive(Debug)]
@@ -175,13 +48,8 @@ pub struct Job {
     /// Stop renewing after this long (`max_hold`).
     pub max_hold: Option<Duration>,
     /// Renew first after this long instead of a third of the lease: at
-    /// once (zero) for a hold taken over from a token, a third of the
-    /// hand-over's lease for a lock handed over with less than its ttl.
+    /// once (zero) for a hold taken over from a token.
     pub first_in: Option<Duration>,
-    /// Renew once, then stop: the claim of a lock handed over with a short
-    /// lease, for a hold without `auto_renew` (it then keeps its ttl, counted
-    /// from that renewal's send, as if its acquire had been sent then).
-    pub once: bool,
 }
 
 /// What a [`Job`] renews, with the keys its renewal needs besides the
@@ -206,9 +74,15 @@ struct Entry {
     job: Job,
     lease: Arc<Lease>,
     started: Instant,
-    next_due: Instant,
-    /// A [`Job::once`] renewal collected: the entry leaves.
-    done: bool,
+    /// Watched only (past `max_hold`): due when its lease runs out.
+    watch_until: Option<Instant>,
+}
+
+impl Entry {
+    /// When this entry is due next.
+    fn due(&self) -> Instant {
+        self.watch_until.unwrap_or_else(|| self.lease.renew_at())
+    }
 }
 
 impl Entry {
@@ -223,6 +97,8 @@ impl Entry {
 #[derive(Default)]
 struct Renewer {
     entries: Vec<Entry>,
+    /// Releases and clean-ups that Redis did not answer ([`super::pending`]).
+    pending: Vec<Work>,
     thread: Option<JoinHandle<()>>,
     shutdown: bool,
 }
@@ -247,23 +123,6 @@ impl Shared {
     }
 }
 
-fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(|| {
-        let now = Instant::now();
-        now.checked_sub(Duration::from_secs(1)).unwrap_or(now)
-    })
-}
-
-/// Microseconds since this process's lease clock started, at `at`
-/// (rounded up, so a lease counted from it never lasts too long). The
-/// clock starts a second before its first use, so no instant of interest
-/// comes before it.
-pub fn clock_us(at: Instant) -> u64 {
-    let since = at.saturating_duration_since(epoch());
-    since.as_micros() as u64 + u64::from(!since.subsec_nanos().is_multiple_of(1000))
-}
-
 /// Starts renewing `lease`, a hold just taken (renewal is due at a third
 /// of its lease, or after the job's `first_in`). Starts the thread on first
 /// use in this process.
@@ -272,17 +131,25 @@ pub fn renew(job: Job, lease: Arc<Lease>) {
     // renewal thread half-way through initialising them.
     scripts::prepare();
     let now = Instant::now();
-    let ttl_ms = lease.ttl_ms.load(Ordering::Acquire);
+    if let Some(first_in) = job.first_in {
+        lease.renew_after(first_in);
+    }
     let entry = Entry {
-        next_due: now + job.first_in.unwrap_or_else(|| interval(ttl_ms)),
         started: now,
-        done: false,
+        watch_until: None,
         lease,
         job,
     };
     let shared = SHARED.get();
     let mut renewer = shared.lock();
     renewer.entries.push(entry);
+    start(shared, &mut renewer);
+    drop(renewer);
+    shared.wake.notify_all();
+}
+
+/// Starts the thread on first use in this process.
+fn start(shared: &'static Shared, renewer: &mut Renewer) {
     if renewer.thread.is_none() {
         renewer.thread = std::thread::Builder::new()
             .name("redislock-renew".into())
@@ -292,8 +159,40 @@ pub fn renew(job: Job, lease: Arc<Lease>) {
             })
             .ok();
     }
+}
+
+/// Adds pending work ([`super::pending::add`]): the thread sends it when
+/// it is due.
+pub(crate) fn add_pending(work: Work) {
+    scripts::prepare();
+    let shared = SHARED.get();
+    let mut renewer = shared.lock();
+    renewer.pending.push(work);
+    start(shared, &mut renewer);
     drop(renewer);
     shared.wake.notify_all();
+}
+
+/// Takes the pending work that `pred` accepts out of the thread's hands
+/// ([`super::pending::flush`]).
+pub(crate) fn take_pending(pred: impl Fn(&Work) -> bool) -> Vec<Work> {
+    let Some(shared) = SHARED.built() else {
+        return Vec::new();
+    };
+    let mut renewer = shared.lock();
+    let (taken, kept) = std::mem::take(&mut renewer.pending)
+        .into_iter()
+        .partition(|w| pred(w));
+    renewer.pending = kept;
+    taken
+}
+
+/// Wakes the renewal thread to look at its schedule again (a `refresh()`
+/// moved a hold's next renewal).
+pub fn wake() {
+    if let Some(shared) = SHARED.built() {
+        shared.wake.notify_all();
+    }
 }
 
 /// Stops the thread and waits for it (module shutdown). Builds nothing in a
@@ -306,6 +205,7 @@ pub fn shutdown() {
         let mut renewer = shared.lock();
         renewer.shutdown = true;
         renewer.entries.clear();
+        renewer.pending.clear();
         renewer.thread.take()
     };
     shared.wake.notify_all();
@@ -318,15 +218,13 @@ pub fn shutdown() {
 /// left of the leases (a round trip on a loaded machine).
 const MIN_ROUND: Duration = Duration::from_millis(20);
 
-/// Renew at a third of the lease.
-fn interval(ttl_ms: u64) -> Duration {
-    Duration::from_millis((ttl_ms / 3).max(1))
-}
+/// How soon a renewal that got no answer is sent again (at most).
+const RETRY: Duration = Duration::from_millis(100);
 
 /// The thread: sleep until the next hold is due, renew everything due.
 fn run(shared: &'static Shared) {
     loop {
-        let due = {
+        let (due, until, work) = {
             let mut renewer = shared.lock();
             loop {
                 if renewer.shutdown {
@@ -334,7 +232,10 @@ fn run(shared: &'static Shared) {
                 }
                 let now = Instant::now();
                 expire_or_drop(&mut renewer.entries, now);
-                if renewer.entries.iter().any(|e| e.next_due <= now) {
+                renewer.pending.retain(|w| !w.finished(now));
+                let renew = renewer.entries.iter().any(|e| e.due() <= now);
+                let resend = renewer.pending.iter().any(|w| w.due() <= now);
+                if renew || resend {
                     // Every round of this pass ends by half of the shortest
                     // lease the thread keeps, due now or not: one slow
                     // server never holds up another lock's renewal past
@@ -346,12 +247,19 @@ fn run(shared: &'static Shared) {
                         .min()
                         .unwrap_or_default();
                     let until = now + (left / 2).max(MIN_ROUND);
-                    break (collect_due(&mut renewer.entries, now), until);
+                    let due = collect_due(&mut renewer.entries, now);
+                    let (work, later) = std::mem::take(&mut renewer.pending)
+                        .into_iter()
+                        .partition(|w| w.due() <= now);
+                    renewer.pending = later;
+                    break (due, until, work);
                 }
                 let sleep = renewer
                     .entries
                     .iter()
-                    .map(|e| e.next_due - now)
+                    .map(Entry::due)
+                    .chain(renewer.pending.iter().map(Work::due))
+                    .map(|due| due.saturating_duration_since(now))
                     .min()
                     .unwrap_or(Duration::from_secs(60));
                 renewer = shared
@@ -361,15 +269,31 @@ fn run(shared: &'static Shared) {
                     .0;
             }
         };
-        renew_batch(due.0, due.1);
+        if !due.is_empty() {
+            renew_batch(due, until);
+        }
+        resend(shared, work);
     }
+}
+
+/// Sends pending work once; what is still owed goes back to the list.
+fn resend(shared: &Shared, mut work: Vec<Work>) {
+    if work.is_empty() {
+        return;
+    }
+    for w in &mut work {
+        let _ = w.send();
+    }
+    let now = Instant::now();
+    work.retain(|w| !w.finished(now));
+    shared.lock().pending.extend(work);
 }
 
 /// Drops holds that were released or lost. A hold past `max_hold` is no
 /// longer renewed: it is watched until its lease runs out, then marked lost.
 fn expire_or_drop(entries: &mut Vec<Entry>, now: Instant) {
     entries.retain_mut(|e| {
-        if e.lease.stopped.load(Ordering::Acquire) || e.lease.is_lost() {
+        if e.lease.is_stopped() || e.lease.is_lost() {
             return false;
         }
         if !e.past_max_hold(now) {
@@ -380,7 +304,7 @@ fn expire_or_drop(entries: &mut Vec<Entry>, now: Instant) {
             e.lease.mark_lost();
             return false;
         }
-        e.next_due = now + left;
+        e.watch_until = Some(now + left);
         true
     });
 }
@@ -393,6 +317,13 @@ struct Due {
     token: Vec<u8>,
     ttl_ms: u64,
     lease: Arc<Lease>,
+}
+
+/// A renewal on its way: its hold, and the command as the lease recorded
+/// it.
+struct InFlight<'a> {
+    due: &'a Due,
+    sent: Sent,
 }
 
 impl Due {
@@ -411,20 +342,22 @@ impl Due {
 }
 
 /// The holds to renew now: those due, and those due within a quarter of
-/// their interval (so after one round all holds of a server share one
-/// cadence and one round trip). Holds past `max_hold` are only watched;
-/// holds renewed once ([`Job::once`]) leave once collected.
-fn collect_due(entries: &mut Vec<Entry>, now: Instant) -> Vec<Due> {
-    let due: Vec<Due> = entries
+/// a third of their lease (so after one round all holds of a server share
+/// one cadence and one round trip). Holds past `max_hold` are only
+/// watched.
+fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
+    entries
         .iter_mut()
         .filter(|e| !e.past_max_hold(now))
         .filter_map(|e| {
-            let ttl_ms = e.lease.ttl_ms.load(Ordering::Acquire);
-            if e.next_due > now + interval(ttl_ms) / 4 {
+            let ttl_ms = e.lease.ttl_ms();
+            let early = Duration::from_millis(ttl_ms / 12);
+            if e.due() > now + early {
                 return None;
             }
-            e.next_due = now + interval(ttl_ms);
-            e.done = e.job.once;
+            // Not due again before its reply (or its loss) says when.
+            e.lease
+                .renew_after(Duration::from_millis(ttl_ms.max(3) / 3));
             Some(Due {
                 topology: e.job.topology.clone(),
                 key: e.job.key.clone(),
@@ -434,9 +367,7 @@ fn collect_due(entries: &mut Vec<Entry>, now: Instant) -> Vec<Due> {
                 lease: e.lease.clone(),
             })
         })
-        .collect();
-    entries.retain(|e| !e.done);
-    due
+        .collect()
 }
 
 /// Renews `due` by `until`: the holds of one topology in one pipelined
@@ -474,9 +405,17 @@ fn renew_batch(mut due: Vec<Due>, until: Instant) {
 /// for it would let them run out on the servers that did answer.
 fn renew_on(batch: &[Due], until: Instant) {
     let topology = &batch[0].topology;
-    let sent = Instant::now();
     let keys: Vec<&[u8]> = batch.iter().map(|d| &d.key[..]).collect();
     let scriptless = topology.scriptless(keys[0]).is_some();
+    let flights: Vec<InFlight<'_>> = batch
+        .iter()
+        .map(|due| InFlight {
+            due,
+            sent: due
+                .lease
+                .send(Effect::Sets(due.ttl_ms), topology.drift(due.ttl_ms)),
+        })
+        .collect();
     let results = topology.run_batch(Role::Renewal, &keys, &|indices, _| match scriptless {
         // Only locks here: no fencing without scripts, and a semaphore
         // never takes a permit on a server that refuses scripts.
@@ -492,13 +431,18 @@ fn renew_on(batch: &[Due], until: Instant) {
             commands::extend_many(cmds).within(until)
         }
     });
-    let elapsed = sent.elapsed();
-    for (d, votes) in batch.iter().zip(results) {
+    let drift = |ms: u64| topology.drift(ms);
+    for (flight, votes) in flights.iter().zip(results) {
+        let (d, sent) = (flight.due, &flight.sent);
         if votes.answered() < votes.quorum() {
-            // Redis unreachable: try again at the next interval; once the
-            // lease has run out without a renewal it is lost.
+            // Redis unreachable, or too slow for this lease: it may still
+            // run. Sent again soon; once the lease has run out without an
+            // answer it is lost.
+            d.lease.unanswered(sent);
             if d.lease.valid_for().is_zero() {
                 d.lease.mark_lost();
+            } else {
+                d.lease.renew_after(RETRY.min(d.lease.valid_for() / 3));
             }
             continue;
         }
@@ -511,17 +455,14 @@ fn renew_on(batch: &[Due], until: Instant) {
             Renewed::Lock { .. } => true,
             Renewed::Permit { .. } => !d.lease.valid_for().is_zero(),
         };
-        if d.lease.confirmed_if(votes.agree(|ok| *ok))
+        let ours = votes.agree(|ok| *ok)
             && in_time
-            && topology.validity(d.ttl_ms, elapsed).is_some()
-        {
-            // Counted from the send, as every lease, less the drift the
-            // servers' clocks may take off it.
-            d.lease
-                .extended(lease_end(sent, d.ttl_ms, topology.drift(d.ttl_ms)));
-            stats::add(Counter::Renewals);
-        } else {
-            d.lease.mark_lost();
+            && topology.validity(d.ttl_ms, sent.at.elapsed()).is_some();
+        match d.lease.answered(sent, ours, &drift) {
+            Applied::Ours => stats::add(Counter::Renewals),
+            Applied::NotOurs => d.lease.mark_lost(),
+            // A later command of the hold (a refresh, a release) decides.
+            Applied::Superseded => {}
         }
     }
 }

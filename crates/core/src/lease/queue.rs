@@ -1,0 +1,266 @@
+//! The queue-wait loop of every blocked acquire where one server decides
+//! (single server, Sentinel, Cluster): the lock's writers, its readers and
+//! promotions, and a semaphore's permits. Each primitive says how to step
+//! ([`Steps`]); the loop is the same for all of them:
+//!
+//! 1. a first step joins the queue (FIFO, by arrival) with a mark that
+//!    lives `2 x retry_delay + 0.5 s` after each step;
+//! 2. then, each time, one request: `BLPOP` on the waiter's own wake-up
+//!    list, bounded by the wait's end, `retry_delay` and what the step said
+//!    may change (the holder's lease), with the next step behind it. Redis
+//!    runs that step as soon as the `BLPOP` ends, woken or not, even while
+//!    this process is paused: a hold that a release handed over is claimed
+//!    for its whole ttl at once (in the same round trip as the wake-up),
+//!    so a handed hold is no cheaper to lose than one taken free; a waiter
+//!    that is gone (its connection closed) never claims, and what it was
+//!    handed ends with its mark;
+//! 3. a win counts only if its lease, counted from the send of the request
+//!    that won it, is not over when the reply is read; a win whose request
+//!    went out long before (the wait took a good part of the lease) is
+//!    extended once more, counted from that extension's send, so the hold
+//!    starts with about its whole ttl in this process's belief too;
+//! 4. a connection that drops (`CLIENT KILL`, a restart, a failover)
+//!    costs nothing but a pause: the next step is sent again on a new
+//!    connection as a replay (every step is safe to repeat), and the
+//!    waiter keeps its place (its arrival), until the wait ends; a server
+//!    that stalls (a read timeout) ends the wait with that error;
+//! 5. at the wait's end the step behind the last wait gives up (it still
+//!    claims a hold handed over meanwhile); when PHP ends the wait or the
+//!    server refuses a step, the waiter leaves the queue and gives back
+//!    whatever it may have been handed.
+
+use std::time::{Duration, Instant};
+
+use crate::error::{LockError, Result};
+use crate::net::exchange;
+use crate::net::pool::Role;
+use crate::protocol::call::{Attempt, Call};
+use crate::protocol::commands::{Fence, blpop};
+use crate::protocol::step::{Mode, Step};
+use crate::topology::Topology;
+
+/// One primitive's steps on the server that decides.
+pub(crate) trait Steps {
+    /// The key that routes every call of this wait.
+    fn key(&self) -> &[u8];
+    /// The waiter's wake-up list.
+    fn wake_list(&self) -> Vec<u8>;
+    /// One step; `replay` when an earlier request's outcome is unknown
+    /// (its connection failed): a hold that holds our token is ours then.
+    fn step(&self, mode: Mode, replay: bool) -> Call<Step>;
+    /// Extends a hold just won to its whole lease; true when it was ours.
+    fn top_up(&self) -> Call<bool>;
+    /// Leaves the queue and gives back whatever the waiter may hold.
+    /// `answered`: every request of the wait was answered, so only a hold
+    /// that a release handed over meanwhile can be ours.
+    fn give_back(&self, answered: bool) -> Call<bool>;
+    /// Called once, when the first step finds that the waiter must queue.
+    fn queued(&self) {}
+}
+
+/// How a wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waited {
+    /// The hold is ours: its fencing token, and the send of the request
+    /// whose lease this process counts from.
+    Won { fence: Fence, sent: Instant },
+    /// The wait ran out (or `stop` said so).
+    Out,
+    /// See [`Step::Mismatch`]; the waiter left the queue.
+    Mismatch(i64),
+    /// See [`Step::Gone`].
+    Gone,
+}
+
+/// Margin added to the holder's remaining lease, so the step after an
+/// expiry finds the key gone.
+const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
+
+/// First pause after a failed connection; doubled up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(10);
+const MAX_PAUSE: Duration = Duration::from_millis(200);
+
+/// How long a waiter's queue entry stays live without a step: two
+/// `retry_delay`s plus slack. A waiter that is gone is skipped once this
+/// has passed since its last step.
+pub(crate) fn alive_window(retry_delay: Duration) -> u64 {
+    (retry_delay * 2).as_millis() as u64 + 500
+}
+
+/// How long to block for a wake-up: until the wait ends, the holder's lease
+/// ends (`holder_pttl_ms`; negative: unknown), or `fallback` (option
+/// `retry_delay`) passes, whichever comes first.
+pub(crate) fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Duration) -> Duration {
+    let lease = match u64::try_from(holder_pttl_ms) {
+        Ok(ms) => Duration::from_millis(ms) + EXPIRY_MARGIN,
+        // No expiry (-1) or no key (-2, it vanished just now): the fallback
+        // bounds the wait, a step sorts it out.
+        Err(_) => fallback,
+    };
+    remaining
+        .min(lease)
+        .min(fallback)
+        .max(Duration::from_millis(1))
+}
+
+/// The wait: `ttl_ms` is the lease asked for, `retry_delay` bounds every
+/// block, `stop` is asked between requests (PHP's time limit).
+pub(crate) struct Wait<'a> {
+    pub topology: &'a Topology,
+    pub ttl_ms: u64,
+    pub retry_delay: Duration,
+    pub wait: Duration,
+    pub stop: &'a dyn Fn() -> bool,
+}
+
+/// Waits in the queue (see the module documentation).
+pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
+    let deadline = Instant::now() + w.wait;
+    let key = steps.key();
+    let wake = steps.wake_list();
+    let run =
+        |role: Role, call: &dyn Fn(Attempt) -> Call<Step>| w.topology.run_on(0, role, key, call);
+    // The last step's hint while queued; None before the first answered
+    // step (and after a request whose outcome is unknown).
+    let mut queued: Option<Option<u64>> = None;
+    let mut first = true;
+    let mut announced = false;
+    let mut unknown = false;
+    let mut pause = FIRST_PAUSE;
+    loop {
+        let now = Instant::now();
+        let ending = now >= deadline || (!first && (w.stop)());
+        let sent = Instant::now();
+        let (mode, result) = match queued {
+            Some(hint_ms) if !ending => {
+                let left = deadline - now;
+                let hint = hint_ms.map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX));
+                let block = block_time(left, hint, w.retry_delay);
+                // The step behind the last wait gives up with it.
+                let mode = if block >= left {
+                    Mode::GiveUp
+                } else {
+                    Mode::Wait
+                };
+                let result = run(Role::Blocking, &|attempt| {
+                    let replay = unknown || attempt == Attempt::Replay;
+                    Call::after_wake(blpop(&wake, block), block, steps.step(mode, replay))
+                });
+                (mode, result)
+            }
+            _ => {
+                let mode = if ending { Mode::GiveUp } else { Mode::Wait };
+                let result = run(Role::Command, &|attempt| {
+                    steps.step(mode, unknown || attempt == Attempt::Replay)
+                });
+                (mode, result)
+            }
+        };
+        first = false;
+        let step = match result {
+            Ok(step) if exchange::take_wait_ended() => {
+                // PHP ended the wait, and the step behind it answered:
+                // give back exactly what it holds.
+                let answered = !step.is_won();
+                let _ = w
+                    .topology
+                    .run_on(0, Role::Command, key, &|_| steps.give_back(answered));
+                return Err(LockError::Interrupted);
+            }
+            Ok(step) => {
+                unknown = false;
+                pause = FIRST_PAUSE;
+                step
+            }
+            Err(LockError::Interrupted) => {
+                // PHP ended the wait: the request may have run (claimed
+                // a hold handed over) or not.
+                let _ = w
+                    .topology
+                    .run_on(0, Role::Command, key, &|_| steps.give_back(false));
+                return Err(LockError::Interrupted);
+            }
+            Err(error) if error.is_passing() => {
+                // The connection dropped: the request may have run or not.
+                // The next step replays, on a new connection, keeping the
+                // waiter's place (its arrival).
+                unknown = true;
+                queued = None;
+                let now = Instant::now();
+                if ending || now + pause >= deadline {
+                    let _ = w
+                        .topology
+                        .run_on(0, Role::Command, key, &|_| steps.give_back(false));
+                    return Err(error);
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(MAX_PAUSE);
+                continue;
+            }
+            Err(error) => {
+                let answered = !unknown;
+                let _ = w
+                    .topology
+                    .run_on(0, Role::Command, key, &|_| steps.give_back(answered));
+                return Err(error);
+            }
+        };
+        match step {
+            Step::Won { fence, left_ms } => {
+                let lease_ms = left_ms.map_or(w.ttl_ms, |left| left.min(w.ttl_ms));
+                if w.topology.validity(lease_ms, sent.elapsed()).is_some()
+                    && let Some(sent) = top_up(w, steps, sent)
+                {
+                    return Ok(Waited::Won { fence, sent });
+                }
+                // Won, but this process was paused until the lease was
+                // over: it may be someone else's by now. Give it back.
+                let _ = w
+                    .topology
+                    .run_on(0, Role::Command, key, &|_| steps.give_back(false));
+                if mode == Mode::GiveUp {
+                    return Ok(Waited::Out);
+                }
+                queued = None;
+            }
+            Step::Waiting { .. } if mode == Mode::GiveUp => return Ok(Waited::Out),
+            Step::Waiting { hint_ms } => {
+                if !std::mem::replace(&mut announced, true) {
+                    steps.queued();
+                }
+                queued = Some(hint_ms);
+            }
+            // Departed waiters in the way, dropped: step again at once.
+            Step::Again => queued = None,
+            Step::GaveUp => return Ok(Waited::Out),
+            Step::Mismatch(n) => {
+                let _ = w
+                    .topology
+                    .run_on(0, Role::Command, key, &|_| steps.give_back(true));
+                return Ok(Waited::Mismatch(n));
+            }
+            Step::Gone => return Ok(Waited::Gone),
+        }
+    }
+}
+
+/// A hold won by a request sent at `sent`: when that was long ago (the
+/// wait behind which the step ran took more than a quarter of the lease),
+/// the lease is extended once more, and counted from that extension's
+/// send. Returns the send to count the lease from; `None` when the
+/// extension found the hold no longer ours.
+fn top_up(w: &Wait<'_>, steps: &dyn Steps, sent: Instant) -> Option<Instant> {
+    if sent.elapsed() <= Duration::from_millis(w.ttl_ms / 4) {
+        return Some(sent);
+    }
+    let again = Instant::now();
+    match w
+        .topology
+        .run_on(0, Role::Command, steps.key(), &|_| steps.top_up())
+    {
+        Ok(true) if w.topology.validity(w.ttl_ms, again.elapsed()).is_some() => Some(again),
+        Ok(false) => None,
+        // No answer: the lease is still what the win gave.
+        _ => Some(sent),
+    }
+}
