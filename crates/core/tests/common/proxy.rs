@@ -1,7 +1,8 @@
 //! Test fixture: a TCP proxy on a loopback port in front of a
 //! [`RedisServer`](super::RedisServer), with faults the test switches at run
 //! time: delayed replies, delayed requests, a reply cut midway, a black
-//! hole, every connection dropped.
+//! hole, every connection dropped, the reply to one chosen request held
+//! back.
 //!
 //! Each client connection gets its own connection to the server and two
 //! threads: one copies requests to the server, the other copies replies
@@ -57,6 +58,14 @@ struct Shared {
     links: Mutex<Vec<Link>>,
     accepted: AtomicU32,
     cuts: AtomicU32,
+    /// Armed by [`Proxy::hold_reply_to`]: the bytes a request must contain
+    /// and how long its reply is held back. Taken by the first request
+    /// that matches.
+    hold: Mutex<Option<(Vec<u8>, Duration)>>,
+    /// A reply is being held back now.
+    holding: AtomicBool,
+    /// Replies held back so far.
+    held: AtomicU32,
 }
 
 impl Shared {
@@ -71,7 +80,22 @@ impl Shared {
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
+
+    /// `by` when `request` contains the armed pattern (disarming it).
+    fn hold_for(&self, request: &[u8]) -> Option<Duration> {
+        let mut hold = self.hold.lock().unwrap_or_else(|p| p.into_inner());
+        let (pattern, by) = hold.as_ref()?;
+        let found = !pattern.is_empty() && request.windows(pattern.len()).any(|w| w == pattern);
+        let by = *by;
+        found.then(|| {
+            *hold = None;
+            by
+        })
+    }
 }
+
+/// The hold-back one connection owes its next reply ([`Proxy::hold_reply_to`]).
+type NextReply = Arc<Mutex<Option<Duration>>>;
 
 /// A proxy listening on 127.0.0.1:`port`, forwarding to a server's port.
 pub struct Proxy {
@@ -101,6 +125,9 @@ impl Proxy {
             links: Mutex::new(Vec::new()),
             accepted: AtomicU32::new(0),
             cuts: AtomicU32::new(0),
+            hold: Mutex::new(None),
+            holding: AtomicBool::new(false),
+            held: AtomicU32::new(0),
         });
         let s = shared.clone();
         let acceptor = std::thread::spawn(move || accept_loop(&s, &listener));
@@ -158,6 +185,29 @@ impl Proxy {
     pub fn cuts(&self) -> u32 {
         self.shared.cuts.load(Ordering::Relaxed)
     }
+
+    /// Holds back, `by` after it arrives, the reply to the next request (on
+    /// any connection) whose bytes contain `pattern` (within one read of
+    /// the client's bytes, which holds a whole small request); once: later
+    /// replies pass. The reply held back is the next one read on that
+    /// connection after the request was forwarded, which is that request's
+    /// own for a client that waits for each reply (replies behind it on
+    /// that connection wait with it). Other faults apply after the hold.
+    pub fn hold_reply_to(&self, pattern: &[u8], by: Duration) {
+        *self.shared.hold.lock().unwrap_or_else(|p| p.into_inner()) = Some((pattern.to_vec(), by));
+    }
+
+    /// Whether a reply is being held back now ([`Proxy::hold_reply_to`]):
+    /// its request has run on the server, its sender has not read it.
+    pub fn holding_reply(&self) -> bool {
+        self.shared.holding.load(Ordering::Acquire)
+    }
+
+    /// Replies held back so far ([`Proxy::hold_reply_to`]), counted when
+    /// their hold-back ends.
+    pub fn replies_held(&self) -> u32 {
+        self.shared.held.load(Ordering::Acquire)
+    }
 }
 
 impl Drop for Proxy {
@@ -209,9 +259,11 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
             .flat_map(|l| l.pumps)
             .for_each(|p| drop(p.join()));
         let (s1, s2) = (shared.clone(), shared.clone());
+        let next_reply: NextReply = Arc::default();
+        let n2 = next_reply.clone();
         let pumps = [
-            std::thread::spawn(move || requests(&s1, up.0, up.1)),
-            std::thread::spawn(move || replies(&s2, down.1, down.0)),
+            std::thread::spawn(move || requests(&s1, up.0, up.1, &next_reply)),
+            std::thread::spawn(move || replies(&s2, down.1, down.0, &n2)),
         ];
         links.push(Link {
             client,
@@ -221,11 +273,18 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
     }
 }
 
-/// Client to server: requests, discarded in a black hole.
-fn requests(shared: &Shared, mut client: TcpStream, mut server: TcpStream) {
+/// Client to server: requests, discarded in a black hole. A request that
+/// matches [`Proxy::hold_reply_to`] (and is forwarded) leaves its
+/// hold-back for the reply pump before it is forwarded.
+fn requests(shared: &Shared, mut client: TcpStream, mut server: TcpStream, next: &NextReply) {
     let mut buf = [0; 16 * 1024];
     while let Ok(n @ 1..) = client.read(&mut buf) {
         let fault = *shared.fault();
+        if fault != Fault::BlackHole
+            && let Some(by) = shared.hold_for(&buf[..n])
+        {
+            *next.lock().unwrap_or_else(|p| p.into_inner()) = Some(by);
+        }
         if let Fault::DelayRequests(by) = fault {
             std::thread::sleep(by);
         }
@@ -237,11 +296,21 @@ fn requests(shared: &Shared, mut client: TcpStream, mut server: TcpStream) {
     let _ = server.shutdown(Shutdown::Both);
 }
 
-/// Server to client: replies, with the fault in force applied to each.
-fn replies(shared: &Shared, mut server: TcpStream, mut client: TcpStream) {
+/// Server to client: replies, with a hold-back this connection owes
+/// ([`Proxy::hold_reply_to`]) and then the fault in force applied to each.
+fn replies(shared: &Shared, mut server: TcpStream, mut client: TcpStream, next: &NextReply) {
     let mut buf = [0; 16 * 1024];
     'read: while let Ok(n @ 1..) = server.read(&mut buf) {
         let arrived = Instant::now();
+        let owed = next.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(by) = owed {
+            shared.holding.store(true, Ordering::Release);
+            while arrived.elapsed() < by && !shared.stopped() {
+                std::thread::sleep(TICK.min(by - arrived.elapsed().min(by)));
+            }
+            shared.holding.store(false, Ordering::Release);
+            shared.held.fetch_add(1, Ordering::AcqRel);
+        }
         loop {
             if shared.stopped() {
                 break 'read;
