@@ -1,10 +1,12 @@
 //! What the core's tests share about the lock: keys, locks on a fixture
-//! server, the release script as another holder, forks while renewing, and
-//! the fault proxy. Servers, Sentinels and Clusters come from the one
-//! fixture, `redislock-fixture` (re-exported here).
+//! server, the release script as another holder, forks while renewing,
+//! child processes to pause or kill, and the fault proxy. Servers,
+//! Sentinels and Clusters come from the one fixture, `redislock-fixture`
+//! (re-exported here).
 
 #![allow(dead_code, unused_imports)]
 
+pub mod child;
 pub mod proxy;
 
 pub use redislock_fixture::{
