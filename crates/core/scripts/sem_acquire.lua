@@ -13,14 +13,24 @@
 -- left by our clock (it counts only if the reply comes within that), {0,
 -- ms} while none is free (ms: until the first live lease may end, -1:
 -- unknown), {2} after giving up, {-1, permits} when the semaphore has
--- another number of permits, {3} when departed waiters stood in the way of
+-- another number of permits while anyone holds or waits, {3} when departed waiters stood in the way of
 -- deciding (call again).
 local holders, queue, permits_key = KEYS[1], KEYS[2], KEYS[3]
 local token, permits, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local mode, grace = ARGV[5], tonumber(ARGV[8])
 local stored = redis.call('GET', permits_key)
 if stored and tonumber(stored) ~= permits then
-  return {-1, tonumber(stored)}
+  -- Users disagree only while someone holds or waits: once every holder's
+  -- lease ended (up to 8 ended ones dropped here) and nobody waits, the
+  -- number is the next user's (won() sets it).
+  local ended = redis.call('ZRANGEBYSCORE', holders, '-inf', now - grace, 'LIMIT', 0, 8)
+  if #ended > 0 then
+    redis.call('ZREM', holders, unpack(ended))
+  end
+  if redis.call('ZCOUNT', holders, '(' .. (now - grace), '+inf') > 0
+      or redis.call('EXISTS', queue) == 1 then
+    return {-1, tonumber(stored)}
+  end
 end
 local life = ttl + grace + 1000
 
@@ -72,7 +82,7 @@ if mode == '2' then
 end
 -- Waiters first, in order; we may be one of them.
 local more
-free, more = grant(holders, holders, queue, now, free)
+free, more = grant(holders, holders, queue, now, free, grace)
 if redis.call('ZSCORE', holders, token) then
   return won()
 end

@@ -26,7 +26,7 @@ end
 leave_queue(holders, queue, token)
 local permits = tonumber(redis.call('GET', permits_key))
 if permits then
-  local _, more = grant(holders, holders, queue, now, free_permits(holders, permits, now - grace))
+  local _, more = grant(holders, holders, queue, now, free_permits(holders, permits, now - grace), grace)
   if more then
     return held + 2
   end

@@ -24,7 +24,8 @@ end
 -- behind its wake-up wait claims its whole lease at once. Returns the
 -- permits still free, and true when some may be owed to waiters not yet
 -- looked at (departed ones stood in the way): the caller calls again.
-local function grant(base, holders, queue, now, free)
+-- `grace`: how far clients' clocks may differ (ms).
+local function grant(base, holders, queue, now, free, grace)
   local granted = 0
   while free > 0 do
     local token, mark, more = first_live(base, queue)
@@ -38,7 +39,12 @@ local function grant(base, holders, queue, now, free)
     local claim = math.min(tonumber(string.match(mark, '^(%d+)')) or 0, redis.call('PTTL', at))
     redis.call('ZREM', queue, token)
     if claim > 0 then
-      redis.call('ZADD', holders, now + claim, token)
+      -- Counted live until the mark would have ended (by this clock): a
+      -- waiter that departed keeps the permit no longer, grace included
+      -- (the live waiter's step claims it within moments, and a claim
+      -- whose reply comes after the lease it had left is refused). Half
+      -- the lease at least stays, for a mark shorter than the grace.
+      redis.call('ZADD', holders, now + claim - math.min(grace, math.floor(claim / 2)), token)
       redis.call('SET', at, 'h', 'PX', claim)
       wake(base, token, claim)
       free = free - 1

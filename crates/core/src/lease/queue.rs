@@ -56,6 +56,13 @@ pub(crate) trait Steps {
     fn give_back(&self, answered: bool) -> Call<bool>;
     /// Called once, when the first step finds that the waiter must queue.
     fn queued(&self) {}
+    /// True when the steps judge holds by the caller's clock reading in
+    /// the request (permits, read holds): a step sent behind a wait runs
+    /// with a reading as old as the wait, so when the wait lasted until a
+    /// hold may have ended, a fresh step follows at once.
+    fn clock_judged(&self) -> bool {
+        false
+    }
 }
 
 /// How a wait ended.
@@ -124,6 +131,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
     // step (and after a request whose outcome is unknown).
     let mut queued: Option<Option<u64>> = None;
     let mut first = true;
+    let mut stale = false;
     let mut announced = false;
     let mut unknown = false;
     let mut pause = FIRST_PAUSE;
@@ -136,6 +144,10 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 let left = deadline - now;
                 let hint = hint_ms.map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX));
                 let block = block_time(left, hint, w.retry_delay);
+                stale = steps.clock_judged()
+                    && hint_ms.is_some_and(|ms| {
+                        Duration::from_millis(ms) + EXPIRY_MARGIN <= w.retry_delay.min(left)
+                    });
                 // The step behind the last wait gives up with it.
                 let mode = if block >= left {
                     Mode::GiveUp
@@ -149,6 +161,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 (mode, result)
             }
             _ => {
+                stale = false;
                 let mode = if ending { Mode::GiveUp } else { Mode::Wait };
                 let result = run(Role::Command, &|attempt| {
                     steps.step(mode, unknown || attempt == Attempt::Replay)
@@ -228,7 +241,15 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 if !std::mem::replace(&mut announced, true) {
                     steps.queued();
                 }
-                queued = Some(hint_ms);
+                // A hint judged by the clock reading in the request counts
+                // from its send. After a wait until a hold may have ended,
+                // the step behind it judged with the reading of before: a
+                // fresh one now.
+                let hint_ms = match steps.clock_judged() {
+                    true => hint_ms.map(|ms| ms.saturating_sub(sent.elapsed().as_millis() as u64)),
+                    false => hint_ms,
+                };
+                queued = Some(hint_ms).filter(|_| !std::mem::take(&mut stale));
             }
             // Departed waiters in the way, dropped: step again at once.
             Step::Again => queued = None,

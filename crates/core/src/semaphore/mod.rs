@@ -630,6 +630,10 @@ impl Steps for Counted<'_> {
     fn give_back(&self, _answered: bool) -> Call<bool> {
         calls::release(&self.sem.keys, self.token, true)
     }
+
+    fn clock_judged(&self) -> bool {
+        true
+    }
 }
 
 /// A read hold's steps towards the lock's write hold, queued as a writer.
@@ -669,6 +673,10 @@ impl Steps for Promotion<'_> {
     fn give_back(&self, _answered: bool) -> Call<bool> {
         // Leaves the queue, and frees the lock if it was ours to write.
         commands::abandon(self.lock, self.token, commands::Successor::HandOver)
+    }
+
+    fn clock_judged(&self) -> bool {
+        true
     }
 }
 
