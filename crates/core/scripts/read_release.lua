@@ -1,6 +1,6 @@
 -- Gives a read hold of the lock K back (lib/readers.lua). The last live
--- reader frees K: a starving writer at the head of the queue is handed
--- it, else K is deleted and the first live waiter woken (lib/queue.lua's
+-- reader frees K: a starving writer (or a reader) at the head of the
+-- queue is handed it, else K is deleted and the first live waiter woken (lib/queue.lua's
 -- free_lock, as a writer's release does). When one reader is left, the
 -- first waiter is woken: it may be that reader waiting to promote. With
 -- ARGV[4] = '1' (an acquire whose outcome is unknown, or a wait that PHP
@@ -21,6 +21,17 @@ if not abandon and held == 0 and redis.call('EXISTS', queue) == 0 then
 end
 -- @include queue
 -- @include readers
+if abandon and redis.call('GET', lock) == token then
+  -- A release handed us the lock and we are gone before we took it: it
+  -- goes on to the next waiter (our mark stays until it is freed, so the
+  -- same call sent again still finds it ours).
+  redis.call('ZREM', queue, token)
+  if free_lock(lock, queue, false) then
+    return 2
+  end
+  leave_queue(lock, queue, token)
+  return 0
+end
 if abandon then
   leave_queue(lock, queue, token)
 end

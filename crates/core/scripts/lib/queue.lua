@@ -98,18 +98,20 @@ end
 
 -- Hands the free lock to the waiter head (with its mark) if it is
 -- starving (every writer waiting on one server is: it lost its race when
--- its first try found the lock held): the lock is set to its token for
--- what is left of its mark's life (at most its ttl), and it is woken with
--- "h". The step it sent behind its wake-up wait runs at once and claims
--- its whole lease (and fencing token); a waiter that departed holds it no
--- longer than its mark would have lived. True when handed over.
+-- its first try found the lock held) or waits to read: the lock is set to
+-- its token for what is left of its mark's life (at most its ttl), its
+-- mark says "h", and it is woken with "h". The step it sent behind its
+-- wake-up wait runs at once and claims its whole lease (a writer its
+-- fencing token; a reader turns the lock into the read mark and lets the
+-- readers behind it in); a waiter that departed holds it no longer than
+-- its mark would have lived. True when handed over.
 local function hand_over(lock, queue, head, mark)
-  local ttl, starving = string.match(mark, '^(%d+):[01]:([01])')
-  if starving ~= '1' then
+  local ttl = tonumber(string.match(mark, '^(%d+):'))
+  if not (ttl and (string.match(mark, '^%d+:[01]:1') or string.match(mark, '^%d+:r:'))) then
     return false
   end
   local mark_at = mark_key(lock, head)
-  local claim = math.min(tonumber(ttl), redis.call('PTTL', mark_at))
+  local claim = math.min(ttl, redis.call('PTTL', mark_at))
   if claim <= 0 then
     return false
   end

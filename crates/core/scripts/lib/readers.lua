@@ -6,9 +6,10 @@
 -- lease in ms since the Unix epoch, by the clock of the client that set
 -- it), live while the score is above now - grace (now: the caller's clock,
 -- from ARGV). Readers and writers wait in K's one queue (K~~q), readers
--- with the mark "<ttl ms>:r:0", which lib/queue.lua's hand_over never
--- matches: a release wakes a reader at the head, and each reader that
--- enters wakes the next one if it too waits to read.
+-- with the mark "<ttl ms>:r:0": a release hands K to a reader at the head
+-- as to a writer (lib/queue.lua's hand_over; the reader's step turns it
+-- into the read mark), and each reader that enters wakes the next one if
+-- it too waits to read.
 
 local READ_MARK = '~~read'
 

@@ -59,6 +59,9 @@ pub struct Entry {
     pub lease: Arc<Lease>,
     /// Whether the renewal thread renews the lease (option `auto_renew`).
     pub renewed: bool,
+    /// Taken over from a token (`restore()`): a write hold made elsewhere,
+    /// which never turns into a read hold.
+    pub restored: bool,
     /// Whether other acquires of this request may join the hold (option
     /// `reentrant` of the acquirer): a hold taken with `reentrant => false`
     /// is never re-entered, by any object; nor one kept across

@@ -507,6 +507,7 @@ impl Lock {
             fence,
             lease,
             renewed: self.options.auto_renew,
+            restored,
             reentrant: self.options.reentrant,
             context: host::context(),
         });

@@ -34,6 +34,14 @@ impl Lock {
             return Ok(true);
         }
         if let Some(entry) = self.live_entry() {
+            if entry.restored {
+                return Err(LockError::Unsupported(format!(
+                    "acquireRead() on lock \"{}\": this object's hold was taken over with \
+                     restore(), which adopts write holds only; release it, or read with \
+                     another object; no read hold was taken",
+                    String::from_utf8_lossy(&self.key)
+                )));
+            }
             if entry.count != 1 || self.share.map_or(0, |s| s.own) != 1 {
                 return Err(LockError::Unsupported(format!(
                     "lock \"{}\" is held more than once in this process (reentrant acquires, or \
