@@ -131,7 +131,6 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
     // step (and after a request whose outcome is unknown).
     let mut queued: Option<Option<u64>> = None;
     let mut first = true;
-    let mut stale = false;
     let mut announced = false;
     let mut unknown = false;
     let mut pause = FIRST_PAUSE;
@@ -139,12 +138,14 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
         let now = Instant::now();
         let ending = now >= deadline || (!first && (w.stop)());
         let sent = Instant::now();
-        let (mode, result) = match queued {
+        let (mode, result, stale) = match queued {
             Some(hint_ms) if !ending => {
                 let left = deadline - now;
                 let hint = hint_ms.map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX));
                 let block = block_time(left, hint, w.retry_delay);
-                stale = steps.clock_judged()
+                // Judged with the reading of before the wait, which lasts
+                // until a hold may have ended.
+                let stale = steps.clock_judged()
                     && hint_ms.is_some_and(|ms| {
                         Duration::from_millis(ms) + EXPIRY_MARGIN <= w.retry_delay.min(left)
                     });
@@ -158,15 +159,14 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                     let replay = unknown || attempt == Attempt::Replay;
                     Call::after_wake(blpop(&wake, block), block, steps.step(mode, replay))
                 });
-                (mode, result)
+                (mode, result, stale)
             }
             _ => {
-                stale = false;
                 let mode = if ending { Mode::GiveUp } else { Mode::Wait };
                 let result = run(Role::Command, &|attempt| {
                     steps.step(mode, unknown || attempt == Attempt::Replay)
                 });
-                (mode, result)
+                (mode, result, false)
             }
         };
         first = false;
@@ -249,7 +249,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                     true => hint_ms.map(|ms| ms.saturating_sub(sent.elapsed().as_millis() as u64)),
                     false => hint_ms,
                 };
-                queued = Some(hint_ms).filter(|_| !std::mem::take(&mut stale));
+                queued = Some(hint_ms).filter(|_| !stale);
             }
             // Departed waiters in the way, dropped: step again at once.
             Step::Again => queued = None,
