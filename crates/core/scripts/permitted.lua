@@ -24,7 +24,7 @@ end
 local function waiter_calls(base)
   local mark, wake = base .. '~~a~-', base .. '~~w~-'
   return {
-    {'SET', mark, '-', 'PX', '1'}, {'GET', mark}, {'DEL', mark}, {'PTTL', mark},
+    {'SET', mark, '-', 'PX', '1'}, {'GET', mark}, {'MGET', mark}, {'DEL', mark}, {'PTTL', mark},
     {'EXISTS', wake}, {'RPUSH', wake, '-'}, {'PEXPIRE', wake, '1'}, {'DEL', wake},
   }
 end
