@@ -84,6 +84,7 @@ fn a_hundred_thousand_departed_waiters_cost_their_own_removal() {
     // hand-over lets it in soon), then the holder releases: the release is
     // sent again until it has dropped every departed waiter, and hands the
     // lock to the live one.
+    let dead_left = queued();
     let url = server.url();
     let k = key.clone();
     let waiter = std::thread::spawn(move || {
@@ -97,7 +98,6 @@ fn a_hundred_thousand_departed_waiters_cost_their_own_removal() {
         assert!(l.release().unwrap());
         (got, at)
     });
-    let dead_left = queued();
     wait_until("the waiter queues", Duration::from_secs(5), || {
         queued() == dead_left + 1
     });

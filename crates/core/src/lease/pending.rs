@@ -13,7 +13,7 @@
 //! token, which nobody else ever holds; a clean-up leaves the queue and
 //! frees only what the token holds.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::error::{LockError, Result};
@@ -27,54 +27,60 @@ pub(crate) type Resend = Box<dyn Fn(&[bool]) -> Vec<Result<()>> + Send + Sync>;
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 const MAX_PAUSE: Duration = Duration::from_millis(500);
 
-/// One piece of pending work.
+/// One piece of pending work, shared by the lease thread and [`flush`]:
+/// whoever sends it holds its lock, so an acquire that flushes it waits
+/// for a send the thread has on its way.
+pub(crate) struct Pending {
+    /// The scope of the hold's topology ([`flush`] matches it).
+    scope: Arc<str>,
+    /// The key the work is filed under, which [`flush`] matches: the lock's
+    /// key for its write and read holds, a semaphore's holders key.
+    key: Vec<u8>,
+    work: Mutex<Work>,
+}
+
+impl Pending {
+    fn is_for(&self, scope: &str, key: &[u8]) -> bool {
+        &*self.scope == scope && self.key == key
+    }
+
+    /// The work, waiting for a send on its way.
+    pub fn lock(&self) -> MutexGuard<'_, Work> {
+        self.work.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The work unless someone is sending it now.
+    pub fn try_lock(&self) -> Option<MutexGuard<'_, Work>> {
+        match self.work.try_lock() {
+            Ok(work) => Some(work),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("key", &String::from_utf8_lossy(&self.key))
+            .finish_non_exhaustive()
+    }
+}
+
+/// What is left to do of one piece of pending work.
 pub(crate) struct Work {
-    /// Where the hold lives (its scope is matched by [`flush`]).
-    pub topology: Arc<Topology>,
-    /// The key that routes the work (a lock's key, a semaphore's holders).
-    pub key: Vec<u8>,
     /// The servers of the key still owed it (in the topology's order).
-    pub owed: Vec<bool>,
+    owed: Vec<bool>,
     /// Sends it.
-    pub resend: Resend,
+    resend: Resend,
     /// After this the hold is surely over in Redis: the work is dropped.
-    pub until: Instant,
+    until: Instant,
     /// When it is sent next, and the pause after that.
     next: Instant,
     pause: Duration,
 }
 
-impl std::fmt::Debug for Work {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Work")
-            .field("key", &String::from_utf8_lossy(&self.key))
-            .field("owed", &self.owed)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Work {
-    /// Work owed to the servers of `key` that `owed` marks, done by
-    /// `resend`, pointless after `lasts` from now.
-    pub fn new(
-        topology: Arc<Topology>,
-        key: Vec<u8>,
-        owed: Vec<bool>,
-        lasts: Duration,
-        resend: Resend,
-    ) -> Self {
-        let now = Instant::now();
-        Self {
-            topology,
-            key,
-            owed,
-            resend,
-            until: now + lasts,
-            next: now + FIRST_PAUSE,
-            pause: FIRST_PAUSE,
-        }
-    }
-
     /// When it is due.
     pub fn due(&self) -> Instant {
         self.next
@@ -108,32 +114,49 @@ impl Work {
     pub fn finished(&self, now: Instant) -> bool {
         !self.owed.contains(&true) || now >= self.until
     }
-
-    fn is_for(&self, scope: &str, key: &[u8]) -> bool {
-        &**self.topology.scope() == scope && self.key == key
-    }
 }
 
-/// Adds work (the lease thread sends it next).
-pub(crate) fn add(work: Work) {
-    super::renewal::add_pending(work);
+/// Adds work owed to the servers of `key` in `topology` that `owed`
+/// marks, done by `resend`, pointless after `lasts` from now. The lease
+/// thread sends it first 50 ms from now.
+pub(crate) fn add(
+    topology: &Topology,
+    key: Vec<u8>,
+    owed: Vec<bool>,
+    lasts: Duration,
+    resend: Resend,
+) {
+    let now = Instant::now();
+    super::renewal::add_pending(Arc::new(Pending {
+        scope: topology.scope().clone(),
+        key,
+        work: Mutex::new(Work {
+            owed,
+            resend,
+            until: now + lasts,
+            next: now + FIRST_PAUSE,
+            pause: FIRST_PAUSE,
+        }),
+    }));
 }
 
 /// Sends now, on this thread, the pending work of `key` in `scope`
-/// (before an acquire of that key). Fails with the server's failure when
-/// some of it is still not answered (it stays pending).
+/// (before an acquire of that key), after any send of it the lease thread
+/// has on its way. Fails with the server's failure when some of it is
+/// still not answered (it stays pending).
 pub(crate) fn flush(scope: &str, key: &[u8]) -> Result<()> {
-    let mut works = super::renewal::take_pending(|w| w.is_for(scope, key));
+    let pending = super::renewal::pending_where(|p| p.is_for(scope, key));
     let mut failure = None;
-    for work in &mut works {
-        if let Err(e) = work.send() {
+    for p in &pending {
+        let mut work = p.lock();
+        if !work.finished(Instant::now())
+            && let Err(e) = work.send()
+        {
             failure = failure.or(Some(e));
         }
     }
-    let now = Instant::now();
-    works.retain(|w| !w.finished(now));
-    for work in works {
-        add(work);
+    if !pending.is_empty() {
+        super::renewal::drop_finished();
     }
     failure.map_or(Ok(()), Err)
 }

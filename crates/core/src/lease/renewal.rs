@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::lease::belief::{Applied, Effect, Lease, Sent};
-use crate::lease::pending::Work;
+use crate::lease::pending::Pending;
 use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::process::stats::{self, Counter};
@@ -98,7 +98,7 @@ impl Entry {
 struct Renewer {
     entries: Vec<Entry>,
     /// Releases and clean-ups that Redis did not answer ([`super::pending`]).
-    pending: Vec<Work>,
+    pending: Vec<Arc<Pending>>,
     thread: Option<JoinHandle<()>>,
     shutdown: bool,
 }
@@ -163,7 +163,7 @@ fn start(shared: &'static Shared, renewer: &mut Renewer) {
 
 /// Adds pending work ([`super::pending::add`]): the thread sends it when
 /// it is due.
-pub(crate) fn add_pending(work: Work) {
+pub(crate) fn add_pending(work: Arc<Pending>) {
     scripts::prepare();
     let shared = SHARED.get();
     let mut renewer = shared.lock();
@@ -173,18 +173,30 @@ pub(crate) fn add_pending(work: Work) {
     shared.wake.notify_all();
 }
 
-/// Takes the pending work that `pred` accepts out of the thread's hands
-/// ([`super::pending::flush`]).
-pub(crate) fn take_pending(pred: impl Fn(&Work) -> bool) -> Vec<Work> {
+/// The pending work that `pred` accepts ([`super::pending::flush`]); it
+/// stays in the thread's list until it is finished.
+pub(crate) fn pending_where(pred: impl Fn(&Pending) -> bool) -> Vec<Arc<Pending>> {
     let Some(shared) = SHARED.built() else {
         return Vec::new();
     };
-    let mut renewer = shared.lock();
-    let (taken, kept) = std::mem::take(&mut renewer.pending)
-        .into_iter()
-        .partition(|w| pred(w));
-    renewer.pending = kept;
-    taken
+    let renewer = shared.lock();
+    renewer
+        .pending
+        .iter()
+        .filter(|p| pred(p))
+        .cloned()
+        .collect()
+}
+
+/// Drops the pending work that is finished (and not being sent now).
+pub(crate) fn drop_finished() {
+    if let Some(shared) = SHARED.built() {
+        let now = Instant::now();
+        shared
+            .lock()
+            .pending
+            .retain(|p| p.try_lock().is_none_or(|w| !w.finished(now)));
+    }
 }
 
 /// Wakes the renewal thread to look at its schedule again (a `refresh()`
@@ -232,9 +244,13 @@ fn run(shared: &'static Shared) {
                 }
                 let now = Instant::now();
                 expire_or_drop(&mut renewer.entries, now);
-                renewer.pending.retain(|w| !w.finished(now));
+                renewer
+                    .pending
+                    .retain(|p| p.try_lock().is_none_or(|w| !w.finished(now)));
                 let renew = renewer.entries.iter().any(|e| e.due() <= now);
-                let resend = renewer.pending.iter().any(|w| w.due() <= now);
+                // Work an acquire is sending now is skipped: it waits.
+                let due_work = |p: &Arc<Pending>| p.try_lock().is_some_and(|w| w.due() <= now);
+                let resend = renewer.pending.iter().any(due_work);
                 if renew || resend {
                     // Every round of this pass ends by half of the shortest
                     // lease the thread keeps, due now or not: one slow
@@ -248,17 +264,24 @@ fn run(shared: &'static Shared) {
                         .unwrap_or_default();
                     let until = now + (left / 2).max(MIN_ROUND);
                     let due = collect_due(&mut renewer.entries, now);
-                    let (work, later) = std::mem::take(&mut renewer.pending)
-                        .into_iter()
-                        .partition(|w| w.due() <= now);
-                    renewer.pending = later;
+                    let work: Vec<Arc<Pending>> = renewer
+                        .pending
+                        .iter()
+                        .filter(|p| due_work(p))
+                        .cloned()
+                        .collect();
                     break (due, until, work);
                 }
                 let sleep = renewer
                     .entries
                     .iter()
                     .map(Entry::due)
-                    .chain(renewer.pending.iter().map(Work::due))
+                    .chain(
+                        renewer
+                            .pending
+                            .iter()
+                            .filter_map(|p| p.try_lock().map(|w| w.due())),
+                    )
                     .map(|due| due.saturating_duration_since(now))
                     .min()
                     .unwrap_or(Duration::from_secs(60));
@@ -272,21 +295,23 @@ fn run(shared: &'static Shared) {
         if !due.is_empty() {
             renew_batch(due, until);
         }
-        resend(shared, work);
+        resend(work);
     }
 }
 
-/// Sends pending work once; what is still owed goes back to the list.
-fn resend(shared: &Shared, mut work: Vec<Work>) {
+/// Sends pending work once (unless an acquire sent it meanwhile); what is
+/// finished leaves the list.
+fn resend(work: Vec<Arc<Pending>>) {
     if work.is_empty() {
         return;
     }
-    for w in &mut work {
-        let _ = w.send();
+    for p in &work {
+        let mut w = p.lock();
+        if !w.finished(Instant::now()) && w.due() <= Instant::now() {
+            let _ = w.send();
+        }
     }
-    let now = Instant::now();
-    work.retain(|w| !w.finished(now));
-    shared.lock().pending.extend(work);
+    drop_finished();
 }
 
 /// Drops holds that were released or lost. A hold past `max_hold` is no

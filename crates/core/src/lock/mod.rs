@@ -890,13 +890,7 @@ fn abandon_later(
         .collect()
     });
     let lasts = Duration::from_millis(ttl_ms) + PENDING_MARGIN;
-    pending::add(pending::Work::new(
-        topology.clone(),
-        key,
-        owed,
-        lasts,
-        resend,
-    ));
+    pending::add(topology, key, owed, lasts, resend);
 }
 
 /// True when the hold `id` is auto-renewed and the renewal thread found its

@@ -277,7 +277,7 @@ impl Semaphore {
         // Earlier work on this name that Redis did not answer (a release,
         // an acquire's clean-up) goes first: this object's own permit never
         // fills the semaphore against it.
-        pending::flush(self.topology.scope(), &self.keys.holders)?;
+        pending::flush(self.topology.scope(), &self.keys.base)?;
         let steps = Counted {
             sem: self,
             token: &token,
@@ -730,7 +730,9 @@ fn release_hold(hold: &Hold) -> Result<bool> {
 /// queue, to the lease thread ([`pending`]), until the server answers or a
 /// lease of `ttl_ms` is surely over (with the clock grace).
 fn give_back_later(topology: &Arc<Topology>, keys: &Arc<SemKeys>, token: &[u8], ttl_ms: u64) {
-    let key = keys.holders.clone();
+    // Filed under the name's base key: a lock's read holds under the lock
+    // key, so the lock's next acquire (to read or write) sends it first.
+    let key = keys.base.clone();
     let (on, keys, token) = (topology.clone(), keys.clone(), token.to_vec());
     let resend: pending::Resend = Box::new(move |_| {
         vec![
@@ -741,13 +743,7 @@ fn give_back_later(topology: &Arc<Topology>, keys: &Arc<SemKeys>, token: &[u8], 
         ]
     });
     let lasts = Duration::from_millis(ttl_ms) + calls::GRACE + Duration::from_secs(5);
-    pending::add(pending::Work::new(
-        topology.clone(),
-        key,
-        vec![true],
-        lasts,
-        resend,
-    ));
+    pending::add(topology, key, vec![true], lasts, resend);
 }
 
 fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {
