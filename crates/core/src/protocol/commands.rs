@@ -13,9 +13,7 @@ use crate::protocol::reply::{one, two, value};
 use crate::protocol::scripts;
 use crate::protocol::step::Step;
 
-/// A fencing token: strictly greater than every earlier one of the key.
-/// `None` when the acquirer did not ask for one.
-pub type Fence = Option<i64>;
+pub use crate::protocol::step::Fence;
 
 /// What a release does for the next waiter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,6 +6,7 @@
 pub mod call;
 pub mod command;
 pub mod commands;
+pub mod counted;
 pub mod inspect;
 pub mod keys;
 pub mod readers;

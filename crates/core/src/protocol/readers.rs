@@ -4,14 +4,14 @@
 //! sorted set `K~~r`, scored by the end of each reader's lease; readers
 //! and writers wait in `K`'s one queue. The engine that drives these calls
 //! is the semaphore's ([`crate::protocol::semaphore`] with
-//! [`Counted::Readers`](crate::protocol::semaphore::Counted::Readers)).
+//! [`Counted::Readers`](crate::protocol::counted::Counted::Readers)).
 
 use crate::protocol::call::Call;
 use crate::protocol::command::Command;
+use crate::protocol::counted::{SemKeys, grace_ms, now_ms};
 use crate::protocol::keys::LockKeys;
 use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts::{self, Lua};
-use crate::protocol::semaphore::{SemKeys, grace_ms, now_ms};
 use crate::protocol::step::{Mode, Step};
 
 /// What the lock key holds while readers hold it. No owner token may be

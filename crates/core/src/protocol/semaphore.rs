@@ -5,98 +5,15 @@
 //! [`crate::protocol::readers`]): every call here takes the keys and sends
 //! what they are keys of.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use crate::protocol::call::Call;
 use crate::protocol::command::Command;
-use crate::protocol::keys::{self, LockKeys};
+pub use crate::protocol::counted::{Counted, GRACE, SemKeys, grace_ms, now_ms, now_us};
 use crate::protocol::readers;
 use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts;
 use crate::protocol::step::{Mode, Step};
-
-/// How far the clocks of a semaphore's clients may differ: a holder counts
-/// as live until its lease end (by its own clock) plus this, by the clock
-/// of whoever looks. A crashed holder's permit comes back this much after
-/// its lease.
-pub const GRACE: Duration = Duration::from_millis(500);
-
-/// What the holders of a [`SemKeys`] hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Counted {
-    /// Permits of a semaphore: `S~~s~~n` holds their number.
-    Permits(Vec<u8>),
-    /// Read holds of the lock `K` (its keys): no number, but no writer
-    /// (`lib/readers.lua`).
-    Readers(LockKeys),
-}
-
-/// The key names of one semaphore `S` (see `lib/semaphore.lua`), or of the
-/// read holds of one lock `K` (`lib/readers.lua`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SemKeys {
-    /// `S~~s` (`K~~r`): the holders (sorted set: token -> lease end, ms).
-    pub holders: Vec<u8>,
-    /// `S~~s~~q` (`K~~q`): the waiters in arrival order.
-    pub queue: Vec<u8>,
-    /// The key the waiters' marks and wake-up lists extend: `S~~s` (`K`).
-    pub base: Vec<u8>,
-    /// What is counted.
-    pub counted: Counted,
-}
-
-impl SemKeys {
-    /// The keys of the semaphore whose name (prefix included, with its hash
-    /// tag on Cluster) is `name`.
-    pub fn new(name: &[u8]) -> Self {
-        let holders = keys::helper_key(name, "s");
-        Self {
-            queue: keys::helper_key(&holders, "q"),
-            counted: Counted::Permits(keys::helper_key(&holders, "n")),
-            base: holders.clone(),
-            holders,
-        }
-    }
-
-    /// The keys of the read holds of the lock whose keys are `lock`:
-    /// readers `K~~r`, waiting in the lock's own queue `K~~q`.
-    pub fn readers(lock: &LockKeys) -> Self {
-        Self {
-            holders: keys::readers_key(&lock.lock),
-            queue: lock.queue.clone(),
-            base: lock.lock.clone(),
-            counted: Counted::Readers(lock.clone()),
-        }
-    }
-
-    /// The wake-up list of the waiter holding `token`.
-    pub fn wake(&self, token: &[u8]) -> Vec<u8> {
-        [&keys::helper_key(&self.base, "w~")[..], token].concat()
-    }
-
-    /// The permits key `S~~s~~n` of a semaphore.
-    pub fn permits(&self) -> Option<&[u8]> {
-        match &self.counted {
-            Counted::Permits(key) => Some(key),
-            Counted::Readers(_) => None,
-        }
-    }
-}
-
-/// Now by this client's clock, in ms since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// Now by this client's clock, in µs since the Unix epoch (a waiter's
-/// arrival).
-pub fn now_us() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64)
-}
 
 /// An acquire, or a step of a blocking acquire, of `token`.
 #[allow(clippy::too_many_arguments)]
@@ -212,11 +129,6 @@ pub fn lease_command(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Command {
     )
 }
 
-/// [`GRACE`] in ms, as the scripts take it.
-pub fn grace_ms() -> u64 {
-    GRACE.as_millis() as u64
-}
-
 /// Asks the server, before this process's first semaphore acquire there,
 /// whether it runs our scripts and whether its ACL lets this user run every
 /// command the semaphore's scripts run on its keys (Redis 7.0+;
@@ -249,6 +161,7 @@ pub fn wait_for_wake(keys: &SemKeys, token: &[u8], timeout: Duration) -> Call<bo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::keys;
 
     #[test]
     fn keys_share_the_slot_and_never_name_a_lock_key() {

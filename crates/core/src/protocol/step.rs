@@ -3,7 +3,9 @@
 //! script's reply is read into a [`Step`], so one queue-wait loop drives
 //! them all.
 
-use crate::protocol::commands::Fence;
+/// A fencing token: strictly greater than every earlier one of the key.
+/// `None` when the acquirer did not ask for one.
+pub type Fence = Option<i64>;
 
 /// What a try, or a step of a blocked acquire, found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
