@@ -124,7 +124,6 @@ extern "C" fn request_startup(_ty: i32, _module_number: i32) -> i32 {
 /// error or a timeout, which skip destructors).
 extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
     let _ = catch_unwind(redislock_core::release_all);
-    let _ = catch_unwind(redislock_core::release_all_semaphores);
     let _ = catch_unwind(interrupt::reset);
     SUCCESS
 }

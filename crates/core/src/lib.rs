@@ -15,8 +15,11 @@
 //!   there are
 //! - `process`: per-process state that a `fork()` replaces, signals,
 //!   [`stats`]
-//! - `lock`: one lock object ([`Lock`]) over a topology, the process-wide
-//!   table of holds and the renewal thread
+//! - `lease`: the lease engine under every hold (a lock's write hold, its
+//!   read holds, a semaphore's permits): the table of holds, what the
+//!   process believes of each lease, the queue-wait loop, renewal, pending
+//!   releases, request scope
+//! - `lock`: one lock object ([`Lock`]) over a topology
 //! - `semaphore`: N permits under one name ([`Semaphore`])
 //! - [`host`]: what the core asks of the binding
 
@@ -35,15 +38,16 @@ pub mod topology;
 
 pub use config::options::{LockOptions, OnLost, OptionKind, OptionValue};
 pub use error::{ConnectionFailure, LockError, Redirect, Result};
-pub use lock::{HoldMode, Inspection, Lock, LockInfo, SemaphoreInspection, hold_lost, release_all};
+pub use lease::scope::release_all;
+pub use lock::{HoldMode, Inspection, Lock, LockInfo, SemaphoreInspection, hold_lost};
 pub use process::stats;
 pub use protocol::semaphore as semaphore_calls;
-pub use semaphore::{Semaphore, SemaphoreInfo, release_all as release_all_semaphores};
+pub use semaphore::{Semaphore, SemaphoreInfo};
 
 /// The end of the module: stops the renewal thread and closes the pooled
 /// connections. Builds nothing in a process that never took a lock.
 pub fn shutdown() {
-    lease::renewal::shutdown();
+    lease::worker::shutdown();
     net::pool::close_all();
 }
 
@@ -56,10 +60,10 @@ pub fn idle_connections() -> usize {
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Ends the request scope by hand (`RedisLock::releaseAll()`): releases the
-/// locks and gives back the semaphore permits that request end would
-/// (`auto_release`), in every Fiber of the calling thread's request, and
-/// returns how many were released in Redis (a lock held reentrantly counts once). Holds and permits with
-/// `auto_release => false` stay with their objects.
+/// locks, read holds and permits that request end would (`auto_release`),
+/// in every Fiber of the calling thread's request, and returns how many
+/// were released in Redis (a lock held reentrantly counts once). Holds
+/// with `auto_release => false` stay with their objects.
 pub fn end_request_scope() -> usize {
-    lock::end_request_scope() + semaphore::end_request_scope()
+    lease::scope::end_request_scope()
 }

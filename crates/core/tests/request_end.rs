@@ -47,7 +47,7 @@ fn request_end_stops_a_permits_renewal() {
     let name = unique_key("sem-renew-end");
     let mut holder = renewed(&server, &name, &[]);
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
-    redislock_core::release_all_semaphores();
+    redislock_core::release_all();
     assert!(!holder.is_acquired().unwrap());
     let mut other = renewed(&server, &name, &[("auto_renew", OptionValue::Bool(false))]);
     assert!(other.acquire(Duration::ZERO, &never).unwrap(), "given back");
@@ -60,7 +60,7 @@ fn request_end_stops_a_permits_renewal() {
     );
     assert!(kept.acquire(Duration::ZERO, &never).unwrap());
     let started = Instant::now();
-    redislock_core::release_all_semaphores();
+    redislock_core::release_all();
     assert!(other.acquire(Duration::from_secs(3), &never).unwrap());
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(600), "{took:?}");

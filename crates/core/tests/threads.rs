@@ -11,7 +11,7 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use common::{RedisServer, exists, lock, never, unique_key};
-use redislock_core::{Semaphore, end_request_scope, release_all, release_all_semaphores};
+use redislock_core::{Semaphore, end_request_scope, release_all};
 
 #[test]
 fn another_thread_competes_and_its_request_end_leaves_ours() {
@@ -109,7 +109,6 @@ fn a_moved_object_reaches_its_hold_and_its_thread_ends_it() {
     };
     // Not this thread's request: its end leaves them alone.
     assert_eq!(release_all(), 0);
-    assert_eq!(release_all_semaphores(), 0);
     assert!(l.is_acquired().unwrap());
     assert!(s.is_acquired().unwrap());
     assert!(l.release().unwrap(), "the object still reaches its hold");

@@ -1,19 +1,23 @@
-//! The table of locks this process holds in Redis, one list per request
-//! (per PHP thread: a ZTS PHP runs several requests at once, each on its own
+//! The table of every hold this process has in Redis (a lock's write
+//! hold, its read holds, a semaphore's permits), one list per request (per
+//! PHP thread: a ZTS PHP runs several requests at once, each on its own
 //! thread). Lookups by key ([`find`], [`end_left`], [`forget`]) and the ends
 //! of the request ([`drain`], [`end_scope`]) see only the calling thread's
 //! list, so one request never joins, forgets or ends another's holds, as
 //! with two processes; an object reaches its own hold by id wherever it is.
 //!
-//! It gives guarantees that a single lock object cannot:
-//! - **reentrancy**: a second acquire of a key this request already holds
+//! It gives guarantees that a single object cannot:
+//! - **reentrancy** (write holds): a second acquire of a key this request
+//!   already holds
 //!   (through any lock object, in the same [`crate::host::context`]: the
 //!   same PHP Fiber) joins the existing hold and is counted; Redis is released at the
 //!   last matching release;
 //! - **request end**: whatever is still held when the request ends (also after
 //!   a fatal error, which skips destructors) is released by [`drain`];
+//! - **Fibers**: a hold belongs to the [`crate::host::context`] (PHP Fiber)
+//!   that took it ([`Entry::context`]), for every method;
 //! - **fork**: a child process starts with an empty table, so it never
-//!   believes it holds its parent's locks;
+//!   believes it holds its parent's holds;
 //! - **left holds**: an auto-renewed hold with `auto_release` off outlives
 //!   its last object (count 0, joined by nobody) and is renewed until a
 //!   release or refresh of its key and token from any object of this
@@ -22,26 +26,48 @@
 //! - **request scope by hand**: [`end_scope`] ends what request end would,
 //!   between the "requests" of a worker loop.
 //!
-//! Lock objects refer to an entry by its id; an id that is no longer in the
+//! Objects refer to an entry by its id; an id that is no longer in the
 //! table (released, drained at request end, or inherited across fork) means
 //! the object holds nothing.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::time::Duration;
+
 use crate::lease::belief::Lease;
 use crate::process::PerThread;
+use crate::protocol::counted::SemKeys;
 use crate::protocol::keys::LockKeys;
 use crate::topology::Topology;
 
-/// One held lock.
+/// What a hold is.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// A lock's write hold: the lock's keys, and the hold's fencing token
+    /// (option `fencing`).
+    Write {
+        /// The key names of the lock (the lock key includes the prefix).
+        keys: Arc<LockKeys>,
+        /// The fencing token of this hold.
+        fence: Option<i64>,
+    },
+    /// A hold counted in a sorted set: a semaphore's permit, or a lock's
+    /// read hold ([`SemKeys::counted`] says which).
+    Counted {
+        /// The keys of the holders.
+        keys: Arc<SemKeys>,
+    },
+}
+
+/// One hold.
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// Unique for the life of the process tree (ids are never reused).
     pub id: u64,
-    /// The key names of the lock (the lock key includes the prefix).
-    pub keys: Arc<LockKeys>,
-    /// The owner token written into the key.
+    /// What it is, with its keys.
+    pub kind: Kind,
+    /// The owner token written into Redis.
     pub token: Vec<u8>,
     /// Number of acquires not yet matched by a release; 0 for a hold
     /// whose objects are all gone ([`let_go`]).
@@ -49,11 +75,9 @@ pub struct Entry {
     /// Release in Redis when the last holder object goes away or the
     /// request ends (the `auto_release` option of the first acquirer).
     pub auto_release: bool,
-    /// Where the lock lives: its keyspace (reentrancy scope) and where to
+    /// Where the hold lives: its keyspace (reentrancy scope) and where to
     /// send the release.
     pub topology: Arc<Topology>,
-    /// The fencing token of this hold (option `fencing`).
-    pub fence: Option<i64>,
     /// What this process knows of the lease; with `renewed`, the renewal
     /// thread keeps it up to date until the entry leaves the table.
     pub lease: Arc<Lease>,
@@ -63,20 +87,52 @@ pub struct Entry {
     /// which never turns into a read hold.
     pub restored: bool,
     /// Whether other acquires of this request may join the hold (option
-    /// `reentrant` of the acquirer): a hold taken with `reentrant => false`
-    /// is never re-entered, by any object; nor one kept across
-    /// [`end_scope`].
+    /// `reentrant` of the acquirer; write holds only): a hold taken with
+    /// `reentrant => false` is never re-entered, by any object; nor one
+    /// kept across [`end_scope`].
     pub reentrant: bool,
     /// The [`crate::host::context`] (PHP Fiber, in this thread's request)
-    /// that took the hold: only it re-enters it.
+    /// that took the hold: only it uses it.
     pub context: u64,
+    /// Option `replicas`: extensions of a write hold wait for this many
+    /// replicas, at most this long (0: they do not wait).
+    pub replicas: (u32, Duration),
 }
 
 impl Entry {
+    /// The key of the name the hold is of: the lock key for a lock's write
+    /// and read holds, the holders key for a semaphore's permits. Holds of
+    /// one name and token are one hold; pending work is filed under it.
+    pub fn key(&self) -> &[u8] {
+        match &self.kind {
+            Kind::Write { keys, .. } => &keys.lock,
+            Kind::Counted { keys } => &keys.base,
+        }
+    }
+
     /// The hold's fencing-token key (`K~~f`) when the hold is fenced: it
     /// follows the lease wherever the lease is extended.
     pub fn fence_key(&self) -> Option<&[u8]> {
-        self.fence.map(|_| &self.keys.fence[..])
+        match &self.kind {
+            Kind::Write {
+                keys,
+                fence: Some(_),
+            } => Some(&keys.fence[..]),
+            _ => None,
+        }
+    }
+
+    /// The fencing token of a fenced write hold.
+    pub fn fence(&self) -> Option<i64> {
+        match self.kind {
+            Kind::Write { fence, .. } => fence,
+            Kind::Counted { .. } => None,
+        }
+    }
+
+    /// True for a lock's write hold.
+    pub fn is_write(&self) -> bool {
+        matches!(self.kind, Kind::Write { .. })
     }
 
     fn stop_renewal(&self) {
@@ -127,11 +183,6 @@ pub fn get(id: u64) -> Option<Entry> {
     with_entry(id, |entries, pos| entries[pos].clone())
 }
 
-/// The context (PHP Fiber) that took the hold `id`, if it is still held.
-pub fn context_of(id: u64) -> Option<u64> {
-    with_entry(id, |entries, pos| entries[pos].context)
-}
-
 /// True when the hold `id` is auto-renewed and its lease was found lost.
 pub fn is_lost(id: u64) -> bool {
     with_entry(id, |entries, pos| {
@@ -141,17 +192,19 @@ pub fn is_lost(id: u64) -> bool {
     .unwrap_or(false)
 }
 
-/// A copy of the reentrant entry for `redis_key` in `scope` taken in
-/// `context`, if held by an object (a left hold is joined by nobody).
+/// A copy of the reentrant write hold of the lock `redis_key` in `scope`
+/// taken in `context`, if held by an object (a left hold is joined by
+/// nobody).
 pub fn find(scope: &str, redis_key: &[u8], context: u64) -> Option<Entry> {
     with_entries(|entries| {
         entries
             .iter()
             .find(|e| {
                 e.reentrant
+                    && e.is_write()
                     && e.count > 0
                     && &**e.topology.scope() == scope
-                    && e.keys.lock == redis_key
+                    && e.key() == redis_key
                     && e.context == context
             })
             .cloned()
@@ -202,7 +255,7 @@ fn drop_count(entries: &mut Vec<Entry>, pos: usize, n: u32, keep_renewed: bool) 
     if keep_renewed && renewed_on {
         let (scope, key, token) = (
             entry.topology.scope().clone(),
-            entry.keys.lock.clone(),
+            entry.key().to_vec(),
             entry.token.clone(),
         );
         remove_where(entries, |e| {
@@ -216,15 +269,17 @@ fn drop_count(entries: &mut Vec<Entry>, pos: usize, n: u32, keep_renewed: bool) 
         // (one left renewing by its gone objects, one restored beside it)
         // ends with it, its renewal stopped before the release is sent, so
         // none is counted lost.
-        let (scope, key, token) = (entry.topology.scope(), &entry.keys.lock, &entry.token);
+        let (scope, key, token) = (entry.topology.scope(), entry.key(), &entry.token);
         remove_where(entries, |e| same(e, scope, key, token));
     }
     Left::Last(entry)
 }
 
-/// Whether `e` is a hold of `token` on `redis_key` in `scope`.
+/// Whether `e` is a write hold of `token` on `redis_key` in `scope` (the
+/// holds a write hold's release or refresh ends with it; a read hold under
+/// the same token is another hold).
 fn same(e: &Entry, scope: &str, redis_key: &[u8], token: &[u8]) -> bool {
-    &**e.topology.scope() == scope && e.keys.lock == redis_key && e.token == token
+    e.is_write() && &**e.topology.scope() == scope && e.key() == redis_key && e.token == token
 }
 
 /// Removes (and stops renewing) every entry that `pred` accepts.
@@ -249,12 +304,12 @@ pub fn end_left(scope: &str, redis_key: &[u8], token: &[u8]) {
     });
 }
 
-/// Removes every entry for `redis_key` in `scope` whatever its count
-/// (the key was force-released).
+/// Removes every entry for `redis_key` in `scope` whatever its count (the
+/// lock was force-released: its write and read holds).
 pub fn forget(scope: &str, redis_key: &[u8]) {
     with_entries(|entries| {
         remove_where(entries, |e| {
-            &**e.topology.scope() == scope && e.keys.lock == redis_key
+            &**e.topology.scope() == scope && e.key() == redis_key
         })
     });
 }

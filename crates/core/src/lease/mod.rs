@@ -5,15 +5,27 @@
 //! - [`belief`]: what this process believes of a hold's lease, and the
 //!   rule that keeps it inside what Redis gives (beliefs follow the last
 //!   command sent);
-//! - [`renewal`]: the background thread that renews leases (`auto_renew`)
-//!   and finishes [`pending`] work (releases and clean-ups that Redis did
-//!   not answer);
+//! - [`holds`]: the table of the holds this process has (reentrancy,
+//!   Fibers, request end, fork);
+//! - [`hold`]: what can be done with a hold of any kind: is it ours, how
+//!   long is left, extend it, give it back;
 //! - [`queue`]: the one queue-wait loop of a blocked acquire where one
 //!   server decides (single server, Sentinel, Cluster): a waiter sleeps on
 //!   its wake-up list with its next step sent behind the wait, so Redis
-//!   claims a hold handed to it (its whole lease) the moment the wait ends.
+//!   claims a hold handed to it (its whole lease) the moment the wait ends;
+//! - [`counted`]: taking holds counted in a sorted set (permits, read
+//!   holds) on that loop;
+//! - [`scope`]: the request's end, and `releaseAll()`;
+//! - [`worker`]: the lease thread, which [`renewal`] renews leases with
+//!   (`auto_renew`) and which finishes [`pending`] work (releases and
+//!   clean-ups that Redis did not answer).
 
 pub(crate) mod belief;
+pub(crate) mod counted;
+pub(crate) mod hold;
+pub(crate) mod holds;
 pub(crate) mod pending;
 pub(crate) mod queue;
 pub(crate) mod renewal;
+pub(crate) mod scope;
+pub(crate) mod worker;

@@ -3,7 +3,7 @@
 //! and the clean-up of an acquire whose outcome is unknown (its reply was
 //! lost: it may hold the lock or sit in a queue). Such work is finished,
 //! not forgotten: it stays pending, process-wide, and the lease thread
-//! ([`super::renewal`]) sends it again, 50 ms later and then at most every
+//! ([`super::worker`]) sends it again, 50 ms later and then at most every
 //! 500 ms, until the servers it went to answer, or until the hold it ends
 //! is surely over in Redis. Before an acquire of the same key, this process
 //! sends it first ([`flush`]), so an object never finds its own forgotten
@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::error::{LockError, Result};
+use crate::process::PerProcess;
 use crate::topology::Topology;
 
 /// Sends the work once on the servers still owed it; `Ok` when they all
@@ -116,28 +117,94 @@ impl Work {
     }
 }
 
-/// Adds work owed to the servers of `key` in `topology` that `owed`
-/// marks, done by `resend`, pointless after `lasts` from now. The lease
-/// thread sends it first 50 ms from now.
-pub(crate) fn add(
-    topology: &Topology,
-    key: Vec<u8>,
-    owed: Vec<bool>,
-    lasts: Duration,
-    resend: Resend,
-) {
-    let now = Instant::now();
-    super::renewal::add_pending(Arc::new(Pending {
-        scope: topology.scope().clone(),
-        key,
-        work: Mutex::new(Work {
-            owed,
-            resend,
-            until: now + lasts,
-            next: now + FIRST_PAUSE,
-            pause: FIRST_PAUSE,
-        }),
-    }));
+impl Pending {
+    /// Work owed to the servers of `key` in `topology` that `owed` marks,
+    /// done by `resend`, pointless after `lasts` from now; due first 50 ms
+    /// from now. [`super::worker::add_pending`] hands it to the thread.
+    pub fn new(
+        topology: &Topology,
+        key: Vec<u8>,
+        owed: Vec<bool>,
+        lasts: Duration,
+        resend: Resend,
+    ) -> Arc<Self> {
+        let now = Instant::now();
+        Arc::new(Self {
+            scope: topology.scope().clone(),
+            key,
+            work: Mutex::new(Work {
+                owed,
+                resend,
+                until: now + lasts,
+                next: now + FIRST_PAUSE,
+                pause: FIRST_PAUSE,
+            }),
+        })
+    }
+}
+
+/// The pending work of this process; a forked child starts with none.
+static LIST: PerProcess<Mutex<Vec<Arc<Pending>>>> = PerProcess::new(|| Mutex::new(Vec::new()));
+
+fn list() -> MutexGuard<'static, Vec<Arc<Pending>>> {
+    LIST.get().lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Adds work to the list ([`super::worker::add_pending`]).
+pub(super) fn push(work: Arc<Pending>) {
+    list().push(work);
+}
+
+/// Forgets every piece of work (module shutdown).
+pub(super) fn clear() {
+    if let Some(list) = LIST.built() {
+        list.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+/// Drops finished work (not being sent now); returns the work due at
+/// `now` (it stays in the list until finished) and when the next is due.
+/// Work an acquire is sending now is skipped: it waits.
+pub(super) fn poll(now: Instant) -> (Vec<Arc<Pending>>, Option<Instant>) {
+    let Some(list) = LIST.built() else {
+        return (Vec::new(), None);
+    };
+    let mut list = list.lock().unwrap_or_else(|p| p.into_inner());
+    list.retain(|p| p.try_lock().is_none_or(|w| !w.finished(now)));
+    let mut due = Vec::new();
+    let mut next: Option<Instant> = None;
+    for p in list.iter() {
+        let Some(work) = p.try_lock() else { continue };
+        if work.due() <= now {
+            due.push(p.clone());
+        } else {
+            next = Some(next.map_or(work.due(), |n| n.min(work.due())));
+        }
+    }
+    (due, next)
+}
+
+/// Sends `due` work once (unless an acquire sent it meanwhile); what is
+/// finished leaves the list.
+pub(super) fn resend(due: Vec<Arc<Pending>>) {
+    for p in &due {
+        let mut work = p.lock();
+        let now = Instant::now();
+        if !work.finished(now) && work.due() <= now {
+            let _ = work.send();
+        }
+    }
+    drop_finished();
+}
+
+/// Drops the work that is finished (and not being sent now).
+fn drop_finished() {
+    if let Some(list) = LIST.built() {
+        let now = Instant::now();
+        list.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|p| p.try_lock().is_none_or(|w| !w.finished(now)));
+    }
 }
 
 /// Sends now, on this thread, the pending work of `key` in `scope`
@@ -145,7 +212,16 @@ pub(crate) fn add(
 /// has on its way. Fails with the server's failure when some of it is
 /// still not answered (it stays pending).
 pub(crate) fn flush(scope: &str, key: &[u8]) -> Result<()> {
-    let pending = super::renewal::pending_where(|p| p.is_for(scope, key));
+    let pending: Vec<Arc<Pending>> = match LIST.built() {
+        Some(list) => list
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|p| p.is_for(scope, key))
+            .cloned()
+            .collect(),
+        None => return Ok(()),
+    };
     let mut failure = None;
     for p in &pending {
         let mut work = p.lock();
@@ -156,7 +232,7 @@ pub(crate) fn flush(scope: &str, key: &[u8]) -> Result<()> {
         }
     }
     if !pending.is_empty() {
-        super::renewal::drop_finished();
+        drop_finished();
     }
     failure.map_or(Ok(()), Err)
 }

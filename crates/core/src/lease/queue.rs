@@ -110,6 +110,27 @@ pub(crate) fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Dur
         .max(Duration::from_millis(1))
 }
 
+/// Runs `call` again through dropped connections (the server dropped
+/// them, restarted, failed over: [`LockError::is_passing`]), pausing 10 ms
+/// doubling to 200 ms between tries, until `deadline`: what a wait does
+/// before its first step (its checks, its plain try). Any other error, or
+/// one still there at the deadline, is the result.
+pub(crate) fn through_drops<T>(
+    deadline: Instant,
+    mut call: impl FnMut() -> Result<T>,
+) -> Result<T> {
+    let mut pause = FIRST_PAUSE;
+    loop {
+        match call() {
+            Err(e) if e.is_passing() && Instant::now() + pause < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            other => return other,
+        }
+    }
+}
+
 /// The wait: `ttl_ms` is the lease asked for, `retry_delay` bounds every
 /// block, `stop` is asked between requests (PHP's time limit).
 pub(crate) struct Wait<'a> {
@@ -118,6 +139,9 @@ pub(crate) struct Wait<'a> {
     pub retry_delay: Duration,
     pub wait: Duration,
     pub stop: &'a dyn Fn() -> bool,
+    /// The caller's try got no answer (its connection dropped): its
+    /// outcome is unknown, so the first step is sent as a replay.
+    pub unknown: bool,
 }
 
 /// Waits in the queue (see the module documentation).
@@ -132,7 +156,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
     let mut queued: Option<Option<u64>> = None;
     let mut first = true;
     let mut announced = false;
-    let mut unknown = false;
+    let mut unknown = w.unknown;
     let mut pause = FIRST_PAUSE;
     loop {
         let now = Instant::now();

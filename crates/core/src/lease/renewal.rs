@@ -1,8 +1,8 @@
-//! Lease renewal (option `auto_renew`): one background thread per process
-//! extends every auto-renewed hold at about a third of its lease with the
-//! compare-and-pexpire script (a semaphore's permit: `sem_refresh.lua`,
-//! [`Renewed`]), pipelining all holds due on one server into one round
-//! trip. It never touches PHP.
+//! Lease renewal (option `auto_renew`): the holds the lease thread
+//! ([`super::worker`]) extends at about a third of their lease with the
+//! compare-and-pexpire script (a semaphore's permit or a read hold:
+//! `sem_refresh.lua` / `read_refresh.lua`, [`Renewed`]), pipelining all
+//! holds due on one server into one round trip. It never touches PHP.
 //!
 //! A renewal is one more command of its hold ([`Lease::send`]): its reply
 //! counts only if no later command was sent meanwhile (a `refresh()`, a
@@ -11,26 +11,21 @@
 //! marks the hold lost at once; the PHP side reads that mark without a
 //! round trip ([`Lease::is_lost`], [`Lease::valid_for`]). A `refresh()`
 //! sets the lease length that later renewals keep, and when the next one
-//! is due. Renewal of a hold stops at release, object
-//! destruction (not with `auto_release` off: see [`super::holds`]) or
-//! request end (the hold table stops it), and after
-//! `max_hold`: the thread then only watches the lease and marks it lost when
-//! it runs out. The thread stops at module shutdown. A forked child has no
-//! thread and no jobs ([`PerProcess`]): it neither renews nor believes it is
-//! renewed.
+//! is due. Renewal of a hold stops at release, object destruction (not
+//! with `auto_release` off: see [`super::holds`]) or request end (the hold
+//! table stops it), and after `max_hold`: the thread then only watches the
+//! lease and marks it lost when it runs out. A forked child has no jobs
+//! ([`PerProcess`]): it neither renews nor believes it is renewed.
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::lease::belief::{Applied, Effect, Lease, Sent};
-use crate::lease::pending::Pending;
 use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::process::stats::{self, Counter};
 use crate::protocol::command::Command;
 use crate::protocol::commands;
-use crate::protocol::scripts;
 use crate::topology::Topology;
 
 /// A hold to keep renewed.
@@ -66,7 +61,7 @@ pub enum Renewed {
     /// lock's read hold (`read_refresh.lua` on the readers key).
     Permit {
         /// The keys of the semaphore (or of the lock's readers).
-        keys: Arc<crate::protocol::semaphore::SemKeys>,
+        keys: Arc<crate::protocol::counted::SemKeys>,
     },
 }
 
@@ -94,136 +89,73 @@ impl Entry {
     }
 }
 
-#[derive(Default)]
-struct Renewer {
-    entries: Vec<Entry>,
-    /// Releases and clean-ups that Redis did not answer ([`super::pending`]).
-    pending: Vec<Arc<Pending>>,
-    thread: Option<JoinHandle<()>>,
-    shutdown: bool,
+/// The holds this process renews; a forked child starts with none.
+static JOBS: PerProcess<Mutex<Vec<Entry>>> = PerProcess::new(|| Mutex::new(Vec::new()));
+
+fn jobs() -> MutexGuard<'static, Vec<Entry>> {
+    JOBS.get().lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The renewal state of one process.
-struct Shared {
-    state: Mutex<Renewer>,
-    wake: Condvar,
-}
-
-/// This process's renewal state; a forked child gets a fresh one.
-static SHARED: PerProcess<Shared> = PerProcess::new(|| Shared {
-    state: Mutex::new(Renewer::default()),
-    wake: Condvar::new(),
-});
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Renewer> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
-/// Starts renewing `lease`, a hold just taken (renewal is due at a third
-/// of its lease, or after the job's `first_in`). Starts the thread on first
-/// use in this process.
-pub fn renew(job: Job, lease: Arc<Lease>) {
-    // Initialised here, on PHP's thread, so a fork can never catch the
-    // renewal thread half-way through initialising them.
-    scripts::prepare();
-    let now = Instant::now();
+/// Adds `lease`, a hold just taken, to the holds renewed (due at a third of
+/// its lease, or after the job's `first_in`): [`super::worker::renew`].
+pub(super) fn push(job: Job, lease: Arc<Lease>) {
     if let Some(first_in) = job.first_in {
         lease.renew_after(first_in);
     }
     let entry = Entry {
-        started: now,
+        started: Instant::now(),
         watch_until: None,
         lease,
         job,
     };
-    let shared = SHARED.get();
-    let mut renewer = shared.lock();
-    renewer.entries.push(entry);
-    start(shared, &mut renewer);
-    drop(renewer);
-    shared.wake.notify_all();
+    jobs().push(entry);
 }
 
-/// Starts the thread on first use in this process.
-fn start(shared: &'static Shared, renewer: &mut Renewer) {
-    if renewer.thread.is_none() {
-        renewer.thread = std::thread::Builder::new()
-            .name("redislock-renew".into())
-            .spawn(move || {
-                crate::process::signals::block_all_in_this_thread();
-                run(shared)
-            })
-            .ok();
+/// Forgets every job (module shutdown).
+pub(super) fn clear() {
+    if let Some(jobs) = JOBS.built() {
+        jobs.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 }
 
-/// Adds pending work ([`super::pending::add`]): the thread sends it when
-/// it is due.
-pub(crate) fn add_pending(work: Arc<Pending>) {
-    scripts::prepare();
-    let shared = SHARED.get();
-    let mut renewer = shared.lock();
-    renewer.pending.push(work);
-    start(shared, &mut renewer);
-    drop(renewer);
-    shared.wake.notify_all();
+/// What the lease thread must do about renewals now: the holds due now
+/// (and the deadline of their round) and when the next one is due.
+pub(super) struct Poll {
+    /// Holds to renew now.
+    pub due: Vec<Due>,
+    /// When their round must end.
+    pub until: Instant,
+    /// When the next hold is due (none: no hold).
+    pub next: Option<Instant>,
 }
 
-/// The pending work that `pred` accepts ([`super::pending::flush`]); it
-/// stays in the thread's list until it is finished.
-pub(crate) fn pending_where(pred: impl Fn(&Pending) -> bool) -> Vec<Arc<Pending>> {
-    let Some(shared) = SHARED.built() else {
-        return Vec::new();
+/// Drops released and lost holds, and collects those due at `now`.
+pub(super) fn poll(now: Instant) -> Poll {
+    let Some(jobs) = JOBS.built() else {
+        return Poll {
+            due: Vec::new(),
+            until: now,
+            next: None,
+        };
     };
-    let renewer = shared.lock();
-    renewer
-        .pending
+    let mut entries = jobs.lock().unwrap_or_else(|p| p.into_inner());
+    expire_or_drop(&mut entries, now);
+    // Every round of this pass ends by half of the shortest lease the
+    // thread keeps, due now or not: one slow server never holds up another
+    // lock's renewal past its lease.
+    let left = entries
         .iter()
-        .filter(|p| pred(p))
-        .cloned()
-        .collect()
-}
-
-/// Drops the pending work that is finished (and not being sent now).
-pub(crate) fn drop_finished() {
-    if let Some(shared) = SHARED.built() {
-        let now = Instant::now();
-        shared
-            .lock()
-            .pending
-            .retain(|p| p.try_lock().is_none_or(|w| !w.finished(now)));
-    }
-}
-
-/// Wakes the renewal thread to look at its schedule again (a `refresh()`
-/// moved a hold's next renewal).
-pub fn wake() {
-    if let Some(shared) = SHARED.built() {
-        shared.wake.notify_all();
-    }
-}
-
-/// Stops the thread and waits for it (module shutdown). Builds nothing in a
-/// process that never renewed (a php-fpm master).
-pub fn shutdown() {
-    let Some(shared) = SHARED.built() else {
-        return;
+        .map(|e| e.lease.valid_for())
+        .min()
+        .unwrap_or_default();
+    let until = now + (left / 2).max(MIN_ROUND);
+    let due = if entries.iter().any(|e| e.due() <= now) {
+        collect_due(&mut entries, now)
+    } else {
+        Vec::new()
     };
-    let thread = {
-        let mut renewer = shared.lock();
-        renewer.shutdown = true;
-        renewer.entries.clear();
-        renewer.pending.clear();
-        renewer.thread.take()
-    };
-    shared.wake.notify_all();
-    if let Some(thread) = thread {
-        let _ = thread.join();
-    }
+    let next = entries.iter().map(Entry::due).min();
+    Poll { due, until, next }
 }
 
 /// The least time a renewal round gets for its replies, however little is
@@ -232,87 +164,6 @@ const MIN_ROUND: Duration = Duration::from_millis(20);
 
 /// How soon a renewal that got no answer is sent again (at most).
 const RETRY: Duration = Duration::from_millis(100);
-
-/// The thread: sleep until the next hold is due, renew everything due.
-fn run(shared: &'static Shared) {
-    loop {
-        let (due, until, work) = {
-            let mut renewer = shared.lock();
-            loop {
-                if renewer.shutdown {
-                    return;
-                }
-                let now = Instant::now();
-                expire_or_drop(&mut renewer.entries, now);
-                renewer
-                    .pending
-                    .retain(|p| p.try_lock().is_none_or(|w| !w.finished(now)));
-                let renew = renewer.entries.iter().any(|e| e.due() <= now);
-                // Work an acquire is sending now is skipped: it waits.
-                let due_work = |p: &Arc<Pending>| p.try_lock().is_some_and(|w| w.due() <= now);
-                let resend = renewer.pending.iter().any(due_work);
-                if renew || resend {
-                    // Every round of this pass ends by half of the shortest
-                    // lease the thread keeps, due now or not: one slow
-                    // server never holds up another lock's renewal past
-                    // its lease.
-                    let left = renewer
-                        .entries
-                        .iter()
-                        .map(|e| e.lease.valid_for())
-                        .min()
-                        .unwrap_or_default();
-                    let until = now + (left / 2).max(MIN_ROUND);
-                    let due = collect_due(&mut renewer.entries, now);
-                    let work: Vec<Arc<Pending>> = renewer
-                        .pending
-                        .iter()
-                        .filter(|p| due_work(p))
-                        .cloned()
-                        .collect();
-                    break (due, until, work);
-                }
-                let sleep = renewer
-                    .entries
-                    .iter()
-                    .map(Entry::due)
-                    .chain(
-                        renewer
-                            .pending
-                            .iter()
-                            .filter_map(|p| p.try_lock().map(|w| w.due())),
-                    )
-                    .map(|due| due.saturating_duration_since(now))
-                    .min()
-                    .unwrap_or(Duration::from_secs(60));
-                renewer = shared
-                    .wake
-                    .wait_timeout(renewer, sleep)
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .0;
-            }
-        };
-        if !due.is_empty() {
-            renew_batch(due, until);
-        }
-        resend(work);
-    }
-}
-
-/// Sends pending work once (unless an acquire sent it meanwhile); what is
-/// finished leaves the list.
-fn resend(work: Vec<Arc<Pending>>) {
-    if work.is_empty() {
-        return;
-    }
-    for p in &work {
-        let mut w = p.lock();
-        if !w.finished(Instant::now()) && w.due() <= Instant::now() {
-            let _ = w.send();
-        }
-    }
-    drop_finished();
-}
 
 /// Drops holds that were released or lost. A hold past `max_hold` is no
 /// longer renewed: it is watched until its lease runs out, then marked lost.
@@ -335,7 +186,7 @@ fn expire_or_drop(entries: &mut Vec<Entry>, now: Instant) {
 }
 
 /// A due renewal, detached from the state so no lock is held during I/O.
-struct Due {
+pub(super) struct Due {
     topology: Arc<Topology>,
     key: Vec<u8>,
     what: Renewed,
@@ -397,7 +248,7 @@ fn collect_due(entries: &mut [Entry], now: Instant) -> Vec<Due> {
 
 /// Renews `due` by `until`: the holds of one topology in one pipelined
 /// round trip per server, several topologies side by side.
-fn renew_batch(mut due: Vec<Due>, until: Instant) {
+pub(super) fn renew_batch(mut due: Vec<Due>, until: Instant) {
     due.sort_by_key(|d| Arc::as_ptr(&d.topology) as usize);
     let batches: Vec<&[Due]> = due
         .chunk_by(|a, b| Arc::ptr_eq(&a.topology, &b.topology))

@@ -89,11 +89,14 @@ impl Lock {
     /// the module documentation). When the wait fails (PHP ended it, or a
     /// step failed), the waiter has left the queue and freed the lock if
     /// it was handed over meanwhile, as far as the server answered.
+    /// `unknown`: the plain try got no answer (its connection dropped), so
+    /// the first step is a replay.
     pub(super) fn wait_in_queue(
         &self,
         token: &[u8],
         wait: std::time::Duration,
         stop: &dyn Fn() -> bool,
+        unknown: bool,
     ) -> Result<Option<Won>> {
         let writer = Writer {
             lock: self,
@@ -112,6 +115,7 @@ impl Lock {
                 retry_delay: self.options.retry_delay,
                 wait,
                 stop,
+                unknown,
             },
             &writer,
         )?;

@@ -1,113 +1,153 @@
 //! Read holds of a lock (`acquireRead()`): many readers at once, a writer
 //! excluding them all, a waiting writer keeping new readers out.
 //!
-//! A read hold is driven by the semaphore's engine on the lock's readers
-//! (`K~~r`, [`SemKeys::readers`]): the same leases by the client's clock,
-//! FIFO queue (the lock's own, shared with writers), `BLPOP` wake-ups,
-//! renewal, request end and fork handling. While readers hold the lock, its
-//! key holds the read mark, so a writer's plain `SET NX PX` fails as it
-//! does against another writer and the write path costs nothing more
-//! (docs/protocol.md "Read holds").
+//! A read hold is a counted hold of the lease engine
+//! ([`crate::lease::counted`]) on the lock's readers (`K~~r`,
+//! [`SemKeys::readers`]): leases by the client's clock, the lock's own FIFO
+//! queue (shared with writers), `BLPOP` wake-ups with the step behind them,
+//! renewal, request end and fork handling, in the process's one table of
+//! holds. While readers hold the lock, its key holds the read mark, so a
+//! writer's plain `SET NX PX` fails as it does against another writer and
+//! the write path costs nothing more (docs/protocol.md "Read holds").
 //!
 //! Symfony's `SharedLockInterface` semantics: `acquire()` on an object
 //! holding a read hold promotes it (once no other reader holds the lock),
-//! `acquireRead()` on one holding the write hold demotes it.
+//! `acquireRead()` on one holding the write hold demotes it. Both only for
+//! the hold of the calling Fiber: another Fiber competes as another
+//! process would.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::{Held, Lock};
 use crate::config::options::OnLost;
 use crate::error::{LockError, Result};
-use crate::lock::{Lock, holds};
-use crate::semaphore::Semaphore;
+use crate::lease::counted::{Counter, Promoted, Taken};
+use crate::lease::hold;
+use crate::lease::holds::{self, Entry};
+use crate::protocol::counted::SemKeys;
 
 impl Lock {
     /// Takes a read hold, waiting up to `wait` while a writer holds the
-    /// lock or waits for it. On an object that holds the write hold, turns
-    /// it into a read hold (demotion; at once, never waits); on one that
-    /// holds a read hold, extends its lease. True when this object now
-    /// holds a read hold.
+    /// lock or waits for it. On an object that holds the write hold (in
+    /// this Fiber), turns it into a read hold (demotion; at once, never
+    /// waits); on one that holds a read hold, extends its lease. True when
+    /// this object now holds a read hold.
     pub fn acquire_read(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
         self.check_read_options()?;
-        if let Some(readers) = self.read_hold()
-            && readers.refresh(None)?
-        {
-            return Ok(true);
-        }
-        if let Some(entry) = self.live_entry() {
-            if entry.restored {
-                return Err(LockError::Unsupported(format!(
-                    "acquireRead() on lock \"{}\": this object's hold was taken over with \
-                     restore(), which adopts write holds only; release it, or read with \
-                     another object; no read hold was taken",
-                    String::from_utf8_lossy(&self.key)
-                )));
-            }
-            if entry.count != 1 || self.share.map_or(0, |s| s.own) != 1 {
-                return Err(LockError::Unsupported(format!(
-                    "lock \"{}\" is held more than once in this process (reentrant acquires, or \
-                     other objects on the same key): release those first; only a single write \
-                     hold can turn into a read hold",
-                    String::from_utf8_lossy(&self.key)
-                )));
-            }
-            let token = entry.token.clone();
-            let demoted = self
-                .readers()
-                .acquire_as(token, Duration::ZERO, &|| false)?;
-            // The write hold is now a read hold (or was lost): forget it
-            // here without a release.
-            if let Some(entry) = holds::remove(entry.id) {
-                entry.lease.stop();
-                if !demoted {
-                    entry.lease.found_lost();
+        let keys = Arc::new(SemKeys::readers(&self.keys));
+        match self.entry() {
+            Some(entry) if !entry.is_write() => {
+                if hold::extend(&entry, self.ttl_ms)? {
+                    return Ok(true);
                 }
+                // Lost: taken anew below.
+                holds::remove(entry.id);
+                self.held = Held::None;
             }
-            self.share = None;
-            if demoted {
-                return Ok(true);
-            }
+            Some(entry) if self.demote(&entry, &keys)? => return Ok(true),
+            _ => {}
         }
         let token = crate::protocol::token::new_token()?.into_bytes();
-        self.readers().acquire_as(token, wait, stop)
+        let taken = self.readers(&keys).acquire(&token, wait, stop)?;
+        match taken {
+            Taken::Won(sent) => {
+                let id = self.readers(&keys).adopt(token, sent);
+                self.held = Held::Read { id };
+                Ok(true)
+            }
+            Taken::Out | Taken::Mismatch(_) => Ok(false),
+        }
     }
 
-    /// When this object holds a read hold: turns it into the write hold
-    /// once no other reader holds the lock, waiting up to `wait`
-    /// ([`Lock::acquire`] on a read-holding object). `None` when it holds
-    /// no read hold.
+    /// Turns this object's write hold `entry` into a read hold under the
+    /// same token. False when the write hold was lost meanwhile (it is
+    /// forgotten, and the caller takes a read hold anew).
+    fn demote(&mut self, entry: &Entry, keys: &Arc<SemKeys>) -> Result<bool> {
+        if entry.restored {
+            return Err(LockError::Unsupported(format!(
+                "acquireRead() on lock \"{}\": this object's hold was taken over with \
+                 restore(), which adopts write holds only; release it, or read with \
+                 another object; no read hold was taken",
+                String::from_utf8_lossy(&self.key)
+            )));
+        }
+        let own = match self.held {
+            Held::Write { own, .. } => own,
+            _ => 0,
+        };
+        if entry.count != 1 || own != 1 {
+            return Err(LockError::Unsupported(format!(
+                "lock \"{}\" is held more than once in this process (reentrant acquires, or \
+                 other objects on the same key): release those first; only a single write \
+                 hold can turn into a read hold",
+                String::from_utf8_lossy(&self.key)
+            )));
+        }
+        let demoted = self
+            .readers(keys)
+            .acquire(&entry.token, Duration::ZERO, &|| false)?;
+        // The write hold is now a read hold (or was lost): forgotten here
+        // without a release.
+        if let Some(write) = holds::remove(entry.id)
+            && demoted == Taken::Out
+        {
+            write.lease.found_lost();
+        }
+        self.held = Held::None;
+        let Taken::Won(sent) = demoted else {
+            return Ok(false);
+        };
+        let id = self.readers(keys).adopt(entry.token.clone(), sent);
+        self.held = Held::Read { id };
+        Ok(true)
+    }
+
+    /// Turns this object's read hold `read` into the write hold once no
+    /// other reader holds the lock, waiting up to `wait` ([`Lock::acquire`]
+    /// on a read-holding object). A read hold found gone is forgotten.
     pub(super) fn promote(
         &mut self,
+        read: &Entry,
         wait: Duration,
         stop: &dyn Fn() -> bool,
-    ) -> Option<Result<bool>> {
-        let keys = self.keys.clone();
-        let promoted = self.read_hold()?.promote(&keys, wait, stop);
-        Some(promoted.map(|won| match won {
-            Some((token, sent)) => {
-                self.adopt(token, None, sent);
-                true
+    ) -> Result<Promoted> {
+        let keys = Arc::new(SemKeys::readers(&self.keys));
+        let promoted = self
+            .readers(&keys)
+            .promote(&self.keys, &read.token, wait, stop)?;
+        match promoted {
+            Promoted::Won(sent) => {
+                holds::remove(read.id);
+                self.adopt(read.token.clone(), None, sent);
             }
-            None => false,
-        }))
+            Promoted::Gone => {
+                read.lease.found_lost();
+                holds::remove(read.id);
+                self.held = Held::None;
+            }
+            // Still a reader, unless the lease ended meanwhile.
+            Promoted::Out if read.lease.valid_for().is_zero() => {
+                read.lease.found_lost();
+                holds::remove(read.id);
+                self.held = Held::None;
+                return Ok(Promoted::Gone);
+            }
+            Promoted::Out => {}
+        }
+        Ok(promoted)
     }
 
-    /// This object's read holds, built on first use.
-    fn readers(&mut self) -> &mut Semaphore {
-        self.readers.get_or_insert_with(|| {
-            Semaphore::readers_of(
-                self.key.clone(),
-                &self.keys,
-                self.ttl_ms,
-                self.topology.clone(),
-                self.options.clone(),
-            )
-        })
-    }
-
-    /// The read holds, when this object holds one.
-    pub(super) fn read_hold(&mut self) -> Option<&mut Semaphore> {
-        let readers = self.readers.as_mut()?;
-        if readers.holds() { Some(readers) } else { None }
+    /// How this lock's read holds are taken: no number of permits, the
+    /// lock's ttl, topology and options (checked for read holds first).
+    fn readers<'a>(&'a self, keys: &'a Arc<SemKeys>) -> Counter<'a> {
+        Counter {
+            keys,
+            permits: 0,
+            ttl_ms: self.ttl_ms,
+            topology: &self.topology,
+            options: &self.options,
+        }
     }
 
     /// Refuses what read holds do not do, before anything is sent.

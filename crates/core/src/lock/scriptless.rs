@@ -15,11 +15,8 @@ use crate::error::{LockError, Result};
 use crate::lease::queue::{alive_window, block_time};
 use crate::net::pool::Role;
 use crate::process::stats::{self, Counter};
-use crate::protocol::commands::Released;
 use crate::protocol::scriptless::{self, CompareDelete};
 use crate::topology::Waiting;
-
-use super::holds::Entry;
 
 /// What the permission check's refusal says when the server refuses
 /// scripts themselves (see [`LockError::from_redis`]), as opposed to a
@@ -174,54 +171,4 @@ impl Lock {
             }
         }
     }
-}
-
-/// Compare-and-delete of one entry without scripts, then a wake-up when
-/// someone waits (see [`super::release_entry`] for a replay's meaning).
-pub(super) fn release_entry(entry: &Entry, how: CompareDelete) -> Result<bool> {
-    let in_lease = !entry.lease.valid_for().is_zero();
-    let key = &entry.keys.lock;
-    let (found, waiting) = entry.topology.run_on(0, Role::Command, key, &|attempt| {
-        scriptless::release(&entry.keys, &entry.token, how, attempt)
-    })?;
-    let released = match found {
-        Released::Yes => true,
-        Released::GoneOnReplay => in_lease,
-        Released::NotOurs => false,
-    };
-    if found == Released::Yes && waiting {
-        // Best effort: a waiter that misses it finds the lock free at its
-        // next step, within `retry_delay`.
-        let _ = entry
-            .topology
-            .run_on(0, Role::Command, key, &|_| scriptless::wake(&entry.keys));
-    }
-    if released {
-        stats::add(Counter::Releases);
-    } else {
-        entry.lease.found_lost();
-    }
-    Ok(released)
-}
-
-/// Seconds left on the lease of `entry` without scripts (`GET` + `PTTL`):
-/// `None` when the lock no longer holds its token, infinity when the key
-/// has no expiry.
-pub(super) fn remaining_ttl(entry: &Entry) -> Result<Option<f64>> {
-    let key = &entry.keys.lock;
-    let (owner, pttl) = entry
-        .topology
-        .run_on(0, Role::Command, key, &|_| scriptless::owner_pttl(key))?;
-    if owner.as_deref() != Some(&entry.token[..]) || pttl == -2 {
-        return Ok(None);
-    }
-    if pttl < 0 {
-        return Ok(Some(f64::INFINITY));
-    }
-    let ours = entry.lease.valid_for();
-    if ours.is_zero() {
-        entry.lease.found_lost();
-        return Ok(None);
-    }
-    Ok(Some((pttl as f64 / 1000.0).min(ours.as_secs_f64())))
 }

@@ -1,0 +1,365 @@
+//! Taking holds counted in a sorted set, each with a lease of its own: a
+//! semaphore's permits (`sem_*.lua`, `lib/semaphore.lua`) and a lock's read
+//! holds (`read_*.lua`, `lib/readers.lua`), and turning a read hold into
+//! the lock's write hold (a promotion). A free hold costs one round trip;
+//! otherwise the caller waits on the one queue-wait loop ([`super::queue`]),
+//! and a hold won goes into the process's table ([`super::holds`]), renewed
+//! with `auto_renew`.
+//!
+//! Their scripts judge holds by the caller's clock reading in the request
+//! (scores are lease ends, in ms since the Unix epoch): a hold that was
+//! the caller's already (handed over, or its first try's on a replay)
+//! counts only if the reply comes within what it had left by that reading.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::options::LockOptions;
+use crate::error::Result;
+use crate::host;
+use crate::lease::belief::Lease;
+use crate::lease::hold::give_back_later;
+use crate::lease::holds::{self, Entry, Kind};
+use crate::lease::queue::{self, Steps, Waited};
+use crate::lease::renewal::{Job, Renewed};
+use crate::lease::{pending, worker};
+use crate::net::pool::Role;
+use crate::protocol::call::{Attempt, Call};
+use crate::protocol::commands::{self, Successor};
+use crate::protocol::counted::{self as clock, SemKeys};
+use crate::protocol::keys::LockKeys;
+use crate::protocol::readers;
+use crate::protocol::semaphore as calls;
+use crate::protocol::step::{Mode, Step};
+use crate::topology::Topology;
+
+/// How counted holds of one name are taken: the keys, the number of
+/// permits (0 for read holds: none to check), the lease, where they live
+/// and the options of the object that takes them.
+pub(crate) struct Counter<'a> {
+    /// The keys of the holders.
+    pub keys: &'a Arc<SemKeys>,
+    /// The semaphore's permits (0 for a lock's read holds).
+    pub permits: u32,
+    /// The lease asked for.
+    pub ttl_ms: u64,
+    /// Where the name lives.
+    pub topology: &'a Arc<Topology>,
+    /// The taker's options.
+    pub options: &'a LockOptions,
+}
+
+/// How an acquire of a counted hold ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// Ours, its lease counted from this send.
+    Won(Instant),
+    /// Not within the wait.
+    Out,
+    /// The semaphore has this many permits, not the number asked for.
+    Mismatch(i64),
+}
+
+/// How a promotion ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Promoted {
+    /// The read hold is the lock's write hold now, its lease counted from
+    /// this send.
+    Won(Instant),
+    /// Other readers still hold the lock: the read hold stays.
+    Out,
+    /// The read hold was gone (its lease ran out).
+    Gone,
+}
+
+impl Counter<'_> {
+    /// Runs a call on the server that holds the name.
+    fn on_master<T>(&self, build: &dyn Fn(Attempt) -> Call<T>) -> Result<T> {
+        self.topology
+            .run_on(0, Role::Command, &self.keys.holders, build)
+    }
+
+    /// Takes a hold under `token`, waiting up to `wait` for one: one round
+    /// trip when one is free, else the queue. Work on this name that Redis
+    /// did not answer goes first (the caller's own unreleased hold never
+    /// keeps it out). A try or wait whose outcome is unknown is given back
+    /// later ([`pending`]).
+    pub fn acquire(&self, token: &[u8], wait: Duration, stop: &dyn Fn() -> bool) -> Result<Taken> {
+        // A wait goes on through dropped connections from its start.
+        let deadline = Instant::now() + wait;
+        queue::through_drops(deadline, || {
+            self.check_scripts()?;
+            pending::flush(self.topology.scope(), &self.keys.base)
+        })?;
+        let steps = Holder {
+            counter: self,
+            token,
+            alive_ms: queue::alive_window(self.options.retry_delay),
+            arrival: clock::now_us(),
+        };
+        // A replay (lost reply) finds its first try's holder entry; a try
+        // that met departed waiters in the way (dropped) goes again.
+        let (tried, sent) = loop {
+            let sent = Instant::now();
+            match self.on_master(&|_| steps.step(Mode::Try, false)) {
+                Ok(Step::Again) => {}
+                tried => break (tried, sent),
+            }
+        };
+        let taken = match tried {
+            Ok(Step::Won { left_ms, .. }) => self.in_time(sent, left_ms, &steps),
+            Ok(Step::Waiting { .. }) if wait.is_zero() => Taken::Out,
+            // A try whose connection dropped: the wait's steps find what it
+            // took, if anything.
+            Err(err) if err.is_passing() && !wait.is_zero() => {
+                self.wait_or_give_back(token, &steps, wait, stop)?
+            }
+            Ok(Step::Waiting { .. }) => self.wait_or_give_back(token, &steps, wait, stop)?,
+            Ok(Step::Mismatch(n)) => Taken::Mismatch(n),
+            Ok(Step::GaveUp | Step::Gone | Step::Again) => Taken::Out,
+            Err(err) => {
+                if err.is_connection_error() {
+                    // It may have taken a hold: given back later.
+                    give_back_later(self.topology, self.keys, token, self.ttl_ms);
+                }
+                return Err(err);
+            }
+        };
+        Ok(taken)
+    }
+
+    /// Waits in the queue; a wait that failed with a connection error may
+    /// have left a hold or a queue entry: given back later.
+    fn wait_or_give_back(
+        &self,
+        token: &[u8],
+        steps: &dyn Steps,
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Taken> {
+        match self.wait(steps, wait, stop, true) {
+            Ok(Waited::Won { sent, .. }) => Ok(Taken::Won(sent)),
+            Ok(Waited::Mismatch(n)) => Ok(Taken::Mismatch(n)),
+            Ok(Waited::Out | Waited::Gone) => Ok(Taken::Out),
+            Err(err) => {
+                if err.is_connection_error() {
+                    // Its clean-up may not have reached the server.
+                    give_back_later(self.topology, self.keys, token, self.ttl_ms);
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Turns the read hold of `token` into the write hold of `lock` once no
+    /// other reader holds the lock, waiting up to `wait` (in the lock's
+    /// queue as a writer, so new readers wait behind).
+    pub fn promote(
+        &self,
+        lock: &LockKeys,
+        token: &[u8],
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Promoted> {
+        let steps = Promotion {
+            counter: self,
+            lock,
+            token,
+            alive_ms: queue::alive_window(self.options.retry_delay),
+            arrival: clock::now_us(),
+        };
+        let sent = Instant::now();
+        Ok(match self.on_master(&|_| steps.step(Mode::Try, false))? {
+            Step::Won { left_ms, .. } => match self.in_time(sent, left_ms, &steps) {
+                Taken::Won(sent) => Promoted::Won(sent),
+                _ => Promoted::Out,
+            },
+            Step::Waiting { .. } if !wait.is_zero() => {
+                match self.wait(&steps, wait, stop, false)? {
+                    Waited::Won { sent, .. } => Promoted::Won(sent),
+                    Waited::Gone => Promoted::Gone,
+                    Waited::Out | Waited::Mismatch(_) => Promoted::Out,
+                }
+            }
+            Step::Gone => Promoted::Gone,
+            _ => Promoted::Out,
+        })
+    }
+
+    /// Records a hold of `token`, won by a request sent at `sent`, in the
+    /// process's table, and starts renewing it with `auto_renew`. Returns
+    /// its id.
+    pub fn adopt(&self, token: Vec<u8>, sent: Instant) -> u64 {
+        let lease = Lease::new(self.ttl_ms, sent, Duration::ZERO, false, true);
+        if self.options.auto_renew {
+            worker::renew(
+                Job {
+                    topology: self.topology.clone(),
+                    key: self.keys.holders.clone(),
+                    what: Renewed::Permit {
+                        keys: self.keys.clone(),
+                    },
+                    token: token.clone(),
+                    max_hold: self.options.max_hold,
+                    first_in: None,
+                },
+                lease.clone(),
+            );
+        }
+        holds::insert(Entry {
+            id: 0,
+            kind: Kind::Counted {
+                keys: self.keys.clone(),
+            },
+            token,
+            count: 1,
+            auto_release: self.options.auto_release,
+            topology: self.topology.clone(),
+            lease,
+            renewed: self.options.auto_renew,
+            restored: false,
+            reentrant: false,
+            context: host::context(),
+            replicas: (0, Duration::ZERO),
+        })
+    }
+
+    /// Waits in the queue with `steps` (the lease engine's loop).
+    /// (`unknown` makes no difference to these steps: a replay finds its
+    /// first try's entry by itself.)
+    fn wait(
+        &self,
+        steps: &dyn Steps,
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+        unknown: bool,
+    ) -> Result<Waited> {
+        queue::wait_in_queue(
+            &queue::Wait {
+                topology: self.topology,
+                ttl_ms: self.ttl_ms,
+                retry_delay: self.options.retry_delay,
+                wait,
+                stop,
+                unknown,
+            },
+            steps,
+        )
+    }
+
+    /// A hold won by a plain try sent at `sent` counts only if its lease is
+    /// not over when the reply is read (nor, for one that was ours
+    /// already, what it had left); otherwise it is given back.
+    fn in_time(&self, sent: Instant, left_ms: Option<u64>, steps: &dyn Steps) -> Taken {
+        let lease = left_ms.map_or(self.ttl_ms, |left| left.min(self.ttl_ms));
+        if sent.elapsed() < Duration::from_millis(lease) {
+            return Taken::Won(sent);
+        }
+        let _ = self.on_master(&|_| steps.give_back(false));
+        Taken::Out
+    }
+
+    /// Before this process's first acquire of such holds on the server:
+    /// makes sure the server runs scripts and (Redis 7.0+) lets this user
+    /// run every command their scripts run, so that a user who could take
+    /// a hold but not give it back is refused before any is taken (as a
+    /// lock's first acquire is).
+    fn check_scripts(&self) -> Result<()> {
+        let key = &self.keys.holders;
+        if self.topology.semaphore_checked(key) {
+            return Ok(());
+        }
+        self.on_master(&|_| calls::check_scripts(self.keys))?;
+        self.topology.mark_semaphore_checked(key);
+        Ok(())
+    }
+}
+
+/// A permit's (or a read hold's) steps in the semaphore's (the lock's)
+/// queue.
+struct Holder<'a> {
+    counter: &'a Counter<'a>,
+    token: &'a [u8],
+    alive_ms: u64,
+    arrival: u64,
+}
+
+impl Steps for Holder<'_> {
+    fn key(&self) -> &[u8] {
+        &self.counter.keys.holders
+    }
+
+    fn wake_list(&self) -> Vec<u8> {
+        self.counter.keys.wake(self.token)
+    }
+
+    fn step(&self, mode: Mode, _replay: bool) -> Call<Step> {
+        // A replay needs no flag: the scripts find a first try's entry.
+        let c = self.counter;
+        calls::acquire(
+            c.keys,
+            self.token,
+            c.permits,
+            c.ttl_ms,
+            mode,
+            self.alive_ms,
+            self.arrival,
+        )
+    }
+
+    fn top_up(&self) -> Call<bool> {
+        calls::extend(self.counter.keys, self.token, self.counter.ttl_ms)
+    }
+
+    fn give_back(&self, _answered: bool) -> Call<bool> {
+        calls::release(self.counter.keys, self.token, true)
+    }
+
+    fn clock_judged(&self) -> bool {
+        true
+    }
+}
+
+/// A read hold's steps towards the lock's write hold, queued as a writer.
+struct Promotion<'a> {
+    counter: &'a Counter<'a>,
+    lock: &'a LockKeys,
+    token: &'a [u8],
+    alive_ms: u64,
+    arrival: u64,
+}
+
+impl Steps for Promotion<'_> {
+    fn key(&self) -> &[u8] {
+        &self.counter.keys.holders
+    }
+
+    fn wake_list(&self) -> Vec<u8> {
+        self.counter.keys.wake(self.token)
+    }
+
+    fn step(&self, mode: Mode, _replay: bool) -> Call<Step> {
+        readers::promote(
+            self.counter.keys,
+            self.lock,
+            self.token,
+            self.counter.ttl_ms,
+            mode,
+            self.alive_ms,
+            self.arrival,
+        )
+    }
+
+    fn top_up(&self) -> Call<bool> {
+        commands::refresh(&self.lock.lock, None, self.token, self.counter.ttl_ms)
+    }
+
+    fn give_back(&self, _answered: bool) -> Call<bool> {
+        // Leaves the queue, and frees the lock if it was ours to write.
+        commands::abandon(self.lock, self.token, Successor::HandOver)
+    }
+
+    fn clock_judged(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,403 @@
+//! Taking the lock to write: reentrancy, a plain try on every server at
+//! once, the wait the topology says ([`Waiting`]), and the hold adopted
+//! into the process's table (renewed with `auto_renew`); and taking over a
+//! hold made elsewhere ([`Lock::restore`]).
+
+use std::time::{Duration, Instant};
+
+use super::{Held, Lock, Won};
+use crate::config::options::OnLost;
+use crate::error::{LockError, Result};
+use crate::host;
+use crate::lease::belief::{Applied, Effect, Lease};
+use crate::lease::hold::{abandon_later, successor_on};
+use crate::lease::holds::{self, Entry, Kind};
+use crate::lease::renewal::{Job, Renewed};
+use crate::lease::{counted::Promoted, pending, queue, worker};
+use crate::net::pool::Role;
+use crate::process::stats::{self, Counter};
+use crate::protocol::commands::{self, Fence};
+use crate::protocol::scriptless::CompareDelete;
+use crate::protocol::token;
+use crate::topology::{Votes, Waiting};
+
+impl Lock {
+    /// Tries to take the lock, waiting up to `wait` for it to become free.
+    ///
+    /// When this process already holds the key (through this or another
+    /// object) the hold is counted after one round trip that confirms the
+    /// lease is still ours and makes it last at least this lock's ttl.
+    /// Otherwise, with no wait: one `SET NX PX` on every server of the key
+    /// at once. With a wait: as the topology says ([`Waiting`]). `stop` is
+    /// polled after every wake-up timeout; when it returns true the wait
+    /// ends early with `false` (the binding uses it for PHP's execution
+    /// time limit).
+    pub fn acquire(&mut self, mut wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+        stats::add(Counter::Acquires);
+        let started = Instant::now();
+        if let Some(read) = self.entry().filter(|e| !e.is_write()) {
+            match self.promote(&read, wait, stop)? {
+                Promoted::Won(_) => {
+                    stats::add(Counter::Acquired);
+                    return Ok(true);
+                }
+                // Still a reader: other readers hold the lock.
+                Promoted::Out => return Ok(false),
+                // The read hold was gone (its lease ran out): nothing to
+                // promote, so a plain acquire with what is left of the wait,
+                // as on an object whose write hold was lost.
+                Promoted::Gone => wait = wait.saturating_sub(started.elapsed()),
+            }
+        }
+        self.acquire_free(wait, stop, started)
+    }
+
+    /// [`Lock::acquire`] on an object that holds no read hold (in this
+    /// Fiber).
+    fn acquire_free(
+        &mut self,
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+        started: Instant,
+    ) -> Result<bool> {
+        if self.reenter()? {
+            stats::add(Counter::Acquired);
+            return Ok(true);
+        }
+        // A wait goes on through dropped connections from its start.
+        let deadline = Instant::now() + wait;
+        // Earlier work on this key that Redis did not answer goes first.
+        let scriptless = queue::through_drops(deadline, || {
+            pending::flush(self.topology.scope(), &self.keys.lock)?;
+            self.check_scripts()
+        })?;
+        if scriptless.is_some() && self.options.fencing {
+            return Err(self.fencing_refused());
+        }
+        let token = match &self.options.owner {
+            Some(owner) => owner.0.clone(),
+            None => token::new_token()?.into_bytes(),
+        };
+        let attempt = match self.topology.waiting() {
+            _ if scriptless.is_some() => self.acquire_scriptless(&token, wait, stop),
+            _ if wait.is_zero() => self.try_once(&token),
+            // A free lock is taken with the plain try first (one SET, what
+            // the recipe costs); only a lock found held costs the queue.
+            Waiting::HandOver => match self.try_once(&token) {
+                Ok(None) => self.wait_in_queue(&token, wait, stop, false),
+                // Its outcome unknown: the wait's first step replays it.
+                Err(e) if e.is_passing() => self.wait_in_queue(&token, wait, stop, true),
+                other => other,
+            },
+            Waiting::Quorum => self.wait_for_quorum(&token, wait, stop),
+        };
+        let won = match attempt {
+            Ok(won) => won,
+            Err(err) => {
+                if matches!(err, LockError::Interrupted) {
+                    // The wait already cleaned up after itself.
+                } else if err.is_not_replicated() {
+                    // Taken on the master only: a failover could lose it.
+                    self.undo(&token);
+                } else if err.is_connection_error() && self.topology.servers_per_key() == 1 {
+                    // The command may have run: the token may hold the lock
+                    // or sit in the queue. (Over several servers the try
+                    // was undone where it may have written, and what did
+                    // not answer is an orphan already.)
+                    abandon_later(&self.topology, &self.keys, &token, vec![true], self.ttl_ms);
+                }
+                return Err(err);
+            }
+        };
+        match won {
+            Some(Won { fence, sent }) => {
+                self.adopt(token, fence, sent);
+                stats::add(Counter::Acquired);
+                stats::wait(started.elapsed());
+                Ok(true)
+            }
+            None => {
+                if wait.is_zero() {
+                    stats::add(Counter::Contended);
+                } else {
+                    stats::add(Counter::Timeouts);
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    /// One try on every server of the key at once: held when a quorum
+    /// accepted it and the lease left, counted from the send, is positive
+    /// (a reply read after a long pause of this process may come too late:
+    /// the lease may have ended and been given to someone else). A failed
+    /// or late try is undone on every server that may have accepted it.
+    fn try_once(&mut self, token: &[u8]) -> Result<Option<Won>> {
+        let fencing = self.options.fencing;
+        let keys = &*self.keys;
+        let ttl_ms = self.ttl_ms;
+        let sent = Instant::now();
+        let votes = self.run(Role::Command, &|attempt| {
+            self.acked(
+                commands::try_acquire(keys, token, ttl_ms, fencing, attempt),
+                Option::is_some,
+            )
+        });
+        let in_time = |votes: &Votes<Option<Fence>>| {
+            votes.agree(Option::is_some) && self.topology.validity(ttl_ms, sent.elapsed()).is_some()
+        };
+        if votes.is_single() {
+            let won = votes.into_single()?;
+            if let Some(fence) = won {
+                if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
+                    return Ok(Some(Won { fence, sent }));
+                }
+                self.undo(token);
+            }
+            return Ok(None);
+        }
+        if in_time(&votes) {
+            return Ok(Some(Won { fence: None, sent }));
+        }
+        self.undo_where(token, &votes.may_have_written(Option::is_some));
+        votes.decided()?;
+        Ok(None)
+    }
+
+    /// Takes back a failed or ended attempt of `token` on every server at
+    /// once (leaves queues, releases what it took).
+    pub(super) fn undo(&mut self, token: &[u8]) {
+        self.undo_where(token, &vec![true; self.topology.servers_per_key()]);
+    }
+
+    /// Takes back a lost try of `token` on the servers that `on` marks, at
+    /// once: those where the try may have written (it said it took the
+    /// lock, or gave no reply). Never where the key held the token before
+    /// the try: another lock object with the same `owner` holds it there,
+    /// and undoing would release that hold. What a server does not answer
+    /// stays pending ([`pending`]).
+    pub(super) fn undo_where(&mut self, token: &[u8], on: &[bool]) {
+        if !on.contains(&true) {
+            return;
+        }
+        let votes = self.abandon_where(token, on);
+        let unanswered: Vec<bool> = votes.oks().into_iter().map(|ok| !ok).collect();
+        if unanswered.contains(&true) {
+            abandon_later(&self.topology, &self.keys, token, unanswered, self.ttl_ms);
+        }
+    }
+
+    /// Runs `abandon` of `token` on the servers that `on` marks, all at
+    /// once; the others count as answered (nothing to undo there).
+    fn abandon_where(&self, token: &[u8], on: &[bool]) -> Votes<bool> {
+        let keys = &*self.keys;
+        let successor = successor_on(&self.topology);
+        let scriptless = self.scriptless();
+        self.topology.run_where(
+            Role::Command,
+            &keys.lock,
+            on,
+            false,
+            &|_| match scriptless {
+                Some(how) => crate::protocol::scriptless::abandon(keys, token, how),
+                None => commands::abandon(keys, token, successor),
+            },
+        )
+    }
+
+    /// Before the first acquire on a server in this process: makes sure the
+    /// server runs scripts and lets this user run what they run (release
+    /// needs them), so that a refusal comes before anything is taken. A
+    /// server that refuses scripts but compares and deletes without them
+    /// is used without them: then how ([`scriptless`]).
+    fn check_scripts(&self) -> Result<Option<CompareDelete>> {
+        let key = &self.keys.lock;
+        if self.topology.scripts_checked(key) {
+            return Ok(None);
+        }
+        if let Some(how) = self.scriptless() {
+            return Ok(Some(how));
+        }
+        let keys = &*self.keys;
+        let votes = self.run(Role::Command, &|_| commands::check_scripts(keys));
+        if let Some(refused) = votes.refused() {
+            if let Some(how) = self.detect_scriptless(&refused)? {
+                return Ok(Some(how));
+            }
+            return Err(self.sentinel_named(refused));
+        }
+        self.topology.mark_scripts_checked(key, &votes.oks());
+        votes.decided().map(|_| None)
+    }
+
+    /// A server that refuses our scripts may be a Sentinel named as a
+    /// Redis server (Sentinels know no EVALSHA): then that is the error,
+    /// with what to write instead; otherwise `refused` itself.
+    fn sentinel_named(&self, refused: LockError) -> LockError {
+        let votes = self.run(Role::Command, &|_| commands::role());
+        let names = self.topology.names();
+        match votes.replies() {
+            Ok(roles) => match roles.iter().position(|r| r.as_deref() == Some("sentinel")) {
+                Some(at) => LockError::Server {
+                    server: names.get(at).cloned().unwrap_or_default(),
+                    detail: "this is a Sentinel, not a Redis server (ROLE says \"sentinel\"): \
+                             list the Sentinels and set option \"sentinel\" to the name of \
+                             the master group, and redislock finds the master through them"
+                        .into(),
+                },
+                None => refused,
+            },
+            Err(_) => refused,
+        }
+    }
+
+    /// Joins the process's existing hold of this key, if it is still ours in
+    /// Redis. A hold found lost is dropped from the table. True when joined.
+    fn reenter(&mut self) -> Result<bool> {
+        if !self.options.reentrant {
+            return Ok(false);
+        }
+        let context = host::context();
+        let entry = match self.write_entry() {
+            Some(entry) => Some(entry),
+            None => holds::find(self.topology.scope(), &self.keys.lock, context),
+        };
+        let Some(entry) = entry else {
+            return Ok(false);
+        };
+        let Kind::Write { keys, .. } = &entry.kind else {
+            return Ok(false);
+        };
+        let ttl_ms = self.ttl_ms;
+        let scriptless = entry.topology.scriptless(&keys.lock);
+        // Without scripts the lease is set, not raised: to no less than
+        // what this process knows is left of it.
+        let at_least = ttl_ms.max(entry.lease.valid_for().as_millis() as u64);
+        let effect = match scriptless {
+            Some(_) => Effect::Sets(at_least),
+            None => Effect::AtLeast(ttl_ms),
+        };
+        let sent = entry.lease.send(effect, entry.topology.drift(at_least));
+        let votes = entry
+            .topology
+            .run(Role::Command, &keys.lock, &|_| match scriptless {
+                Some(_) => crate::protocol::scriptless::refresh(&keys.lock, &entry.token, at_least),
+                None => commands::reenter(&keys.lock, entry.fence_key(), &entry.token, ttl_ms),
+            });
+        let ours = match votes.decided() {
+            Ok(votes) => votes.agree(|ours| *ours),
+            Err(err) => {
+                entry.lease.unanswered(&sent);
+                return Err(err);
+            }
+        };
+        let drift = |ms: u64| entry.topology.drift(ms);
+        if entry.lease.answered(&sent, ours, &drift) == Applied::NotOurs
+            || entry.lease.valid_for().is_zero()
+        {
+            // Gone, or this process was paused past the lease it set.
+            entry.lease.found_lost();
+            holds::remove(entry.id);
+            self.held = Held::None;
+            return Ok(false);
+        }
+        holds::join_id(entry.id);
+        self.held = match self.held {
+            Held::Write { id, own } if id == entry.id => Held::Write { id, own: own + 1 },
+            _ => Held::Write {
+                id: entry.id,
+                own: 1,
+            },
+        };
+        Ok(true)
+    }
+
+    /// Records a hold of `token`, won by a request sent at `sent`, as this
+    /// object's, and starts renewing it with `auto_renew`. `restored`: a
+    /// hold taken over from its token, whose remaining lease is unknown
+    /// (a first renewal is asked for at once) and which Redis has not yet
+    /// said is ours (not a lost lease if found not ours before).
+    pub(super) fn adopt(&mut self, token: Vec<u8>, fence: Fence, sent: Instant) {
+        self.adopt_hold(token, fence, sent, false);
+    }
+
+    /// [`Lock::adopt`], or with `restored` a hold taken over from a token
+    /// (renewed at once when renewed at all: Redis never confirmed it).
+    fn adopt_hold(&mut self, token: Vec<u8>, fence: Fence, sent: Instant, restored: bool) {
+        let drift = self.topology.drift(self.ttl_ms);
+        let lease = Lease::new(
+            self.ttl_ms,
+            sent,
+            drift,
+            self.options.on_lost == OnLost::Interrupt,
+            !restored,
+        );
+        if self.options.auto_renew {
+            worker::renew(
+                Job {
+                    topology: self.topology.clone(),
+                    key: self.keys.lock.clone(),
+                    what: Renewed::Lock {
+                        fence_key: fence.map(|_| self.keys.fence.clone()),
+                    },
+                    token: token.clone(),
+                    max_hold: self.options.max_hold,
+                    // Restored: the lease left is unknown, renewed at once.
+                    first_in: restored.then_some(Duration::ZERO),
+                },
+                lease.clone(),
+            );
+        }
+        let id = holds::insert(Entry {
+            id: 0,
+            kind: Kind::Write {
+                keys: self.keys.clone(),
+                fence,
+            },
+            token,
+            count: 1,
+            auto_release: self.options.auto_release,
+            topology: self.topology.clone(),
+            lease,
+            renewed: self.options.auto_renew,
+            restored,
+            reentrant: self.options.reentrant,
+            context: host::context(),
+            replicas: self.replicas(),
+        });
+        self.held = Held::Write { id, own: 1 };
+    }
+
+    /// Takes over a hold made elsewhere (another process, a previous
+    /// request) from its token. Sends nothing to Redis. When this process
+    /// (this Fiber) holds the key under that token already, a reentrant
+    /// lock joins that hold; with `reentrant => false` it is a hold of its
+    /// own, whose release frees the key in Redis.
+    pub fn restore(&mut self, token: Vec<u8>) -> Result<()> {
+        token::validate_token(&token)?;
+        let joined = match self.options.reentrant {
+            true => holds::find(self.topology.scope(), &self.keys.lock, host::context()),
+            // Not reentrant: a hold of its own, even beside this process's.
+            false => None,
+        };
+        if let Some(entry) = joined {
+            if entry.token != token {
+                return Err(LockError::Unsupported(format!(
+                    "this process already holds lock \"{}\" under another token; \
+                     release it before restoring a different hold",
+                    String::from_utf8_lossy(&self.key)
+                )));
+            }
+            holds::join_id(entry.id);
+            self.held = Held::Write {
+                id: entry.id,
+                own: 1,
+            };
+            return Ok(());
+        }
+        // The remaining lease is unknown: counted as a whole ttl from now,
+        // and asked for at once by the renewal thread with auto_renew.
+        self.adopt_hold(token, None, Instant::now(), true);
+        Ok(())
+    }
+}
