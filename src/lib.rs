@@ -23,6 +23,7 @@ mod compare;
 mod coroutine;
 mod exceptions;
 mod fiber;
+mod guarded;
 mod info;
 mod ini;
 mod interrupt;

@@ -1,8 +1,10 @@
 //! The `RedisLock` PHP class: argument conversion around
 //! [`redislock_core::Lock`], nothing more.
 
+use std::time::Duration;
+
 use ext_php_rs::boxed::ZBox;
-use ext_php_rs::exception::PhpResult;
+use ext_php_rs::exception::{PhpException, PhpResult};
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
@@ -15,6 +17,7 @@ use crate::args::{
 };
 use crate::callback;
 use crate::exceptions::{self, Class, from_core};
+use crate::guarded::{self, Guarded};
 use crate::{ini, interrupt};
 
 /// A distributed lock on one key in Redis.
@@ -55,15 +58,6 @@ fn build(
     };
     Lock::new(key, ttl.unwrap_or(defaults.ttl), &servers, defaults.options)
         .map_err(|e| from_core(sig, e))
-}
-
-/// The core lock inside a PHP object reached through a raw pointer.
-///
-/// # Safety
-/// `this` must point at a live, constructed `RedisLock` object and the
-/// returned borrow must end before PHP code runs again.
-unsafe fn lock_of<'a>(this: *mut ZendClassObject<RedisLock>) -> &'a mut Lock {
-    unsafe { &mut (&mut *this).lock }
 }
 
 #[php_impl]
@@ -128,10 +122,15 @@ impl RedisLock {
         callback: Callback,
         wait: Float,
     ) -> PhpResult<Zval> {
-        match with_lock(self_, callback, wait) {
+        let sig = &args::WITH_LOCK;
+        let (callback, wait) = match (callback.get(sig, "callback"), wait.wait(sig)) {
+            (Ok(callback), Ok(wait)) => (callback, wait),
+            (Err(e), _) | (_, Err(e)) => return Err(e),
+        };
+        match guarded::call(self_, callback, wait, sig) {
             Ok(result) => result,
-            // SAFETY: `with_lock` has returned, so everything it owned is
-            // dropped; nothing of this frame needs dropping.
+            // SAFETY: `guarded::call` has returned, so everything it owned
+            // is dropped; nothing of this frame needs dropping.
             Err(callback::BailedOut) => unsafe { callback::resume() },
         }
     }
@@ -313,80 +312,41 @@ impl RedisLock {
     }
 }
 
-/// `withLock()` up to a fatal error in the callback, which is returned as
-/// [`callback::BailedOut`] once this frame's values are dropped, for the
-/// method to resume it.
-fn with_lock(
-    self_: &mut ZendClassObject<RedisLock>,
-    callback: Callback,
-    wait: Float,
-) -> Result<PhpResult<Zval>, callback::BailedOut> {
-    let sig = &args::WITH_LOCK;
-    let (callback, wait_for) = match (callback.get(sig, "callback"), wait.wait(sig)) {
-        (Ok(callback), Ok(wait_for)) => (callback, wait_for),
-        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
-    };
-    // The callback may call methods of this very object: no Rust borrow of
-    // it is held across the call, only this pointer.
-    let this: *mut ZendClassObject<RedisLock> = self_;
-    // SAFETY (every use of `lock_of`): `this` is the live object PHP called
-    // us on, and each borrow ends before any PHP code runs.
-    let key = String::from_utf8_lossy(unsafe { lock_of(this) }.key()).into_owned();
-    let acquired = match unsafe { lock_of(this) }.acquire(wait_for, &interrupt::timed_out) {
-        // As in acquire(): PHP's pending exception or fatal error wins.
-        Err(LockError::Interrupted) => return Ok(Ok(Zval::new())),
-        Ok(acquired) => acquired,
-        Err(e) => return Ok(Err(from_core(sig, e))),
-    };
-    if !acquired {
-        let wait_secs = wait_for.as_secs_f64();
-        return Ok(Err(from_core(sig, LockError::Timeout { key, wait_secs })));
+impl Guarded for RedisLock {
+    fn take(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool, LockError> {
+        self.lock.acquire(wait, stop)
     }
-    let interruptible = {
-        let lock = unsafe { lock_of(this) };
-        (lock.options().on_lost == OnLost::Interrupt)
-            .then(|| lock.hold_id())
+
+    fn holds(&mut self) -> bool {
+        self.lock.holds()
+    }
+
+    fn give_back(&mut self) -> Result<bool, LockError> {
+        self.lock.release()
+    }
+
+    fn interruptible(&mut self) -> Option<u64> {
+        (self.lock.options().on_lost == OnLost::Interrupt)
+            .then(|| self.lock.hold_id())
             .flatten()
-    };
-    if let Some(id) = interruptible {
-        interrupt::enter(id);
     }
-    // SAFETY: as for `lock_of`; the engine holds its own reference to the
-    // object for the call.
-    let called = callback::call(callback, unsafe { &mut (*this).std });
-    if let Some(id) = interruptible {
-        interrupt::leave(id);
+
+    fn timed_out(&self, wait: Duration) -> PhpException {
+        let key = String::from_utf8_lossy(self.lock.key()).into_owned();
+        let wait_secs = wait.as_secs_f64();
+        from_core(&args::WITH_LOCK, LockError::Timeout { key, wait_secs })
     }
-    // After a fatal error the hold stays: request shutdown releases it
-    // (auto_release).
-    let value = called?;
-    let lock = unsafe { lock_of(this) };
-    if lock.hold_id().is_none() {
-        // The callback released the lock itself (release() or
-        // forceRelease()): nothing left to release, nothing was lost.
-        return Ok(value.ok_or_else(pending));
-    }
-    let released = lock.release();
-    Ok(match (value, released) {
-        // The callback threw (or called exit()): its exception is pending
-        // and reaches the caller unchanged.
-        (None, _) => Err(pending()),
-        (Some(value), Ok(true)) => Ok(value),
-        (Some(_), Ok(false)) => Err(from_core(
-            sig,
+
+    fn lost(&self) -> PhpException {
+        let key = String::from_utf8_lossy(self.lock.key()).into_owned();
+        from_core(
+            &args::WITH_LOCK,
             LockError::LockLost {
                 key,
                 detail: "the lease expired or was taken before withLock() released it".into(),
             },
-        )),
-        (Some(_), Err(e)) => Err(from_core(sig, e)),
-    })
-}
-
-/// The error a method returns while PHP has an exception pending: throwing
-/// it is a no-op, so the pending exception reaches the caller unchanged.
-fn pending() -> PhpException {
-    PhpException::from_message("an exception is pending".into())
+        )
+    }
 }
 
 /// A count as a PHP int.

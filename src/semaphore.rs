@@ -1,47 +1,22 @@
 //! The `RedisLock\Semaphore` PHP class: argument conversion around
 //! [`redislock_core::Semaphore`], nothing more.
 
+use std::time::Duration;
+
 use ext_php_rs::boxed::ZBox;
-use ext_php_rs::exception::PhpResult;
+use ext_php_rs::exception::{PhpException, PhpResult};
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
 use redislock_core::config::settings;
 use redislock_core::{LockError, Semaphore as CoreSemaphore};
 
-use crate::args::{Bytes, Callback, Float, NullableFloat, Options, PhpBytes, Servers, Signature};
+use crate::args::{Bytes, Callback, Float, NullableFloat, Options, PhpBytes, Servers};
 use crate::callback;
 use crate::exceptions::{self, Class, from_core};
+use crate::guarded::{self, Guarded};
+use crate::signature::semaphore::*;
 use crate::{ini, interrupt};
-
-const CONSTRUCT: Signature = Signature {
-    method: "RedisLock\\Semaphore::__construct()",
-    params: &["name", "permits", "ttl", "servers", "options"],
-};
-const ACQUIRE: Signature = Signature {
-    method: "RedisLock\\Semaphore::acquire()",
-    params: &["wait"],
-};
-const RELEASE: Signature = Signature {
-    method: "RedisLock\\Semaphore::release()",
-    params: &[],
-};
-const REFRESH: Signature = Signature {
-    method: "RedisLock\\Semaphore::refresh()",
-    params: &["ttl"],
-};
-const WITH_PERMIT: Signature = Signature {
-    method: "RedisLock\\Semaphore::withPermit()",
-    params: &["callback", "wait"],
-};
-const IS_ACQUIRED: Signature = Signature {
-    method: "RedisLock\\Semaphore::isAcquired()",
-    params: &[],
-};
-const REMAINING_TTL: Signature = Signature {
-    method: "RedisLock\\Semaphore::remainingTtl()",
-    params: &[],
-};
 
 /// N permits under one name in Redis, each holder with a lease of its own.
 ///
@@ -54,15 +29,6 @@ const REMAINING_TTL: Signature = Signature {
 #[php(flags = ClassFlags::Final)]
 pub struct Semaphore {
     sem: CoreSemaphore,
-}
-
-/// The core semaphore inside a PHP object reached through a raw pointer.
-///
-/// # Safety
-/// `this` must point at a live, constructed `Semaphore` object and the
-/// returned borrow must end before PHP code runs again.
-unsafe fn sem_of<'a>(this: *mut ZendClassObject<Semaphore>) -> &'a mut CoreSemaphore {
-    unsafe { &mut (&mut *this).sem }
 }
 
 #[php_impl]
@@ -141,10 +107,15 @@ impl Semaphore {
         callback: Callback,
         wait: Float,
     ) -> PhpResult<Zval> {
-        match with_permit(self_, callback, wait) {
+        let sig = &WITH_PERMIT;
+        let (callback, wait) = match (callback.get(sig, "callback"), wait.wait(sig)) {
+            (Ok(callback), Ok(wait)) => (callback, wait),
+            (Err(e), _) | (_, Err(e)) => return Err(e),
+        };
+        match guarded::call(self_, callback, wait, sig) {
             Ok(result) => result,
-            // SAFETY: `with_permit` has returned, so everything it owned is
-            // dropped; nothing of this frame needs dropping.
+            // SAFETY: `guarded::call` has returned, so everything it owned
+            // is dropped; nothing of this frame needs dropping.
             Err(callback::BailedOut) => unsafe { callback::resume() },
         }
     }
@@ -189,63 +160,38 @@ impl Semaphore {
     }
 }
 
-/// `withPermit()` up to a fatal error in the callback, which is returned as
-/// [`callback::BailedOut`] once this frame's values are dropped.
-fn with_permit(
-    self_: &mut ZendClassObject<Semaphore>,
-    callback: Callback,
-    wait: Float,
-) -> Result<PhpResult<Zval>, callback::BailedOut> {
-    let sig = &WITH_PERMIT;
-    let (callback, wait_for) = match (callback.get(sig, "callback"), wait.wait(sig)) {
-        (Ok(callback), Ok(wait_for)) => (callback, wait_for),
-        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
-    };
-    // The callback may call methods of this very object: no Rust borrow of
-    // it is held across the call, only this pointer.
-    let this: *mut ZendClassObject<Semaphore> = self_;
-    // SAFETY (every use of `sem_of`): `this` is the live object PHP called
-    // us on, and each borrow ends before any PHP code runs.
-    let name = String::from_utf8_lossy(unsafe { sem_of(this) }.name()).into_owned();
-    let acquired = match unsafe { sem_of(this) }.acquire(wait_for, &interrupt::timed_out) {
-        Err(LockError::Interrupted) => return Ok(Ok(Zval::new())),
-        Ok(acquired) => acquired,
-        Err(e) => return Ok(Err(from_core(sig, e))),
-    };
-    if !acquired {
-        let wait_secs = wait_for.as_secs_f64();
-        return Ok(Err(exceptions::exception(
+impl Guarded for Semaphore {
+    fn take(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool, LockError> {
+        self.sem.acquire(wait, stop)
+    }
+
+    fn holds(&mut self) -> bool {
+        self.sem.holds()
+    }
+
+    fn give_back(&mut self) -> Result<bool, LockError> {
+        self.sem.release()
+    }
+
+    fn timed_out(&self, wait: Duration) -> PhpException {
+        exceptions::exception(
             Class::Timeout,
-            format!("could not acquire a permit of semaphore \"{name}\" within {wait_secs} s"),
-        )));
+            format!(
+                "could not acquire a permit of semaphore \"{}\" within {} s",
+                String::from_utf8_lossy(self.sem.name()),
+                wait.as_secs_f64()
+            ),
+        )
     }
-    // SAFETY: as for `sem_of`; the engine holds its own reference to the
-    // object for the call.
-    let called = callback::call(callback, unsafe { &mut (*this).std });
-    // After a fatal error the permit stays: request shutdown gives it back.
-    let value = called?;
-    let sem = unsafe { sem_of(this) };
-    if !sem.holds() {
-        // The callback released the permit itself.
-        return Ok(value.ok_or_else(pending));
-    }
-    let released = sem.release();
-    Ok(match (value, released) {
-        (None, _) => Err(pending()),
-        (Some(value), Ok(true)) => Ok(value),
-        (Some(_), Ok(false)) => Err(exceptions::exception(
+
+    fn lost(&self) -> PhpException {
+        exceptions::exception(
             Class::LockLost,
             format!(
-                "the permit of semaphore \"{name}\" was lost while held: the lease ended \
-                 before withPermit() gave it back"
+                "the permit of semaphore \"{}\" was lost while held: the lease ended before \
+                 withPermit() gave it back",
+                String::from_utf8_lossy(self.sem.name())
             ),
-        )),
-        (Some(_), Err(e)) => Err(from_core(sig, e)),
-    })
-}
-
-/// The error a method returns while PHP has an exception pending: throwing
-/// it is a no-op, so the pending exception reaches the caller unchanged.
-fn pending() -> PhpException {
-    PhpException::from_message("an exception is pending".into())
+        )
+    }
 }

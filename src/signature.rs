@@ -97,3 +97,50 @@ pub const FORCE_RELEASE: Signature = Signature {
     method: "RedisLock::forceRelease()",
     params: &[],
 };
+
+/// The methods of `RedisLock\Semaphore`.
+pub mod semaphore {
+    use super::Signature;
+
+    /// `RedisLock\Semaphore::__construct()`.
+    pub const CONSTRUCT: Signature = Signature {
+        method: "RedisLock\\Semaphore::__construct()",
+        params: &["name", "permits", "ttl", "servers", "options"],
+    };
+
+    /// `RedisLock\Semaphore::acquire()`.
+    pub const ACQUIRE: Signature = Signature {
+        method: "RedisLock\\Semaphore::acquire()",
+        params: &["wait"],
+    };
+
+    /// `RedisLock\Semaphore::release()`.
+    pub const RELEASE: Signature = Signature {
+        method: "RedisLock\\Semaphore::release()",
+        params: &[],
+    };
+
+    /// `RedisLock\Semaphore::refresh()`.
+    pub const REFRESH: Signature = Signature {
+        method: "RedisLock\\Semaphore::refresh()",
+        params: &["ttl"],
+    };
+
+    /// `RedisLock\Semaphore::withPermit()`.
+    pub const WITH_PERMIT: Signature = Signature {
+        method: "RedisLock\\Semaphore::withPermit()",
+        params: &["callback", "wait"],
+    };
+
+    /// `RedisLock\Semaphore::isAcquired()`.
+    pub const IS_ACQUIRED: Signature = Signature {
+        method: "RedisLock\\Semaphore::isAcquired()",
+        params: &[],
+    };
+
+    /// `RedisLock\Semaphore::remainingTtl()`.
+    pub const REMAINING_TTL: Signature = Signature {
+        method: "RedisLock\\Semaphore::remainingTtl()",
+        params: &[],
+    };
+}

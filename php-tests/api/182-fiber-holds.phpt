@@ -47,8 +47,9 @@ $c = new Fiber(function () use ($shared) {
     check('fiber C releases it', $shared->release());
 });
 $c->start();
-$d = new Fiber(function () use ($shared, $url, $key) {
-    check('fiber D cannot release C\'s hold', !$shared->release() && redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $shared->token());
+$token = redis_cmd($url, 'GET', redislock_test_stored_key($key));
+$d = new Fiber(function () use ($shared, $url, $key, $token) {
+    check('fiber D cannot release C\'s hold', !$shared->release() && redis_cmd($url, 'GET', redislock_test_stored_key($key)) === $token);
 });
 $d->start();
 check('nor can the main flow', !$shared->release() && redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)) === 1);

@@ -37,7 +37,7 @@ foreach ($m->getParameters() as $p) {
 ?>
 --EXPECTF--
 empty name: ValueError: RedisLock\Semaphore::__construct(): Argument #1 ($name) must not be empty
-helper name: ValueError: RedisLock\Semaphore::__construct(): Argument #1 ($name) must not contain "~~" (also not across prefix and name): redislock's helper keys use it
+helper name: ValueError: RedisLock\Semaphore::__construct(): Argument #1 ($name) must not contain "~~": redislock's helper keys use it
 no permits: ValueError: RedisLock\Semaphore::__construct(): Argument #2 ($permits) must be between 1 and 1000000
 negative permits: ValueError: RedisLock\Semaphore::__construct(): Argument #2 ($permits) must be between 1 and 1000000
 absurd permits: ValueError: RedisLock\Semaphore::__construct(): Argument #2 ($permits) must be between 1 and 1000000
