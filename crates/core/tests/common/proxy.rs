@@ -2,7 +2,8 @@
 //! [`RedisServer`](super::RedisServer), with faults the test switches at run
 //! time: delayed replies, delayed requests, a reply cut midway, a black
 //! hole, every connection dropped, the reply to one chosen request held
-//! back.
+//! back, chosen requests refused for a while (their connection closed,
+//! nothing forwarded).
 //!
 //! Each client connection gets its own connection to the server and two
 //! threads: one copies requests to the server, the other copies replies
@@ -59,13 +60,20 @@ struct Shared {
     accepted: AtomicU32,
     cuts: AtomicU32,
     /// Armed by [`Proxy::hold_reply_to`]: the bytes a request must contain
-    /// and how long its reply is held back. Taken by the first request
-    /// that matches.
-    hold: Mutex<Option<(Vec<u8>, Duration)>>,
+    /// (every part) and how long its reply is held back. Taken by the
+    /// first request that matches.
+    hold: Mutex<Option<(Vec<Vec<u8>>, Duration)>>,
     /// A reply is being held back now.
     holding: AtomicBool,
     /// Replies held back so far.
     held: AtomicU32,
+    /// When each hold-back began (its reply arrived) and how long it was.
+    held_at: Mutex<Vec<(Instant, Duration)>>,
+    /// Set by [`Proxy::refuse_requests_with`]: requests containing any of
+    /// these bytes are refused until then.
+    refuse: Mutex<Option<(Vec<Vec<u8>>, Instant)>>,
+    /// Requests refused so far.
+    refused: AtomicU32,
 }
 
 impl Shared {
@@ -81,17 +89,36 @@ impl Shared {
         self.stop.load(Ordering::Relaxed)
     }
 
-    /// `by` when `request` contains the armed pattern (disarming it).
+    /// `by` when `request` contains every part of the armed pattern
+    /// (disarming it).
     fn hold_for(&self, request: &[u8]) -> Option<Duration> {
         let mut hold = self.hold.lock().unwrap_or_else(|p| p.into_inner());
-        let (pattern, by) = hold.as_ref()?;
-        let found = !pattern.is_empty() && request.windows(pattern.len()).any(|w| w == pattern);
+        let (parts, by) = hold.as_ref()?;
+        let found = !parts.is_empty() && parts.iter().all(|part| contains(request, part));
         let by = *by;
         found.then(|| {
             *hold = None;
             by
         })
     }
+
+    /// Whether `request` is to be refused now ([`Proxy::refuse_requests_with`]).
+    fn refuses(&self, request: &[u8]) -> bool {
+        let mut refuse = self.refuse.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((patterns, until)) = refuse.as_ref() else {
+            return false;
+        };
+        if Instant::now() >= *until {
+            *refuse = None;
+            return false;
+        }
+        patterns.iter().any(|p| contains(request, p))
+    }
+}
+
+/// Whether `bytes` contains `part` (a non-empty one).
+fn contains(bytes: &[u8], part: &[u8]) -> bool {
+    !part.is_empty() && bytes.windows(part.len()).any(|w| w == part)
 }
 
 /// The hold-back one connection owes its next reply ([`Proxy::hold_reply_to`]).
@@ -128,6 +155,9 @@ impl Proxy {
             hold: Mutex::new(None),
             holding: AtomicBool::new(false),
             held: AtomicU32::new(0),
+            held_at: Mutex::new(Vec::new()),
+            refuse: Mutex::new(None),
+            refused: AtomicU32::new(0),
         });
         let s = shared.clone();
         let acceptor = std::thread::spawn(move || accept_loop(&s, &listener));
@@ -194,7 +224,47 @@ impl Proxy {
     /// own for a client that waits for each reply (replies behind it on
     /// that connection wait with it). Other faults apply after the hold.
     pub fn hold_reply_to(&self, pattern: &[u8], by: Duration) {
-        *self.shared.hold.lock().unwrap_or_else(|p| p.into_inner()) = Some((pattern.to_vec(), by));
+        self.hold_reply_to_all(&[pattern], by);
+    }
+
+    /// [`Proxy::hold_reply_to`] the next request that contains every one
+    /// of `parts` (each within the same read of the client's bytes), in
+    /// any order: a script's SHA and one of its arguments, say.
+    pub fn hold_reply_to_all(&self, parts: &[&[u8]], by: Duration) {
+        let parts = parts.iter().map(|p| p.to_vec()).collect();
+        *self.shared.hold.lock().unwrap_or_else(|p| p.into_inner()) = Some((parts, by));
+    }
+
+    /// Disarms [`Proxy::hold_reply_to`] if no request matched it yet (a
+    /// reply being held back now stays held).
+    pub fn cancel_hold(&self) {
+        *self.shared.hold.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// When each reply held back so far ([`Proxy::hold_reply_to`]) arrived
+    /// from the server, and how long it was held.
+    pub fn holds(&self) -> Vec<(Instant, Duration)> {
+        self.shared
+            .held_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// For `lasting` from now, refuses every request (one read of the
+    /// client's bytes) that contains any of `patterns`: it is not
+    /// forwarded, and its connection is closed on both sides, as a server
+    /// that drops the connection would. Other requests pass (on other
+    /// connections: one refused closes its own).
+    pub fn refuse_requests_with(&self, patterns: &[&[u8]], lasting: Duration) {
+        let patterns = patterns.iter().map(|p| p.to_vec()).collect();
+        *self.shared.refuse.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((patterns, Instant::now() + lasting));
+    }
+
+    /// Requests refused so far ([`Proxy::refuse_requests_with`]).
+    pub fn refused(&self) -> u32 {
+        self.shared.refused.load(Ordering::Acquire)
     }
 
     /// Whether a reply is being held back now ([`Proxy::hold_reply_to`]):
@@ -275,11 +345,16 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
 
 /// Client to server: requests, discarded in a black hole. A request that
 /// matches [`Proxy::hold_reply_to`] (and is forwarded) leaves its
-/// hold-back for the reply pump before it is forwarded.
+/// hold-back for the reply pump before it is forwarded; one that
+/// [`Proxy::refuse_requests_with`] refuses closes the connection instead.
 fn requests(shared: &Shared, mut client: TcpStream, mut server: TcpStream, next: &NextReply) {
     let mut buf = [0; 16 * 1024];
     while let Ok(n @ 1..) = client.read(&mut buf) {
         let fault = *shared.fault();
+        if fault != Fault::BlackHole && shared.refuses(&buf[..n]) {
+            shared.refused.fetch_add(1, Ordering::AcqRel);
+            break;
+        }
         if fault != Fault::BlackHole
             && let Some(by) = shared.hold_for(&buf[..n])
         {
@@ -305,6 +380,11 @@ fn replies(shared: &Shared, mut server: TcpStream, mut client: TcpStream, next: 
         let owed = next.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(by) = owed {
             shared.holding.store(true, Ordering::Release);
+            shared
+                .held_at
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((arrived, by));
             while arrived.elapsed() < by && !shared.stopped() {
                 std::thread::sleep(TICK.min(by - arrived.elapsed().min(by)));
             }
