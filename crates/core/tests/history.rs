@@ -1,73 +1,143 @@
 //! The history checker: worker processes take one lock (or one semaphore,
 //! or one lock's read and write holds), hold it and let it go, while the
 //! controller (this process) pauses them (SIGSTOP/SIGCONT), kills them
-//! (SIGKILL, then starts a new one), cuts replies in flight (a fault proxy
-//! in front of Redis), and lets leases run out (holds longer than the
-//! lease, pauses longer than the lease); workers also fork children that
-//! take it themselves. Every worker records what it was told, on the
-//! machine's monotonic clock, which every process shares:
+//! (SIGKILL, then starts a new one), cuts replies in flight, holds back
+//! chosen replies, refuses renewals and releases for a while, drops every
+//! connection while a fresh worker is in its first wait (a fault proxy in
+//! front of Redis), puts batches of departed waiters at the head of the
+//! queue, and lets leases run out (holds longer than the lease, pauses
+//! longer than the lease); workers also fork children that take it
+//! themselves. Every worker records what it was told, on the machine's
+//! monotonic clock, which every process shares:
 //!
 //! - a grant: `acquire()` (`acquireRead()`, a promotion, a demotion)
 //!   returned true, with the time before the call and the time after it
-//!   returned, and the fencing token: the hold became ours at some moment
-//!   between the two;
-//! - an assertion: `is_acquired()`, `refresh()`, `remaining_ttl()` or
-//!   `release()` said the hold was ours, with the time before the call:
-//!   it was ours at some moment during the call, so (a hold being one
-//!   piece) it was ours from the grant's return until then.
+//!   returned, the fencing token and the ttl: the hold became ours at some
+//!   moment between the two;
+//! - a check: `is_acquired()`, `refresh()`, `remaining_ttl()` or
+//!   `release()`, with the times before and after the call and what it
+//!   said; one that said the hold was ours is an assertion: it was ours at
+//!   some moment during the call, so (a hold being one piece) it was ours
+//!   from the grant's return until then;
+//! - an intent, logged before a call that changes the lease or ends the
+//!   hold (`refresh($ttl)`, `release()`, a promotion or demotion), so that
+//!   a worker killed during the call leaves it on record.
 //!
 //! A grant's belief interval runs from its return to its last assertion
 //! (empty without one). Measured this way, every belief interval lies
 //! inside the hold's real ownership whatever pauses hit the worker, if the
-//! lock tells the truth. Three scenarios, run side by side, each with its
-//! own Redis, proxy and workers:
+//! lock tells the truth (**truth**). And **the ttl is the pause
+//! tolerance**: Redis keeps a hold for its whole ttl from the call that
+//! won it (less [`SLACK`]), or from a `refresh($ttl)` sent later if that is
+//! shorter, until the holder's first call that ends it; so within that
+//! *kept interval* no check may say the hold is not ours (**lease kept**;
+//! **pause tolerance** when the controller paused the holder in between,
+//! choosing pauses that end within the kept interval where it can), and
+//! the kept intervals must obey the scenario's rules as the belief
+//! intervals do (**tolerance**: no other grant meanwhile). Further:
 //!
-//! - `lock`: 5 workers on one fenced lock. No two belief intervals of
-//!   different grants overlap, no grant's window (call to return) lies
-//!   inside another grant's belief interval, and fencing tokens grow
-//!   strictly between grants whose order is certain (one returned before
-//!   the other was called); a fenced grant without a token is a violation
-//!   too.
-//! - `semaphore`: 7 workers on one semaphore of [`PERMITS`] permits. At no
-//!   instant do more than [`PERMITS`] belief intervals overlap (a sweep
-//!   over them), and no grant without an assertion was made while
-//!   [`PERMITS`] others believed they held one throughout its call.
-//! - `rw`: 6 workers on one lock, taking it to write (`acquire()`) or to
-//!   read (`acquire_read()`), promoting read holds to write holds and
-//!   demoting write holds to read holds now and then. A write belief
-//!   overlaps no other belief (read or write); read beliefs may overlap
-//!   each other; no grant without an assertion was made while a belief it
-//!   excludes lasted throughout its call.
+//! - **renewal**: an auto-renewed hold of the long ttl is never found lost
+//!   unless its renewals were kept from Redis (its process paused, renewals
+//!   refused, replies held back or requests held up) for more than
+//!   `ttl - ttl/3 - 0.4 s` of the ttl before;
+//! - **pending release**: a write hold's release that got no answer stays
+//!   pending and is sent again: a direct connection watches the key, which
+//!   must not hold the token once the process has run 1 s (its pauses not
+//!   counted) after the server answers again (the refusal over), + 0.3 s;
+//! - **first wait**: a fresh worker's first acquire (a long wait) during
+//!   which the controller dropped every connection (at a random moment of
+//!   its first 0.3 s: during the first try or blocked in the queue)
+//!   returns no error, unless requests were held up or the worker paused
+//!   meanwhile.
+//!
+//! The controller also puts batches of [`DEPARTED`] departed waiters
+//! (queue entries an hour old, without a mark) at the head of every queue
+//! now and then; every check above runs with them there.
+//!
+//! Four scenarios, run side by side, each with its own Redis, proxy and
+//! workers; workers of the long ttl ([`LONG_TTL`], `retry_delay`
+//! [`LONG_RETRY_DELAY`]: a ttl well above a hand-over mark's life,
+//! [`LONG_MARK_LIFE`]) hold for up to 4 s, are paused for up to 3 s
+//! (mostly while they hold, for less than what is left of their kept
+//! interval), and when auto-renewed call `refresh()` with a shorter ttl
+//! now and then, and often just after their first renewal was sent, whose
+//! reply the proxy is holding back when it can (it holds back the reply of
+//! the next renewal of a whole long ttl, for 0.15-0.95 s, again and
+//! again):
+//!
+//! - `lock`: 5 workers on one fenced lock, ttl [`TTL`]. No two belief
+//!   intervals of different grants overlap, no grant's window (call to
+//!   return) lies inside another grant's belief interval, and fencing
+//!   tokens grow strictly between grants whose order is certain (one
+//!   returned before the other was called); a fenced grant without a token
+//!   is a violation too.
+//! - `long`: the same with 8 workers of the long ttl, on two locks (four
+//!   each: long holds leave one lock few grants).
+//! - `semaphore`: 7 workers on one semaphore of [`PERMITS`] permits (2 of
+//!   them of the long ttl). At no instant do more than [`PERMITS`] belief
+//!   intervals overlap (a sweep over them), and no grant without an
+//!   assertion was made while [`PERMITS`] others believed they held one
+//!   throughout its call.
+//! - `rw`: 6 workers on one lock (2 of them of the long ttl), taking it to
+//!   write (`acquire()`) or to read (`acquire_read()`), promoting read
+//!   holds to write holds and demoting write holds to read holds now and
+//!   then. A write belief overlaps no other belief (read or write); read
+//!   beliefs may overlap each other; no grant without an assertion was
+//!   made while a belief it excludes lasted throughout its call.
 //!
 //! `cargo test --test history` runs a bounded history (HISTORY_SECONDS, 20
-//! by default, every scenario at once; HISTORY_SCENARIOS=lock,semaphore,rw
-//! picks some); `bash scripts/history.sh` a long one. The same binary is
-//! the worker (HISTORY_WORKER set).
+//! by default, every scenario at once; HISTORY_SCENARIOS=lock,long,
+//! semaphore,rw picks some); `bash scripts/history.sh` a long one. A
+//! scenario with a violation keeps its workers' logs and the controller's
+//! (`controller.log`: pauses, drops, refusals, hold-ups, replies held
+//! back); HISTORY_KEEP_LOGS keeps them always. The same binary is the
+//! worker (HISTORY_WORKER set).
 
 mod common;
 
-use std::collections::HashMap;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::proxy::Proxy;
 use common::{RedisServer, fresh_dir, never, unique_key};
+use redislock_core::protocol::{keys, scripts};
+use redislock_core::semaphore_calls::SemKeys;
 use redislock_core::{Lock, LockOptions, OptionValue, Result, Semaphore};
 
-/// The lease of every hold (short, so that faults outlast it).
+/// The lease of a short hold (short, so that faults outlast it).
 const TTL: f64 = 0.3;
+/// Its workers' `retry_delay`.
+const RETRY_DELAY: f64 = 0.05;
+/// The lease of a long hold: well above a hand-over mark's life.
+const LONG_TTL: f64 = 3.0;
+/// Its workers' `retry_delay`.
+const LONG_RETRY_DELAY: f64 = 0.1;
+/// How long a long-ttl waiter's mark lives after its last step (`2 x
+/// retry_delay + 0.5 s`): what a hand-over gave before the claim extended
+/// it to the whole ttl.
+const LONG_MARK_LIFE: Duration = Duration::from_millis(700);
+/// Taken off every lease the checker counts on: Redis's clock and ours.
+const SLACK: u64 = 50 * MS;
 /// The semaphore scenario's permits (fewer than its workers).
 const PERMITS: usize = 3;
+/// Departed waiters put at the head of the queue at a time.
+const DEPARTED: usize = 1_000;
+/// A millisecond in ns.
+const MS: u64 = 1_000_000;
 
 /// What the workers of one history take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Scenario {
     /// One fenced lock.
     Lock,
+    /// One fenced lock, every worker of the long ttl.
+    Long,
     /// One semaphore of [`PERMITS`] permits.
     Semaphore,
     /// One lock's read and write holds.
@@ -75,11 +145,17 @@ enum Scenario {
 }
 
 impl Scenario {
-    const ALL: [Scenario; 3] = [Scenario::Lock, Scenario::Semaphore, Scenario::ReadWrite];
+    const ALL: [Scenario; 4] = [
+        Scenario::Lock,
+        Scenario::Long,
+        Scenario::Semaphore,
+        Scenario::ReadWrite,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Scenario::Lock => "lock",
+            Scenario::Long => "long",
             Scenario::Semaphore => "semaphore",
             Scenario::ReadWrite => "rw",
         }
@@ -93,10 +169,80 @@ impl Scenario {
     fn workers(self) -> usize {
         match self {
             Scenario::Lock => 5,
+            Scenario::Long => 8,
             Scenario::Semaphore => 7,
             Scenario::ReadWrite => 6,
         }
     }
+
+    /// How many locks its workers share out (slot `i` takes the `i %
+    /// keys`-th): long holds leave one lock few grants.
+    fn keys(self) -> usize {
+        match self {
+            Scenario::Long => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether the worker in slot `i` has the long ttl.
+    fn long_slot(self, i: usize) -> bool {
+        match self {
+            Scenario::Lock => false,
+            Scenario::Long => true,
+            Scenario::Semaphore | Scenario::ReadWrite => i % 3 == 1,
+        }
+    }
+
+    /// Whether it has workers of the long ttl.
+    fn has_long(self) -> bool {
+        self != Scenario::Lock
+    }
+
+    /// One lock's exclusive holds.
+    fn exclusive(self) -> bool {
+        matches!(self, Scenario::Lock | Scenario::Long)
+    }
+
+    /// Its waiters' queue.
+    fn queue(self, key: &[u8]) -> Vec<u8> {
+        match self {
+            Scenario::Semaphore => SemKeys::new(key).queue,
+            _ => keys::queue_key(key),
+        }
+    }
+
+    /// What the requests of a long hold's renewal (or `refresh()` of the
+    /// whole ttl) contain: its script's SHA, and the ttl in ms.
+    fn renewal_patterns(self) -> Vec<Vec<Vec<u8>>> {
+        let ms = format!("$4\r\n{}\r\n", (LONG_TTL * 1000.0) as u64).into_bytes();
+        let of = |sha: &str| vec![sha.as_bytes().to_vec(), ms.clone()];
+        match self {
+            Scenario::Lock => Vec::new(),
+            Scenario::Long => vec![of(scripts::REFRESH.hash())],
+            Scenario::Semaphore => vec![of(scripts::SEM_REFRESH.hash())],
+            Scenario::ReadWrite => vec![
+                of(scripts::REFRESH.hash()),
+                of(scripts::READ_REFRESH.hash()),
+            ],
+        }
+    }
+}
+
+/// The scripts of renewals, refreshes and releases (and a lock's release
+/// sent again, `abandon.lua`): refused for a while.
+fn extend_and_release_scripts() -> Vec<Vec<u8>> {
+    [
+        &scripts::REFRESH,
+        &scripts::SEM_REFRESH,
+        &scripts::READ_REFRESH,
+        &scripts::RELEASE,
+        &scripts::SEM_RELEASE,
+        &scripts::READ_RELEASE,
+        &scripts::ABANDON,
+    ]
+    .iter()
+    .map(|s| s.hash().as_bytes().to_vec())
+    .collect()
 }
 
 fn main() {
@@ -170,15 +316,8 @@ fn below(n: u64) -> u64 {
     u64::from_le_bytes(b) % n.max(1)
 }
 
-/// How long an acquire may wait.
-fn some_wait() -> Duration {
-    Duration::from_millis([0, 50, 300, 1000][below(4) as usize])
-}
-
-/// How long a hold lasts: mostly short, one in four up to 1.5 leases,
-/// which outlives an unrenewed lease.
-fn some_hold() -> Duration {
-    Duration::from_millis(if below(4) == 0 { below(450) } else { below(40) })
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
 }
 
 // ---------------------------------------------------------------- worker
@@ -186,60 +325,75 @@ fn some_hold() -> Duration {
 /// What a worker process (and its forked children) needs to know.
 struct Worker {
     url: String,
+    /// The server itself, not the proxy (to watch a key).
+    direct: String,
     key: String,
     renew: bool,
+    /// Of the long ttl.
+    long: bool,
+    /// When to stop (ns).
+    deadline: u64,
+    /// Its first acquire is still to come.
+    first: Cell<bool>,
+    /// A forked child (one cycle, no renewal, no first wait).
+    child: Cell<bool>,
 }
 
 /// One worker process: takes the lock (semaphore, read or write hold)
 /// again and again until its deadline, appending what it was told to its
-/// log. `spec` is `scenario|url|key|log|deadline ns|auto_renew 0/1`.
+/// log. `spec` is `scenario|url|direct url|key|log|deadline ns|auto_renew
+/// 0/1|long 0/1`.
 fn worker(spec: &str) {
     let parts: Vec<&str> = spec.split('|').collect();
-    let [scenario, url, key, log, deadline, renew] = parts[..] else {
+    let [scenario, url, direct, key, log, deadline, renew, long] = parts[..] else {
         panic!("bad worker spec {spec}");
     };
     let scenario = Scenario::parse(scenario).expect("a scenario");
-    let deadline: u64 = deadline.parse().unwrap();
     let w = Worker {
         url: url.to_owned(),
+        direct: direct.to_owned(),
         key: key.to_owned(),
         renew: renew == "1",
+        long: long == "1",
+        deadline: deadline.parse().unwrap(),
+        first: Cell::new(true),
+        child: Cell::new(false),
     };
     let mut log = Log::open(Path::new(log));
     match scenario {
-        Scenario::Lock => {
+        Scenario::Lock | Scenario::Long => {
             // Half the workers fenced (a fenced waiter claims a hand-over in
             // a step), half not (an unfenced one enters on the wake-up).
             let fenced = below(2) == 0;
             let mut lock = w.lock(fenced, w.renew);
-            while now_ns() < deadline {
-                if below(10) == 0 {
+            while now_ns() < w.deadline {
+                if below(10) == 0 && !w.first.get() {
                     fork_one_cycle(&w, &mut log);
                     continue;
                 }
-                cycle(&mut lock, &mut log, fenced);
+                cycle(&w, &mut lock, &mut log, fenced);
             }
         }
         Scenario::Semaphore => {
             let mut sem = w.semaphore(w.renew);
-            while now_ns() < deadline {
-                semaphore_cycle(&w, &mut sem, &mut log, false);
+            while now_ns() < w.deadline {
+                semaphore_cycle(&w, &mut sem, &mut log);
             }
         }
         Scenario::ReadWrite => {
             let mut lock = w.lock(false, w.renew);
-            while now_ns() < deadline {
-                rw_cycle(&w, &mut lock, &mut log, false);
+            while now_ns() < w.deadline {
+                rw_cycle(&w, &mut lock, &mut log);
             }
         }
     }
 }
 
-fn options(set: &[(&str, OptionValue)]) -> LockOptions {
+fn options(set: &[(&str, OptionValue)], retry_delay: f64, read_timeout: f64) -> LockOptions {
     let mut options = LockOptions::default();
     for (name, value) in set.iter().cloned().chain([
-        ("retry_delay", OptionValue::Number(0.05)),
-        ("read_timeout", OptionValue::Number(0.3)),
+        ("retry_delay", OptionValue::Number(retry_delay)),
+        ("read_timeout", OptionValue::Number(read_timeout)),
         ("connect_timeout", OptionValue::Number(0.3)),
     ]) {
         options.set(name, value).unwrap();
@@ -247,17 +401,103 @@ fn options(set: &[(&str, OptionValue)]) -> LockOptions {
     options
 }
 
+/// One step of a hold ([`Worker::hold`]).
+enum Step {
+    /// Check the hold as the scenario does, in these ways.
+    Check(Checks),
+    /// `refresh()` it with this shorter ttl (ms), now.
+    Shorten(u64),
+}
+
+/// The ways a holder checks its hold now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    /// `is_acquired()`, `remaining_ttl()`, `refresh()` with the whole ttl
+    /// and (auto-renewed long holds) with a shorter one.
+    All,
+    /// The same without shortening the lease.
+    Whole,
+    /// `is_acquired()` only (after a planned shortening: nothing changes
+    /// the lease, so a late reply is not covered by a later refresh, and
+    /// an auto-renewed hold's belief is asked, not Redis).
+    Passive,
+}
+
 impl Worker {
+    fn ttl(&self) -> f64 {
+        if self.long { LONG_TTL } else { TTL }
+    }
+
+    fn ttl_ms(&self) -> u64 {
+        (self.ttl() * 1000.0) as u64
+    }
+
+    fn retry_delay(&self) -> f64 {
+        if self.long {
+            LONG_RETRY_DELAY
+        } else {
+            RETRY_DELAY
+        }
+    }
+
+    /// Its `read_timeout`: 0.3 s, a second for the long ttl (replies held
+    /// up for up to 0.3 s do not end its waits).
+    fn read_timeout(&self) -> f64 {
+        if self.long { 1.0 } else { 0.3 }
+    }
+
+    /// Auto-renewed holds (a forked child renews nothing).
+    fn renews(&self) -> bool {
+        self.renew && !self.child.get()
+    }
+
+    /// Time left until the deadline.
+    fn left(&self) -> Duration {
+        Duration::from_nanos(self.deadline.saturating_sub(now_ns()))
+    }
+
+    /// How long an acquire may wait.
+    fn some_wait(&self) -> Duration {
+        let choices = match self.long {
+            false => [0, 50, 300, 1000],
+            true => [0, 300, 1000, 3000],
+        };
+        ms(choices[below(4) as usize]).min(self.left())
+    }
+
+    /// How long a hold lasts. Short: mostly short, one in four up to 1.5
+    /// leases, which outlives an unrenewed lease. Long: 40% short, the
+    /// rest up to 4 s, much of it past a hand-over mark's life.
+    fn some_hold(&self) -> Duration {
+        let hold = match (self.long, below(10)) {
+            (false, 0..=1) => below(450),
+            (false, _) => below(40),
+            (true, 0..=3) => below(300),
+            (true, 4..=7) => 300 + below(1200),
+            (true, _) => 1500 + below(2500),
+        };
+        ms(hold).min(self.left())
+    }
+
+    /// A nap between two checks of a hold.
+    fn nap(&self) -> Duration {
+        ms(below(if self.long { 120 } else { 25 }))
+    }
+
     /// A lock object of its own (read holds refuse fencing).
     fn lock(&self, fencing: bool, renew: bool) -> Lock {
-        let options = options(&[
-            ("fencing", OptionValue::Bool(fencing)),
-            ("reentrant", OptionValue::Bool(false)),
-            ("auto_renew", OptionValue::Bool(renew)),
-        ]);
+        let options = options(
+            &[
+                ("fencing", OptionValue::Bool(fencing)),
+                ("reentrant", OptionValue::Bool(false)),
+                ("auto_renew", OptionValue::Bool(renew)),
+            ],
+            self.retry_delay(),
+            self.read_timeout(),
+        );
         Lock::new(
             self.key.as_bytes().to_vec(),
-            TTL,
+            self.ttl(),
             std::slice::from_ref(&self.url),
             options,
         )
@@ -265,16 +505,268 @@ impl Worker {
     }
 
     fn semaphore(&self, renew: bool) -> Semaphore {
-        let options = options(&[("auto_renew", OptionValue::Bool(renew))]);
+        let options = options(
+            &[("auto_renew", OptionValue::Bool(renew))],
+            self.retry_delay(),
+            self.read_timeout(),
+        );
         Semaphore::new(
             self.key.as_bytes().to_vec(),
             PERMITS as i64,
-            TTL,
+            self.ttl(),
             std::slice::from_ref(&self.url),
             options,
         )
         .unwrap()
     }
+
+    /// One acquire through `acquire(wait)`: `wait` given, or some wait;
+    /// the process's first acquire waits long (1 s, 3 s for the long ttl)
+    /// and is logged as the first wait (`Q` before, `q` after, which the
+    /// controller watches). Returns the time before the call when it won;
+    /// one that failed is logged, and the worker pauses before it tries
+    /// again.
+    fn try_acquire(
+        &self,
+        log: &mut Log,
+        wait: Option<Duration>,
+        acquire: impl FnOnce(Duration) -> Result<bool>,
+    ) -> Option<u64> {
+        let first = self.first.replace(false) && !self.child.get();
+        let wait = match (first, wait) {
+            (true, _) => ms(if self.long { 3000 } else { 1000 }).min(self.left()),
+            (false, Some(wait)) => wait,
+            (false, None) => self.some_wait(),
+        };
+        let pid = std::process::id();
+        let called = now_ns();
+        if first {
+            log.line(&format!("Q {pid} {called} {}", wait.as_millis()));
+        }
+        let got = acquire(wait);
+        if first {
+            let said = match &got {
+                Ok(true) => "1".to_owned(),
+                Ok(false) => "0".to_owned(),
+                Err(e) => format!("e {}", one_line(&e.to_string())),
+            };
+            log.line(&format!("q {pid} {called} {} {said}", now_ns()));
+        }
+        match got {
+            Ok(true) => Some(called),
+            Ok(false) => None,
+            Err(e) => {
+                log.line(&format!("E {}", one_line(&e.to_string())));
+                std::thread::sleep(ms(20));
+                None
+            }
+        }
+    }
+
+    /// Holds for some time, taking a [`Step`] now and then until one says
+    /// to stop (false). An auto-renewed long hold, a third of the time,
+    /// shortens its lease just after its first renewal was sent (a third
+    /// of the ttl after it was won), and then lasts long enough to see
+    /// whether a late reply of that renewal undid the shorter lease;
+    /// another third lasts 2.5-4 s on its whole ttl (its renewals must keep
+    /// it through the faults); the rest may shorten it now and then.
+    fn hold(&self, mut step: impl FnMut(Step) -> bool) {
+        let started = now_ns();
+        let mut hold = self.some_hold();
+        let mut planned = None;
+        let mut checks = match self.long && self.renews() {
+            true => Checks::All,
+            false => Checks::Whole,
+        };
+        if self.long && self.renews() {
+            match below(3) {
+                0 => {
+                    hold = hold.max(ms(2500));
+                    planned = Some(started + self.ttl_ms() / 3 * MS + (20 + below(230)) * MS);
+                    checks = Checks::Whole;
+                }
+                1 => {
+                    hold = ms(2500 + below(1500));
+                    checks = Checks::Whole;
+                }
+                _ => {}
+            }
+            hold = hold.min(self.left());
+        }
+        let mut end = started + hold.as_nanos() as u64;
+        while now_ns() < end {
+            let mut nap = self.nap();
+            if let Some(at) = planned {
+                nap = nap.min(Duration::from_nanos(at.saturating_sub(now_ns())));
+            }
+            std::thread::sleep(nap);
+            let go = match planned {
+                Some(at) if now_ns() >= at => {
+                    // Held on until well past the shorter lease.
+                    let ttl = 300 + below(500);
+                    planned = None;
+                    checks = Checks::Passive;
+                    end = end.max(now_ns() + (ttl + 1000) * MS).min(self.deadline);
+                    step(Step::Shorten(ttl))
+                }
+                _ => step(Step::Check(checks)),
+            };
+            if !go {
+                break;
+            }
+        }
+    }
+}
+
+/// `text` on one line, without spaces (a log field).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join("_")
+}
+
+/// What a hold can be asked (a lock's write or read hold, a permit).
+trait Held {
+    fn is_acquired(&mut self) -> Result<bool>;
+    fn remaining(&mut self) -> Result<bool>;
+    fn refresh(&mut self, ttl: Option<f64>) -> Result<bool>;
+}
+
+impl Held for Lock {
+    fn is_acquired(&mut self) -> Result<bool> {
+        Lock::is_acquired(self)
+    }
+    fn remaining(&mut self) -> Result<bool> {
+        self.remaining_ttl().map(|left| left.is_some())
+    }
+    fn refresh(&mut self, ttl: Option<f64>) -> Result<bool> {
+        Lock::refresh(self, ttl)
+    }
+}
+
+impl Held for Semaphore {
+    fn is_acquired(&mut self) -> Result<bool> {
+        Semaphore::is_acquired(self)
+    }
+    fn remaining(&mut self) -> Result<bool> {
+        self.remaining_ttl().map(|left| left.is_some())
+    }
+    fn refresh(&mut self, ttl: Option<f64>) -> Result<bool> {
+        Semaphore::refresh(self, ttl)
+    }
+}
+
+/// Runs `call`, which says whether the hold named `grant` is ours, and
+/// logs it: an intent `B` first when the call changes the lease or ends
+/// the hold (`what` tells which), then `C` with the times before and after
+/// and what it said (1, 0, or e for an error). Returns what it said.
+fn checked(
+    log: &mut Log,
+    grant: &str,
+    what: &str,
+    changes: bool,
+    call: impl FnOnce() -> Result<bool>,
+) -> Option<bool> {
+    let before = now_ns();
+    if changes {
+        log.intent(grant, before, what);
+    }
+    let said = call().ok();
+    let after = now_ns();
+    let r = match said {
+        Some(true) => "1",
+        Some(false) => "0",
+        None => "e",
+    };
+    log.line(&format!("C {grant} {before} {after} {r} {what}"));
+    said
+}
+
+/// One check of a hold: `is_acquired()`, or with `mix` one of the ways a
+/// holder can check that `checks` allows. True while ours.
+fn check_once(
+    w: &Worker,
+    log: &mut Log,
+    grant: &str,
+    held: &mut dyn Held,
+    mix: bool,
+    checks: Checks,
+) -> bool {
+    let pick = if mix { below(20) } else { 99 };
+    let said = match pick {
+        0..=2 if checks != Checks::Passive => {
+            let what = format!("f{}", w.ttl_ms());
+            checked(log, grant, &what, true, || held.refresh(None))
+        }
+        3..=5 if checks != Checks::Passive => checked(log, grant, "rt", false, || held.remaining()),
+        6..=7 if checks == Checks::All => return shorten(log, grant, held, 300 + below(500)),
+        _ => checked(log, grant, "is", false, || held.is_acquired()),
+    };
+    said == Some(true)
+}
+
+/// `refresh()` of the hold with a shorter ttl of `ttl_ms`.
+fn shorten(log: &mut Log, grant: &str, held: &mut dyn Held, ttl_ms: u64) -> bool {
+    let what = format!("f{ttl_ms}");
+    checked(log, grant, &what, true, || {
+        held.refresh(Some(ttl_ms as f64 / 1000.0))
+    }) == Some(true)
+}
+
+/// Releases the hold named `grant` (logged as a check); when the release
+/// got no answer and `token` is the write hold's, a thread watches the key
+/// on the server itself ([`watch_release`]).
+fn release_logged(
+    w: &Worker,
+    log: &mut Log,
+    grant: &str,
+    token: Option<Vec<u8>>,
+    release: impl FnOnce() -> Result<bool>,
+) {
+    let said = checked(log, grant, "x", true, release);
+    if said.is_none()
+        && !w.child.get()
+        && let Some(token) = token
+    {
+        watch_release(w, &log.path, grant, token);
+    }
+}
+
+/// Watches, on a direct connection, the key of a write hold whose release
+/// got no answer (it is pending, sent again until the server answers):
+/// every 50 ms for up to 5 s, logs `S` (the key still holds `token`, seen
+/// after the time logged) until it does not (`K`).
+fn watch_release(w: &Worker, path: &Path, grant: &str, token: Vec<u8>) {
+    let (direct, key, path, grant) = (
+        w.direct.clone(),
+        w.key.clone(),
+        path.to_owned(),
+        grant.to_owned(),
+    );
+    std::thread::spawn(move || {
+        let mut log = Log::open(&path);
+        let Ok(client) = redis::Client::open(direct) else {
+            return;
+        };
+        let Ok(mut con) = client.get_connection_with_timeout(Duration::from_secs(1)) else {
+            return;
+        };
+        let _ = con.set_read_timeout(Some(Duration::from_secs(1)));
+        let until = now_ns() + 5_000 * MS;
+        while now_ns() < until {
+            let before = now_ns();
+            let Ok(owner) = redis::cmd("GET")
+                .arg(&key)
+                .query::<Option<Vec<u8>>>(&mut con)
+            else {
+                return;
+            };
+            if owner.as_deref() != Some(&token[..]) {
+                log.line(&format!("K {grant} {before}"));
+                return;
+            }
+            log.line(&format!("S {grant} {before}"));
+            std::thread::sleep(ms(50));
+        }
+    });
 }
 
 /// A grant's name, unique among every process of a history: the pid
@@ -328,70 +820,47 @@ impl Kind {
 const UNFENCED: i64 = -2;
 
 /// One acquire, hold (checking now and then) and release of the lock,
-/// logged.
-fn cycle(lock: &mut Lock, log: &mut Log, fenced: bool) {
-    let called = now_ns();
-    if !won(log, lock.acquire(some_wait(), &never)) {
+/// logged. The short lock checks with `is_acquired()` only.
+fn cycle(w: &Worker, lock: &mut Lock, log: &mut Log, fenced: bool) {
+    let Some(called) = w.try_acquire(log, None, |wait| lock.acquire(wait, &never)) else {
         return;
-    }
+    };
     let fence = match fenced {
         true => lock.fencing_token().map_or(-1, |f| f),
         false => UNFENCED,
     };
-    let grant = log.grant(called, fence, Kind::Write, "acquire");
-    let hold = some_hold();
-    let started = Instant::now();
-    while started.elapsed() < hold {
-        std::thread::sleep(Duration::from_millis(below(25)));
-        if !asserted_if(log, &grant, || lock.is_acquired()) {
-            break;
-        }
-    }
-    asserted_if(log, &grant, || lock.release());
-}
-
-/// Whether an acquire won; one that failed is logged, and the worker
-/// pauses before it tries again.
-fn won(log: &mut Log, got: Result<bool>) -> bool {
-    got.unwrap_or_else(|_| {
-        log.line("E");
-        std::thread::sleep(Duration::from_millis(20));
-        false
-    })
-}
-
-/// Runs `call` (a check or a release of the hold named `grant`) and logs
-/// the assertion, timed from before it, when it says the hold was ours.
-fn asserted_if(log: &mut Log, grant: &str, call: impl FnOnce() -> Result<bool>) -> bool {
-    let before = now_ns();
-    let ours = matches!(call(), Ok(true));
-    if ours {
-        log.asserted(grant, before);
-    }
-    ours
+    let grant = log.grant(w, called, fence, Kind::Write, "acquire");
+    let token = lock.token();
+    w.hold(|step| match step {
+        Step::Shorten(ttl_ms) => shorten(log, &grant, lock, ttl_ms),
+        Step::Check(checks) => check_once(w, log, &grant, lock, w.long, checks),
+    });
+    release_logged(w, log, &grant, token, || lock.release());
 }
 
 /// Forks a child that first checks it holds nothing of its parent's, then
 /// runs one cycle of its own (as its own process) and exits.
 fn fork_one_cycle(w: &Worker, log: &mut Log) {
-    in_child(log, |log| {
+    in_child(w, log, |w, log| {
         let mut lock = w.lock(true, false);
         if lock.token().is_some() {
             log.line("V a forked child believed it held its parent's lock");
         }
-        cycle(&mut lock, log, true);
+        cycle(w, &mut lock, log, true);
     });
 }
 
 /// Runs `body` in a forked child (with a log of its own on the same file)
 /// and waits for it.
-fn in_child(log: &mut Log, body: impl FnOnce(&mut Log)) {
+fn in_child(w: &Worker, log: &mut Log, body: impl FnOnce(&Worker, &mut Log)) {
     // SAFETY: the child runs the lock code (fork-safe: per-process state)
     // and leaves with _exit, whatever happens in `body`.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
+        w.child.set(true);
+        w.first.set(false);
         let mut own = Log::open(&log.path);
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&mut own)));
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(w, &mut own)));
         unsafe { libc::_exit(0) };
     }
     if pid > 0 {
@@ -402,136 +871,128 @@ fn in_child(log: &mut Log, body: impl FnOnce(&mut Log)) {
     }
 }
 
-/// One acquire of a permit, hold (checking now and then in the three ways
-/// a holder can, forking a child now and then) and release, logged. A
+/// One acquire of a permit, hold (checking now and then in the ways a
+/// holder can, forking a child now and then) and release, logged. A
 /// forked child's cycle tries once, and forks nothing.
-fn semaphore_cycle(w: &Worker, sem: &mut Semaphore, log: &mut Log, child: bool) {
-    let wait = if child { Duration::ZERO } else { some_wait() };
-    let called = now_ns();
-    if !won(log, sem.acquire(wait, &never)) {
+fn semaphore_cycle(w: &Worker, sem: &mut Semaphore, log: &mut Log) {
+    let child = w.child.get();
+    let wait = child.then_some(Duration::ZERO);
+    let Some(called) = w.try_acquire(log, wait, |wait| sem.acquire(wait, &never)) else {
         return;
-    }
-    let grant = log.grant(called, -1, Kind::Permit, "acquire");
-    let hold = some_hold();
-    let started = Instant::now();
-    while started.elapsed() < hold {
-        std::thread::sleep(Duration::from_millis(below(25)));
-        if !child && below(15) == 0 {
+    };
+    let grant = log.grant(w, called, -1, Kind::Permit, "acquire");
+    w.hold(|step| match step {
+        Step::Shorten(ttl_ms) => shorten(log, &grant, sem, ttl_ms),
+        Step::Check(_) if !child && below(15) == 0 => {
             // While this process holds a permit: the child holds none of
             // it, and takes one of its own beside it.
-            in_child(log, |log| {
+            in_child(w, log, |w, log| {
                 if !matches!(sem.is_acquired(), Ok(false)) {
                     log.line("V a forked child believed it held its parent's permit");
                 }
                 let mut own = w.semaphore(false);
-                semaphore_cycle(w, &mut own, log, true);
+                semaphore_cycle(w, &mut own, log);
             });
-            continue;
+            true
         }
-        // One of the three ways a holder can check.
-        let ours = asserted_if(log, &grant, || match below(6) {
-            0 => sem.refresh(None),
-            1 => sem.remaining_ttl().map(|left| left.is_some()),
-            _ => sem.is_acquired(),
-        });
-        if !ours {
-            break;
-        }
-    }
-    asserted_if(log, &grant, || sem.release());
+        Step::Check(checks) => check_once(w, log, &grant, sem, true, checks),
+    });
+    release_logged(w, log, &grant, None, || sem.release());
 }
 
 /// One acquire to read or to write, hold (checking now and then, promoting
 /// a read hold or demoting a write hold now and then, forking a child now
 /// and then) and release, logged. A promotion or demotion that succeeds is
-/// a new grant: the hold before it ends at its last assertion. A forked
-/// child's cycle tries once, and forks nothing.
-fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log, child: bool) {
-    let wait = if child { Duration::ZERO } else { some_wait() };
+/// a new grant: the hold before it ends at its last assertion (and is kept
+/// until the intent logged before the call). A forked child's cycle tries
+/// once, and forks nothing.
+fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log) {
+    let child = w.child.get();
+    let wait = child.then_some(Duration::ZERO);
     let read = below(2) == 0;
-    let called = now_ns();
-    let got = if read {
-        lock.acquire_read(wait, &never)
-    } else {
-        lock.acquire(wait, &never)
-    };
-    if !won(log, got) {
+    let acquired = w.try_acquire(log, wait, |wait| match read {
+        true => lock.acquire_read(wait, &never),
+        false => lock.acquire(wait, &never),
+    });
+    let Some(called) = acquired else {
         return;
-    }
+    };
     let mut kind = if read { Kind::Read } else { Kind::Write };
-    let mut grant = log.grant(called, -1, kind, "acquire");
-    let hold = some_hold();
-    let started = Instant::now();
-    while started.elapsed() < hold {
-        std::thread::sleep(Duration::from_millis(below(25)));
-        match below(12) {
-            0..=1 if kind == Kind::Read => {
+    let mut grant = log.grant(w, called, -1, kind, "acquire");
+    w.hold(|step| {
+        let (check, checks) = match step {
+            Step::Shorten(ttl_ms) => return shorten(log, &grant, lock, ttl_ms),
+            Step::Check(checks) => (below(12), checks),
+        };
+        match check {
+            0..=1 if kind == Kind::Read && checks != Checks::Passive => {
                 // Promotion: true once no other reader holds the lock; false
                 // leaves the read hold (or finds it gone). Counted as a
                 // promotion even when this process had already found its
                 // read hold gone (then it is a plain write acquire): either
                 // way a new grant, the read hold ending at its last
                 // assertion.
-                let wait = Duration::from_millis([0, 50, 300][below(3) as usize]);
+                let wait = ms([0, 50, 300][below(3) as usize]);
+                log.intent(&grant, now_ns(), "p");
                 let called = now_ns();
                 match lock.acquire(wait, &never) {
                     Ok(true) => {
-                        grant = log.grant(called, -1, Kind::Write, "promote");
+                        grant = log.grant(w, called, -1, Kind::Write, "promote");
                         kind = Kind::Write;
                     }
                     Ok(false) => log.line("N promote"),
                     Err(_) => {
-                        log.line("E");
-                        break;
+                        log.line("E promote");
+                        return false;
                     }
                 }
+                true
             }
-            2 if kind == Kind::Write => {
+            2 if kind == Kind::Write && checks != Checks::Passive => {
                 // Demotion: at once; false when the write hold was lost (a
                 // lost one found so before is a plain read acquire here,
                 // counted as a demotion all the same).
+                log.intent(&grant, now_ns(), "d");
                 let called = now_ns();
                 match lock.acquire_read(Duration::ZERO, &never) {
                     Ok(true) => {
-                        grant = log.grant(called, -1, Kind::Read, "demote");
+                        grant = log.grant(w, called, -1, Kind::Read, "demote");
                         kind = Kind::Read;
+                        true
                     }
                     Ok(false) => {
                         log.line("N demote");
-                        break;
+                        false
                     }
                     Err(_) => {
-                        log.line("E");
-                        break;
+                        log.line("E demote");
+                        false
                     }
                 }
             }
             3 if !child => {
-                in_child(log, |log| {
+                in_child(w, log, |w, log| {
                     if !matches!(lock.is_acquired(), Ok(false)) {
                         log.line("V a forked child believed it held its parent's hold");
                     }
                     let mut own = w.lock(false, false);
-                    rw_cycle(w, &mut own, log, true);
+                    rw_cycle(w, &mut own, log);
                 });
+                true
             }
-            _ => {
-                let ours = asserted_if(log, &grant, || match below(6) {
-                    0 => lock.refresh(None),
-                    1 => lock.remaining_ttl().map(|left| left.is_some()),
-                    _ => lock.is_acquired(),
-                });
-                if !ours {
-                    break;
-                }
-            }
+            _ => check_once(w, log, &grant, lock, true, checks),
         }
-    }
-    asserted_if(log, &grant, || lock.release());
+    });
+    let token = if kind == Kind::Write {
+        lock.token()
+    } else {
+        None
+    };
+    release_logged(w, log, &grant, token, || lock.release());
 }
 
 /// A worker's log: one line per event, each written with one `write`, so
-/// lines of a process and its children never interleave.
+/// lines of a process, its threads and its children never interleave.
 struct Log {
     path: PathBuf,
     file: std::fs::File,
@@ -554,21 +1015,27 @@ impl Log {
         let _ = self.file.write_all(format!("{text}\n").as_bytes());
     }
 
-    /// Logs a grant of a call made at `called` that returned just now;
+    /// Logs a grant of a call made at `called` that returned just now,
+    /// with the hold's ttl, whether this process renews it and its key;
     /// returns its name.
-    fn grant(&mut self, called: u64, fence: i64, kind: Kind, how: &str) -> String {
+    fn grant(&mut self, w: &Worker, called: u64, fence: i64, kind: Kind, how: &str) -> String {
         let at = now_ns();
         let grant = grant_name();
         self.line(&format!(
-            "G {grant} {called} {at} {fence} {} {how}",
-            kind.letter()
+            "G {grant} {called} {at} {fence} {} {how} {} {} {}",
+            kind.letter(),
+            w.ttl_ms(),
+            u8::from(w.renews()),
+            w.key,
         ));
         grant
     }
 
-    /// Logs that `grant`'s hold was ours at some moment after `before`.
-    fn asserted(&mut self, grant: &str, before: u64) {
-        self.line(&format!("A {grant} {before}"));
+    /// Logs, before the call, a call that changes the lease of `grant` or
+    /// ends it: `f<ms>` a refresh, `x` a release, `p` / `d` a promotion
+    /// or demotion.
+    fn intent(&mut self, grant: &str, before: u64, what: &str) {
+        self.line(&format!("B {grant} {before} {what}"));
     }
 }
 
@@ -583,9 +1050,25 @@ struct Report {
     pauses: usize,
     kills: usize,
     cuts: u32,
-    /// Times requests were held up in flight.
+    /// Times requests or replies were held up in flight.
     delays: usize,
+    /// Replies held back (renewals and refreshes of the long ttl).
+    held: u32,
+    /// Windows in which renewals, refreshes and releases were refused,
+    /// and the requests refused.
+    refusals: usize,
+    refused: u32,
+    /// Every connection dropped while a fresh worker was in its first
+    /// wait; first waits found to span such a drop.
+    drops: usize,
+    first_wait_drops: usize,
+    /// Batches of [`DEPARTED`] departed waiters put at the queue's head.
+    departed: usize,
     grants: usize,
+    /// Grants of the long ttl; those checked ours past a hand-over mark's
+    /// life.
+    long_grants: usize,
+    long_past_mark: usize,
     reads: usize,
     writes: usize,
     promotions: usize,
@@ -594,6 +1077,16 @@ struct Report {
     refused_promotions: usize,
     refused_demotions: usize,
     assertions: usize,
+    /// Checks that fell within the hold's kept interval, and pauses of a
+    /// holder whose next check did.
+    kept_checks: usize,
+    pauses_checked: usize,
+    /// `refresh()` calls with a ttl shorter than the hold's.
+    shortened: usize,
+    /// Auto-renewed long holds checked after their first ttl.
+    renewed_past_ttl: usize,
+    /// Releases without an answer whose key was watched.
+    watched_releases: usize,
     /// Most belief intervals overlapping at once (semaphore: holders; rw:
     /// readers).
     most_at_once: usize,
@@ -611,7 +1104,15 @@ impl Report {
             kills: 0,
             cuts: 0,
             delays: 0,
+            held: 0,
+            refusals: 0,
+            refused: 0,
+            drops: 0,
+            first_wait_drops: 0,
+            departed: 0,
             grants: 0,
+            long_grants: 0,
+            long_past_mark: 0,
             reads: 0,
             writes: 0,
             promotions: 0,
@@ -619,6 +1120,11 @@ impl Report {
             refused_promotions: 0,
             refused_demotions: 0,
             assertions: 0,
+            kept_checks: 0,
+            pauses_checked: 0,
+            shortened: 0,
+            renewed_past_ttl: 0,
+            watched_releases: 0,
             most_at_once: 0,
             errors: 0,
             violations: Vec::new(),
@@ -626,16 +1132,34 @@ impl Report {
     }
 
     fn faults(&self) -> usize {
-        self.pauses + self.kills + self.cuts as usize + self.delays
+        self.pauses
+            + self.kills
+            + self.cuts as usize
+            + self.delays
+            + self.held as usize
+            + self.refusals
+            + self.drops
+            + self.departed
     }
 
     /// Why the history was too short to mean anything, if it was.
     fn too_short(&self) -> Option<String> {
-        if self.grants < 20 || self.faults() < 10 {
+        let least = if self.scenario == Scenario::Long {
+            10
+        } else {
+            20
+        };
+        if self.grants < least || self.faults() < 10 {
             return Some(format!("{} grants, {} faults", self.grants, self.faults()));
         }
+        if self.scenario == Scenario::Long && self.long_past_mark < 3 {
+            return Some(format!(
+                "{} holds checked past a hand-over mark's life",
+                self.long_past_mark
+            ));
+        }
         match self.scenario {
-            Scenario::Lock => None,
+            Scenario::Lock | Scenario::Long => None,
             Scenario::Semaphore if self.most_at_once < 2 => Some(format!(
                 "never more than {} holder at once",
                 self.most_at_once
@@ -655,23 +1179,30 @@ impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let name = match self.scenario {
             Scenario::Lock => "lock".to_owned(),
+            Scenario::Long => format!("lock, ttl {LONG_TTL} s"),
             Scenario::Semaphore => format!("semaphore, {PERMITS} permits"),
             Scenario::ReadWrite => "read/write".to_owned(),
         };
         write!(
             f,
             "history ({name}): {} worker processes ({} at a time) and {} forked children, \
-             {} pauses, {} kills, {} cut replies",
+             {} pauses, {} kills, {} cut replies, {} times requests or replies held up, \
+             {} replies held back, {} requests refused in {} windows, {} connection drops \
+             in first waits ({} first waits hit), {} batches of {DEPARTED} departed waiters",
             self.processes,
             self.scenario.workers(),
             self.forks,
             self.pauses,
             self.kills,
             self.cuts,
+            self.delays,
+            self.held,
+            self.refused,
+            self.refusals,
+            self.drops,
+            self.first_wait_drops,
+            self.departed,
         )?;
-        if self.scenario != Scenario::Lock {
-            write!(f, ", {} times requests held up", self.delays)?;
-        }
         write!(f, "; {} grants", self.grants)?;
         if self.scenario == Scenario::ReadWrite {
             write!(
@@ -685,13 +1216,26 @@ impl std::fmt::Display for Report {
                 self.demotions + self.refused_demotions,
             )?;
         }
+        if self.scenario.has_long() {
+            write!(
+                f,
+                ", {} of the long ttl ({} checked past a hand-over mark's life, {} auto-renewed \
+                 ones past their ttl), {} refreshes to a shorter ttl",
+                self.long_grants, self.long_past_mark, self.renewed_past_ttl, self.shortened
+            )?;
+        }
         write!(
             f,
-            ", {} assertions, {} intervals checked",
-            self.assertions, self.grants
+            ", {} assertions, {} intervals checked, {} checks within the pause tolerance, \
+             {} pauses checked for it, {} unanswered releases watched",
+            self.assertions,
+            self.grants,
+            self.kept_checks,
+            self.pauses_checked,
+            self.watched_releases
         )?;
         match self.scenario {
-            Scenario::Lock => {}
+            Scenario::Lock | Scenario::Long => {}
             Scenario::Semaphore => write!(f, ", at most {} holders at once", self.most_at_once)?,
             Scenario::ReadWrite => write!(f, ", at most {} readers at once", self.most_at_once)?,
         }
@@ -704,19 +1248,23 @@ impl std::fmt::Display for Report {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn spawn_worker(
     scenario: Scenario,
     url: &str,
+    direct: &str,
     key: &str,
     log: &Path,
     deadline: u64,
     renew: bool,
+    long: bool,
 ) -> Child {
     let spec = format!(
-        "{}|{url}|{key}|{}|{deadline}|{}",
+        "{}|{url}|{direct}|{key}|{}|{deadline}|{}|{}",
         scenario.name(),
         log.display(),
-        u8::from(renew)
+        u8::from(renew),
+        u8::from(long),
     );
     Command::new(std::env::current_exe().unwrap())
         .env("HISTORY_WORKER", spec)
@@ -731,96 +1279,436 @@ fn signal(child: &Child, sig: libc::c_int) {
     unsafe { libc::kill(pid, sig) };
 }
 
+/// What the controller did to one scenario, on the shared monotonic clock
+/// (ns), for the checks that excuse or expect something of it.
+#[derive(Debug, Default)]
+struct Faults {
+    /// Worker processes (not their forked children).
+    workers: HashSet<u32>,
+    /// Pauses: pid, SIGSTOP sent, SIGCONT sent (or the kill).
+    pauses: Vec<(u32, u64, u64)>,
+    /// Every connection dropped during a fresh worker's first wait.
+    drops: Vec<u64>,
+    /// Renewals, refreshes and releases refused: from, to.
+    refusals: Vec<(u64, u64)>,
+    /// Requests or replies held up: from, to (the hold-up included).
+    slowdowns: Vec<(u64, u64)>,
+    /// Replies held back: from, to.
+    held: Vec<(u64, u64)>,
+}
+
+impl Faults {
+    /// The pauses of process `pid`.
+    fn pauses_of(&self, pid: u32) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.pauses
+            .iter()
+            .filter(move |p| p.0 == pid)
+            .map(|&(_, from, to)| (from, to))
+    }
+
+    /// How long, from `from` to `to`, process `pid` was paused or the
+    /// requests of its holds could be kept from Redis (refused, held up,
+    /// replies held back): the length of the union of those windows.
+    fn hindered(&self, pid: u32, from: u64, to: u64) -> u64 {
+        let mut windows: Vec<(u64, u64)> = self
+            .pauses_of(pid)
+            .chain(self.refusals.iter().copied())
+            .chain(self.slowdowns.iter().copied())
+            .chain(self.held.iter().copied())
+            .map(|(a, b)| (a.max(from), b.min(to)))
+            .filter(|(a, b)| a < b)
+            .collect();
+        windows.sort_unstable();
+        let (mut total, mut reach) = (0, from);
+        for (a, b) in windows {
+            let a = a.max(reach);
+            if b > a {
+                total += b - a;
+                reach = b;
+            }
+        }
+        total
+    }
+
+    /// Writes what the controller did, one line each (kept beside the
+    /// workers' logs): `pause pid from to`, `drop at`, `refused from to`,
+    /// `slow from to`, `held from to`.
+    fn write(&self, path: &Path) {
+        let mut lines = vec![];
+        for &(pid, from, to) in &self.pauses {
+            lines.push((from, format!("pause {pid} {from} {to}")));
+        }
+        for &at in &self.drops {
+            lines.push((at, format!("drop {at}")));
+        }
+        for (what, windows) in [
+            ("refused", &self.refusals),
+            ("slow", &self.slowdowns),
+            ("held", &self.held),
+        ] {
+            for &(from, to) in windows {
+                lines.push((from, format!("{what} {from} {to}")));
+            }
+        }
+        lines.sort();
+        let text: String = lines.into_iter().map(|(_, l)| l + "\n").collect();
+        let _ = std::fs::write(path, text);
+    }
+
+    /// How long process `pid` was paused from `from` to `to`.
+    fn paused(&self, pid: u32, from: u64, to: u64) -> u64 {
+        self.pauses_of(pid)
+            .map(|(a, b)| b.min(to).saturating_sub(a.max(from)))
+            .sum()
+    }
+
+    /// When process `pid` has run (not paused) for `run` ns since `from`.
+    fn having_run(&self, pid: u32, from: u64, run: u64) -> u64 {
+        let mut pauses: Vec<(u64, u64)> = self.pauses_of(pid).filter(|p| p.1 > from).collect();
+        pauses.sort_unstable();
+        let (mut at, mut left) = (from, run);
+        for (a, b) in pauses {
+            let a = a.max(at);
+            if a >= at + left {
+                break;
+            }
+            left -= a - at;
+            at = b.max(at);
+        }
+        at + left
+    }
+}
+
+/// The last `bytes` of a worker's log, from a line's start.
+fn tail(path: &Path, bytes: u64) -> String {
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let from = len.saturating_sub(bytes);
+    let _ = file.seek(SeekFrom::Start(from));
+    let mut text = String::new();
+    let _ = file.read_to_string(&mut text);
+    match (from, text.find('\n')) {
+        (0, _) => text,
+        (_, Some(at)) => text[at + 1..].to_owned(),
+        (_, None) => String::new(),
+    }
+}
+
+/// Until when (ns) the hold that worker `pid` holds now is kept by Redis
+/// for sure (its kept interval, as [`check`] counts it), from its log;
+/// `None` when it holds nothing.
+fn holding_until(log: &Path, pid: u32) -> Option<u64> {
+    let text = tail(log, 16 * 1024);
+    let own = format!("G {pid}.");
+    let mut kept: Option<(String, u64)> = None;
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        match fields[..] {
+            ["G", grant, called, _, _, _, _, ttl, _, _] if line.starts_with(&own) => {
+                let (Ok(called), Ok(ttl)) = (called.parse::<u64>(), ttl.parse::<u64>()) else {
+                    continue;
+                };
+                kept = Some((grant.to_owned(), called + ttl * MS));
+            }
+            ["B", grant, before, what] if kept.as_ref().is_some_and(|k| k.0 == grant) => {
+                match (what.strip_prefix('f'), before.parse::<u64>()) {
+                    (Some(ttl), Ok(before)) => {
+                        if let (Some(k), Ok(ttl)) = (kept.as_mut(), ttl.parse::<u64>()) {
+                            k.1 = k.1.min(before + ttl * MS);
+                        }
+                    }
+                    _ => kept = None,
+                }
+            }
+            _ => {}
+        }
+    }
+    kept.map(|(_, until)| until.saturating_sub(SLACK))
+}
+
+/// Where worker `pid`'s first acquire is, from its log.
+enum FirstWait {
+    NotYet,
+    /// Waiting since then (ns).
+    Since(u64),
+    Over,
+}
+
+fn first_wait(log: &Path, pid: u32) -> FirstWait {
+    let text = tail(log, 64 * 1024);
+    let (began, ended) = (format!("Q {pid} "), format!("q {pid} "));
+    let mut state = FirstWait::NotYet;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix(&began) {
+            let since = rest.split(' ').next().and_then(|t| t.parse().ok());
+            state = since.map_or(FirstWait::Over, FirstWait::Since);
+        } else if line.starts_with(&ended) {
+            return FirstWait::Over;
+        }
+    }
+    state
+}
+
+/// Puts [`DEPARTED`] departed waiters at the head of `queue`: entries that
+/// arrived an hour ago (µs since the Unix epoch), with no mark.
+fn departed_batch(server: &RedisServer, queue: &[u8], batch: usize) {
+    let now_us = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as u64;
+    let first = now_us - 3_600_000_000;
+    let mut zadd = redis::cmd("ZADD");
+    zadd.arg(queue);
+    for i in 0..DEPARTED {
+        zadd.arg(first + i as u64)
+            .arg(format!("departed-{batch}-{i}"));
+    }
+    let _: i64 = zadd.query(&mut server.client()).unwrap();
+}
+
+/// A worker process the controller runs in one slot.
+struct Slot {
+    child: Child,
+    pid: u32,
+    log: PathBuf,
+    long: bool,
+    /// Its first wait is still to be hit by a dropped connection, this
+    /// long (ns) after it began: early, during the first try, or later,
+    /// blocked in the queue.
+    fresh: Option<u64>,
+    /// Paused: until when, and since when (ns).
+    paused: Option<(Instant, u64)>,
+}
+
+/// How long to pause the worker in `slot`: when it holds, often a pause
+/// that ends within its kept interval (leaving it time for a check: with
+/// the long ttl between a hand-over mark's life and what is left);
+/// otherwise up to two short leases, or (long ttl) up to a long one.
+fn pause_length(slot: &Slot) -> Duration {
+    if let Some(kept) = holding_until(&slot.log, slot.pid) {
+        let next_check = if slot.long { 250 } else { 40 };
+        let room = kept.saturating_sub(now_ns() + next_check * MS) / MS;
+        if slot.long && room > 750 && below(3) != 0 {
+            return ms(700 + below(room - 700));
+        }
+        if !slot.long && room > 10 && below(2) == 0 {
+            return ms(below(room));
+        }
+    }
+    if slot.long && below(5) == 0 {
+        ms(700 + below(2300))
+    } else {
+        ms(below(600))
+    }
+}
+
 fn controller(scenario: Scenario, length: Duration) -> Report {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
+    // The proxy's instants on the shared clock.
+    let (base, base_ns) = (Instant::now(), now_ns());
+    let on_clock = |at: Instant| base_ns + at.saturating_duration_since(base).as_nanos() as u64;
     let dir = fresh_dir(&format!("history-{}", scenario.name()));
-    let key = String::from_utf8(unique_key(&format!("history-{}", scenario.name()))).unwrap();
+    let names: Vec<String> = (0..scenario.keys())
+        .map(|_| String::from_utf8(unique_key(&format!("history-{}", scenario.name()))).unwrap())
+        .collect();
+    let queues: Vec<Vec<u8>> = names.iter().map(|k| scenario.queue(k.as_bytes())).collect();
     let url = proxy.url();
+    let direct = server.url();
     let end = now_ns() + length.as_nanos() as u64;
     let workers_at_once = scenario.workers();
     let mut report = Report::new(scenario);
+    let mut faults = Faults::default();
     let mut logs = Vec::new();
-    let mut workers: Vec<Child> = Vec::new();
-    let start = |report: &mut Report, logs: &mut Vec<PathBuf>| {
+    let start = |i: usize, report: &mut Report, logs: &mut Vec<PathBuf>| {
         let n = logs.len();
         let log = dir.join(format!("worker-{n}.log"));
         logs.push(log.clone());
         report.processes += 1;
-        spawn_worker(scenario, &url, &key, &log, end, n.is_multiple_of(3))
+        let long = scenario.long_slot(i);
+        // A third of the short workers renew, two thirds of the long ones.
+        let renew = n.is_multiple_of(3) != long;
+        let key = &names[i % names.len()];
+        let child = spawn_worker(scenario, &url, &direct, key, &log, end, renew, long);
+        Slot {
+            pid: child.id(),
+            child,
+            log,
+            long,
+            // Half the fresh workers' first waits see every connection
+            // dropped.
+            fresh: (below(2) == 0).then(|| below(300) * MS),
+            paused: None,
+        }
     };
-    for _ in 0..workers_at_once {
-        let child = start(&mut report, &mut logs);
-        workers.push(child);
-    }
-    // Paused workers and when they go on; when requests pass again.
-    let mut paused: Vec<(usize, Instant)> = Vec::new();
+    let mut slots: Vec<Slot> = (0..workers_at_once)
+        .map(|i| start(i, &mut report, &mut logs))
+        .collect();
+    faults.workers.extend(slots.iter().map(|s| s.pid));
+    let refused_scripts = extend_and_release_scripts();
+    let refused: Vec<&[u8]> = refused_scripts.iter().map(Vec::as_slice).collect();
+    let renewals = scenario.renewal_patterns();
+    // When requests pass again after a hold-up; the next batch of departed
+    // waiters; the next refusal window.
     let mut delayed: Option<Instant> = None;
+    let mut next_departed = now_ns() + (1000 + below(1500)) * MS;
+    let mut next_refusal = now_ns() + (2000 + below(2000)) * MS;
     while now_ns() < end {
-        std::thread::sleep(Duration::from_millis(20 + below(80)));
+        std::thread::sleep(ms(20 + below(80)));
         let now = Instant::now();
-        paused.retain(|&(i, until)| {
-            if now >= until {
-                signal(&workers[i], libc::SIGCONT);
-                false
-            } else {
-                true
+        for slot in &mut slots {
+            if let Some((until, since)) = slot.paused
+                && now >= until
+            {
+                signal(&slot.child, libc::SIGCONT);
+                faults.pauses.push((slot.pid, since, now_ns()));
+                slot.paused = None;
             }
-        });
+        }
         if delayed.is_some_and(|until| now >= until) {
             proxy.pass();
             delayed = None;
         }
+        let t = now_ns();
+        if t >= next_departed {
+            let queue = &queues[report.departed % queues.len()];
+            departed_batch(&server, queue, report.departed);
+            report.departed += 1;
+            next_departed = t + (1500 + below(2000)) * MS;
+        }
+        // Renewals, refreshes and releases refused for a while (never
+        // while a reply is held back).
+        let refusing = faults.refusals.last().is_some_and(|&(_, to)| t < to);
+        if t >= next_refusal && !proxy.holding_reply() {
+            // Long ones (renewals due twice meanwhile: each must be sent
+            // again soon) and short ones (a release refused then is sent
+            // again while the lease would still keep the key).
+            let lasting = match faults.refusals.len() % 2 {
+                0 => 1300 + below(200),
+                _ => 300 + below(300),
+            };
+            proxy.cancel_hold();
+            proxy.refuse_requests_with(&refused, ms(lasting));
+            faults.refusals.push((t, t + lasting * MS));
+            report.refusals += 1;
+            next_refusal = t + (lasting + 2000 + below(1500)) * MS;
+        } else if !renewals.is_empty() && !refusing {
+            // The reply of a long hold's renewal (or refresh of the whole
+            // ttl) held back: it comes late, after replies sent later.
+            if !proxy.holding_reply() {
+                let parts = &renewals[below(renewals.len() as u64) as usize];
+                let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+                proxy.hold_reply_to_all(&parts, ms(150 + below(800)));
+            }
+        } else {
+            proxy.cancel_hold();
+        }
+        // Every connection dropped while a fresh worker is in its first
+        // wait (blocked in acquire).
+        for slot in slots.iter_mut().filter(|s| s.paused.is_none()) {
+            let Some(after) = slot.fresh else {
+                continue;
+            };
+            match first_wait(&slot.log, slot.pid) {
+                FirstWait::Since(since) if t >= since + after => {
+                    proxy.drop_all();
+                    faults.drops.push(now_ns());
+                    report.drops += 1;
+                    slot.fresh = None;
+                    break;
+                }
+                FirstWait::Over => slot.fresh = None,
+                _ => {}
+            }
+        }
         match below(10) {
             0..=3 => {
                 let i = below(workers_at_once as u64) as usize;
-                if !paused.iter().any(|&(p, _)| p == i) {
-                    signal(&workers[i], libc::SIGSTOP);
-                    // Up to two leases: some pauses outlast the lease.
-                    paused.push((i, now + Duration::from_millis(below(600))));
+                // Long workers mostly while they hold (a paused long
+                // waiter is mostly a long wait for the others).
+                let idle = slots[i].long
+                    && holding_until(&slots[i].log, slots[i].pid).is_none()
+                    && below(3) != 0;
+                if slots[i].paused.is_none() && !idle {
+                    let lasting = pause_length(&slots[i]);
+                    let since = now_ns();
+                    signal(&slots[i].child, libc::SIGSTOP);
+                    slots[i].paused = Some((now + lasting, since));
                     report.pauses += 1;
                 }
             }
             4 => {
                 let i = below(workers_at_once as u64) as usize;
-                signal(&workers[i], libc::SIGKILL);
-                let _ = workers[i].wait();
-                paused.retain(|&(p, _)| p != i);
+                // Long workers a quarter as often, holders seldom: a killed
+                // holder holds the lock for its whole lease (a killed long
+                // waiter is a departed one).
+                let holds = holding_until(&slots[i].log, slots[i].pid).is_some();
+                if slots[i].long && (below(4) != 0 || (holds && below(4) != 0)) {
+                    continue;
+                }
+                signal(&slots[i].child, libc::SIGKILL);
+                let _ = slots[i].child.wait();
+                if let Some((_, since)) = slots[i].paused {
+                    faults.pauses.push((slots[i].pid, since, now_ns()));
+                }
                 report.kills += 1;
-                workers[i] = start(&mut report, &mut logs);
+                slots[i] = start(i, &mut report, &mut logs);
+                faults.workers.insert(slots[i].pid);
             }
             5..=6 => proxy.cut_mid_reply(),
             // Requests held up in flight (the server runs them later than
-            // their senders built them) for a while: the semaphore's and
-            // read holds' scripts judge leases by the clock reading in the
-            // request.
-            7 if scenario != Scenario::Lock && delayed.is_none() => {
-                proxy.delay_requests(Duration::from_millis(50 + below(250)));
-                delayed = Some(now + Duration::from_millis(below(100)));
+            // their senders built them: the semaphore's and read holds'
+            // scripts judge leases by the clock reading in the request),
+            // or replies (they come late), for a while.
+            7 if delayed.is_none() => {
+                let by = 50 + below(250);
+                let lasting = below(100);
+                match scenario.exclusive() || below(2) == 0 {
+                    true => proxy.delay(ms(by)),
+                    false => proxy.delay_requests(ms(by)),
+                }
+                delayed = Some(now + ms(lasting));
+                faults.slowdowns.push((t, t + (lasting + by + 20) * MS));
                 report.delays += 1;
             }
             _ => {}
         }
     }
-    for &(i, _) in &paused {
-        signal(&workers[i], libc::SIGCONT);
+    for slot in &slots {
+        if let Some((_, since)) = slot.paused {
+            signal(&slot.child, libc::SIGCONT);
+            faults.pauses.push((slot.pid, since, now_ns()));
+        }
     }
+    proxy.pass();
+    proxy.cancel_hold();
     // Workers stop at the deadline, after their current cycle.
     let grace = Instant::now() + Duration::from_secs(10);
-    for child in &mut workers {
-        while child.try_wait().unwrap().is_none() {
+    for slot in &mut slots {
+        while slot.child.try_wait().unwrap().is_none() {
             if Instant::now() >= grace {
-                signal(child, libc::SIGKILL);
-                let _ = child.wait();
+                signal(&slot.child, libc::SIGKILL);
+                let _ = slot.child.wait();
                 break;
             }
-            std::thread::sleep(Duration::from_millis(10));
+            std::thread::sleep(ms(10));
         }
     }
     report.cuts = proxy.cuts();
-    check(&logs, &mut report);
-    // The workers' logs are kept only when they show a violation.
-    if report.violations.is_empty() {
+    report.held = proxy.replies_held();
+    report.refused = proxy.refused();
+    faults.held = proxy
+        .holds()
+        .into_iter()
+        .map(|(at, by)| (on_clock(at), on_clock(at + by)))
+        .collect();
+    faults.write(&dir.join("controller.log"));
+    check(&logs, &faults, &mut report);
+    // The workers' logs are kept only when they show a violation (or
+    // HISTORY_KEEP_LOGS is set).
+    if report.violations.is_empty() && std::env::var_os("HISTORY_KEEP_LOGS").is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     } else {
         println!(
@@ -832,8 +1720,10 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
     report
 }
 
+// --------------------------------------------------------------- checker
+
 /// One grant and what was asserted of it (times in ns).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Belief {
     grant: String,
     kind: Kind,
@@ -868,67 +1758,466 @@ impl std::fmt::Display for Belief {
     }
 }
 
-/// Reads the logs and checks the beliefs as the scenario requires.
-fn check(logs: &[PathBuf], report: &mut Report) {
-    let mut beliefs: HashMap<String, Belief> = HashMap::new();
+/// A call that said whether a hold was ours.
+#[derive(Debug)]
+struct Said {
+    before: u64,
+    after: u64,
+    /// None: an error.
+    ours: Option<bool>,
+    what: String,
+}
+
+/// A grant with everything logged of it.
+#[derive(Debug)]
+struct Hold {
+    belief: Belief,
+    pid: u32,
+    /// The lock's (or semaphore's) name.
+    key: String,
+    /// Its lease (ns).
+    ttl: u64,
+    renewed: bool,
+    /// Intents: before, what.
+    intents: Vec<(u64, String)>,
+    said: Vec<Said>,
+    /// A watched key: times it still held the token.
+    seen: Vec<u64>,
+    watched: bool,
+}
+
+impl Hold {
+    fn long(&self) -> bool {
+        self.ttl >= (LONG_TTL * 1000.0) as u64 * MS
+    }
+
+    /// The first call that ends the hold (release, promotion, demotion),
+    /// by its intent.
+    fn ending(&self) -> u64 {
+        self.intents
+            .iter()
+            .filter(|(_, what)| !what.starts_with('f'))
+            .map(|&(at, _)| at)
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Until when Redis keeps the hold for sure, as of `at`: its ttl from
+    /// the call that won it, or a `refresh($ttl)` sent before `at` from its
+    /// send if that ends sooner, less [`SLACK`].
+    fn kept_until(&self, at: u64) -> u64 {
+        self.intents
+            .iter()
+            .filter(|&&(before, _)| before < at)
+            .filter_map(|(before, what)| {
+                Some(before + what.strip_prefix('f')?.parse::<u64>().ok()? * MS)
+            })
+            .fold(self.belief.called + self.ttl, u64::min)
+            .saturating_sub(SLACK)
+    }
+
+    /// The kept interval's end: kept until then, unless ended before.
+    fn kept_end(&self) -> u64 {
+        self.kept_until(u64::MAX).min(self.ending())
+    }
+
+    /// The calls that said whether it was ours, up to the first that ends
+    /// it.
+    fn statements(&self) -> impl Iterator<Item = &Said> {
+        let ending = self.ending();
+        self.said.iter().filter(move |s| s.before <= ending)
+    }
+}
+
+/// A first acquire: called, its wait (ms), and when it returned with what.
+#[derive(Debug, Default)]
+struct First {
+    called: u64,
+    returned: Option<(u64, String)>,
+}
+
+fn ms_between(from: u64, to: u64) -> i64 {
+    (to as i64 - from as i64) / MS as i64
+}
+
+/// Reads the logs and checks the beliefs and kept intervals as the
+/// scenario requires, and what the controller's faults must not break.
+fn check(logs: &[PathBuf], faults: &Faults, report: &mut Report) {
+    let mut holds: HashMap<String, Hold> = HashMap::new();
+    let mut firsts: HashMap<u32, First> = HashMap::new();
     for log in logs {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         for line in text.lines() {
-            let fields: Vec<&str> = line.split(' ').collect();
-            match fields[..] {
-                ["G", grant, called, at, fence, kind, how] => {
-                    let at = at.parse().unwrap();
-                    let kind = Kind::parse(kind).expect("a kind of hold");
-                    match (kind, how) {
-                        (Kind::Read, _) => report.reads += 1,
-                        (Kind::Write, _) => report.writes += 1,
-                        _ => {}
-                    }
-                    match how {
-                        "promote" => report.promotions += 1,
-                        "demote" => report.demotions += 1,
-                        _ => {}
-                    }
-                    beliefs.insert(
-                        grant.to_owned(),
-                        Belief {
-                            grant: grant.to_owned(),
-                            kind,
-                            called: called.parse().unwrap(),
-                            start: at,
-                            end: at,
-                            fence: fence.parse().unwrap(),
-                        },
-                    );
-                }
-                ["A", grant, at] => {
-                    report.assertions += 1;
-                    if let Some(b) = beliefs.get_mut(grant) {
-                        b.end = b.end.max(at.parse().unwrap());
-                    }
-                }
-                ["N", "promote"] => report.refused_promotions += 1,
-                ["N", "demote"] => report.refused_demotions += 1,
-                ["F"] => report.forks += 1,
-                ["E"] => report.errors += 1,
-                ["V", ..] => report.violations.push(line[2..].to_owned()),
-                _ => {}
-            }
+            parse_line(line, &mut holds, &mut firsts, report);
         }
     }
-    let mut beliefs: Vec<Belief> = beliefs.into_values().collect();
-    report.grants = beliefs.len();
-    beliefs.sort_by_key(|b| b.start);
-    match report.scenario {
-        Scenario::Lock => {
-            overlaps(&beliefs, &mut report.violations);
-            fencing_order(&beliefs, &mut report.violations);
+    report.grants = holds.len();
+    for hold in holds.values_mut() {
+        hold.said.sort_by_key(|s| s.before);
+        hold.intents.sort_unstable();
+    }
+    let mut by_start: Vec<&Hold> = holds.values().collect();
+    by_start.sort_by_key(|h| h.belief.start);
+    let mut keys: Vec<&str> = by_start.iter().map(|h| h.key.as_str()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for key in keys {
+        let of_key: Vec<&Hold> = by_start.iter().copied().filter(|h| h.key == key).collect();
+        check_rules(&of_key, report);
+    }
+    for hold in &by_start {
+        lease_kept(hold, faults, report);
+        renewal_kept(hold, faults, report);
+        release_finished(hold, faults, report);
+        if hold.long()
+            && hold.said.iter().any(|s| {
+                s.ours == Some(true)
+                    && s.before > hold.belief.start + LONG_MARK_LIFE.as_nanos() as u64
+            })
+        {
+            report.long_past_mark += 1;
         }
+    }
+    report.long_grants = by_start.iter().filter(|h| h.long()).count();
+    pauses_checked(&by_start, faults, report);
+    first_waits(&firsts, faults, report);
+}
+
+/// Truth and tolerance for the holds of one lock (semaphore), in order of
+/// their grants' return: the belief intervals, and the kept intervals, obey
+/// the scenario's rules.
+fn check_rules(holds: &[&Hold], report: &mut Report) {
+    let beliefs: Vec<Belief> = holds.iter().map(|h| h.belief.clone()).collect();
+    let mut truth = Vec::new();
+    let most = match report.scenario {
+        Scenario::Lock | Scenario::Long => {
+            overlaps(&beliefs, &mut truth);
+            fencing_order(&beliefs, &mut truth);
+            0
+        }
+        Scenario::Semaphore => at_most(&beliefs, PERMITS, &mut truth),
+        Scenario::ReadWrite => writers_alone(&beliefs, &mut truth),
+    };
+    report.most_at_once = report.most_at_once.max(most);
+    report
+        .violations
+        .extend(truth.into_iter().map(|v| format!("truth: {v}")));
+    let kept: Vec<Belief> = holds
+        .iter()
+        .map(|h| {
+            let mut b = h.belief.clone();
+            b.end = b.end.max(h.kept_end());
+            b
+        })
+        .collect();
+    let mut tolerance = Vec::new();
+    match report.scenario {
+        Scenario::Lock | Scenario::Long => overlaps(&kept, &mut tolerance),
         Scenario::Semaphore => {
-            report.most_at_once = at_most(&beliefs, PERMITS, &mut report.violations);
+            at_most(&kept, PERMITS, &mut tolerance);
         }
         Scenario::ReadWrite => {
-            report.most_at_once = writers_alone(&beliefs, &mut report.violations);
+            writers_alone(&kept, &mut tolerance);
+        }
+    }
+    report.violations.extend(
+        tolerance
+            .into_iter()
+            .map(|v| format!("tolerance (kept intervals, believed to = kept to): {v}")),
+    );
+}
+
+/// Reads one log line into `holds`, `firsts` and the report's counts.
+fn parse_line(
+    line: &str,
+    holds: &mut HashMap<String, Hold>,
+    firsts: &mut HashMap<u32, First>,
+    report: &mut Report,
+) {
+    let fields: Vec<&str> = line.split(' ').collect();
+    let num = |s: &str| s.parse::<u64>().ok();
+    match fields[..] {
+        ["G", grant, called, at, fence, kind, how, ttl, renewed, key] => {
+            let (Some(called), Some(at), Ok(fence), Some(kind), Some(ttl)) = (
+                num(called),
+                num(at),
+                fence.parse::<i64>(),
+                Kind::parse(kind),
+                num(ttl),
+            ) else {
+                return;
+            };
+            match kind {
+                Kind::Read => report.reads += 1,
+                Kind::Write => report.writes += 1,
+                Kind::Permit => {}
+            }
+            match how {
+                "promote" => report.promotions += 1,
+                "demote" => report.demotions += 1,
+                _ => {}
+            }
+            let pid = grant
+                .split('.')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
+            holds.insert(
+                grant.to_owned(),
+                Hold {
+                    belief: Belief {
+                        grant: grant.to_owned(),
+                        kind,
+                        called,
+                        start: at,
+                        end: at,
+                        fence,
+                    },
+                    pid,
+                    key: key.to_owned(),
+                    ttl: ttl * MS,
+                    renewed: renewed == "1",
+                    intents: Vec::new(),
+                    said: Vec::new(),
+                    seen: Vec::new(),
+                    watched: false,
+                },
+            );
+        }
+        ["B", grant, before, what] => {
+            if let (Some(hold), Some(before)) = (holds.get_mut(grant), num(before)) {
+                if let Some(ttl) = what.strip_prefix('f').and_then(num)
+                    && ttl * MS < hold.ttl
+                {
+                    report.shortened += 1;
+                }
+                hold.intents.push((before, what.to_owned()));
+            }
+        }
+        ["C", grant, before, after, said, what] => {
+            let (Some(hold), Some(before), Some(after)) =
+                (holds.get_mut(grant), num(before), num(after))
+            else {
+                return;
+            };
+            let ours = match said {
+                "1" => Some(true),
+                "0" => Some(false),
+                _ => None,
+            };
+            if ours == Some(true) {
+                report.assertions += 1;
+                hold.belief.end = hold.belief.end.max(before);
+            }
+            hold.said.push(Said {
+                before,
+                after,
+                ours,
+                what: what.to_owned(),
+            });
+        }
+        ["S", grant, at] => {
+            if let (Some(hold), Some(at)) = (holds.get_mut(grant), num(at)) {
+                hold.watched = true;
+                hold.seen.push(at);
+            }
+        }
+        ["K", grant, _] => {
+            if let Some(hold) = holds.get_mut(grant) {
+                hold.watched = true;
+            }
+        }
+        ["Q", pid, called, _] => {
+            if let (Some(pid), Some(called)) = (pid.parse().ok(), num(called)) {
+                firsts.entry(pid).or_default().called = called;
+            }
+        }
+        ["q", pid, _, after, ..] => {
+            if let (Some(pid), Some(after)) = (pid.parse().ok(), num(after)) {
+                let said = fields[4..].join(" ");
+                firsts.entry(pid).or_default().returned = Some((after, said));
+            }
+        }
+        ["N", "promote"] => report.refused_promotions += 1,
+        ["N", "demote"] => report.refused_demotions += 1,
+        ["F"] => report.forks += 1,
+        ["E", ..] => report.errors += 1,
+        ["V", ..] => report.violations.push(line[2..].to_owned()),
+        _ => {}
+    }
+}
+
+/// Lease kept / pause tolerance: within its kept interval, no call says a
+/// hold is not ours.
+fn lease_kept(hold: &Hold, faults: &Faults, report: &mut Report) {
+    let b = &hold.belief;
+    for said in hold.statements() {
+        let kept = hold.kept_until(said.before);
+        if said.after > kept {
+            continue;
+        }
+        report.kept_checks += 1;
+        if said.ours != Some(false) {
+            continue;
+        }
+        let paused: Vec<String> = faults
+            .pauses_of(hold.pid)
+            .filter(|&(from, to)| from >= b.start && to <= said.before)
+            .map(|(from, to)| format!("{from} to {to}"))
+            .collect();
+        let check = if paused.is_empty() {
+            "lease kept".to_owned()
+        } else {
+            format!("pause tolerance (paused {})", paused.join(", "))
+        };
+        report.violations.push(format!(
+            "{check}: {b}, ttl {} ms: `{}` called at {} said the hold was not ours \
+             {} ms before its kept interval ended (at {kept})",
+            hold.ttl / MS,
+            said.what,
+            said.before,
+            ms_between(said.after, kept),
+        ));
+        return;
+    }
+}
+
+/// Pauses of a holder that ended within its kept interval, whose next call
+/// about the hold came within it too (and so was checked by
+/// [`lease_kept`]).
+fn pauses_checked(holds: &[&Hold], faults: &Faults, report: &mut Report) {
+    let mut by_pid: HashMap<u32, Vec<&Hold>> = HashMap::new();
+    for hold in holds {
+        by_pid.entry(hold.pid).or_default().push(hold);
+    }
+    for &(pid, from, to) in &faults.pauses {
+        let Some(mine) = by_pid.get(&pid) else {
+            continue;
+        };
+        let Some(hold) = mine
+            .iter()
+            .find(|h| h.belief.start <= from && from < h.kept_end() && to < h.kept_until(to))
+        else {
+            continue;
+        };
+        let next = hold.statements().find(|s| s.before >= to);
+        if next.is_some_and(|s| s.ours.is_some() && s.after <= hold.kept_until(s.before)) {
+            report.pauses_checked += 1;
+        }
+    }
+}
+
+/// Renewal: an auto-renewed hold of the long ttl is not found lost unless
+/// its renewals were kept from Redis for most of the ttl before.
+fn renewal_kept(hold: &Hold, faults: &Faults, report: &mut Report) {
+    if !(hold.renewed && hold.long() && faults.workers.contains(&hold.pid)) {
+        return;
+    }
+    let b = &hold.belief;
+    let past_ttl = |s: &Said| s.after > hold.kept_until(s.before);
+    if hold
+        .statements()
+        .any(|s| s.ours == Some(true) && past_ttl(s))
+    {
+        report.renewed_past_ttl += 1;
+    }
+    let Some(lost) = hold
+        .statements()
+        .find(|s| s.ours == Some(false) && past_ttl(s))
+    else {
+        return;
+    };
+    // A shorter lease set by the holder: renewals keep that one, which
+    // faults outlast.
+    if hold
+        .intents
+        .iter()
+        .filter(|(at, _)| *at < lost.before)
+        .filter_map(|(_, what)| what.strip_prefix('f')?.parse::<u64>().ok())
+        .any(|ttl| ttl * MS < hold.ttl)
+    {
+        return;
+    }
+    let from = lost.after.saturating_sub(hold.ttl);
+    let hindered = faults.hindered(hold.pid, from, lost.after);
+    let tolerated = hold.ttl - hold.ttl / 3 - 400 * MS;
+    if hindered < tolerated {
+        report.violations.push(format!(
+            "renewal: {b}, ttl {} ms, auto-renewed: `{}` called at {} said the hold was not \
+             ours, though in the ttl before its renewals were kept from Redis for {} ms only",
+            hold.ttl / MS,
+            lost.what,
+            lost.before,
+            hindered / MS,
+        ));
+    }
+}
+
+/// Pending release: the key of a write hold whose release got no answer
+/// is gone within 1 s of the server answering again (of the process's own
+/// time: not counting its pauses), plus 0.3 s for requests held up.
+fn release_finished(hold: &Hold, faults: &Faults, report: &mut Report) {
+    if !hold.watched {
+        return;
+    }
+    report.watched_releases += 1;
+    let Some(release) = hold.said.iter().find(|s| s.what == "x" && s.ours.is_none()) else {
+        return;
+    };
+    for &seen in &hold.seen {
+        // The server answers again once the refusals are over; the
+        // process then has a second of its own time (and requests held up
+        // in flight 0.3 s at most) to send the release again.
+        let answering = faults
+            .refusals
+            .iter()
+            .filter(|&&(from, to)| from < seen && to > release.before)
+            .map(|&(_, to)| to)
+            .fold(release.after, u64::max);
+        let due = faults.having_run(hold.pid, answering, 1000 * MS) + 300 * MS;
+        if seen > due {
+            report.violations.push(format!(
+                "pending release: {}: its release called at {} got no answer, and the key \
+                 still held its token at {seen}, {} ms after the server answered again \
+                 (at {answering}; the process paused {} ms meanwhile)",
+                hold.belief,
+                release.before,
+                ms_between(answering, seen),
+                faults.paused(hold.pid, answering, seen) / MS,
+            ));
+            return;
+        }
+    }
+}
+
+/// First wait: a fresh worker's first acquire during which every
+/// connection was dropped returns without an error, unless requests were
+/// held up or the worker paused meanwhile.
+fn first_waits(firsts: &HashMap<u32, First>, faults: &Faults, report: &mut Report) {
+    for (&pid, first) in firsts {
+        let Some((returned, said)) = &first.returned else {
+            continue;
+        };
+        let Some(&dropped) = faults
+            .drops
+            .iter()
+            .find(|&&d| d > first.called && d < *returned)
+        else {
+            continue;
+        };
+        report.first_wait_drops += 1;
+        let excused = faults
+            .slowdowns
+            .iter()
+            .any(|&(from, to)| from < *returned && to > first.called)
+            || faults.paused(pid, first.called, *returned) > 0;
+        if said.starts_with('e') && !excused {
+            report.violations.push(format!(
+                "first wait: process {pid}'s first acquire, called at {}, failed at {returned} \
+                 ({said}); every connection was dropped at {dropped}, {} ms after the call",
+                first.called,
+                ms_between(first.called, dropped),
+            ));
         }
     }
 }
