@@ -407,6 +407,8 @@ enum Step {
     Check(Checks),
     /// `refresh()` it with this shorter ttl (ms), now.
     Shorten(u64),
+    /// A shortening is planned at this time (ns): log it ([`Log::plan`]).
+    Plan(u64),
 }
 
 /// The ways a holder checks its hold now.
@@ -582,8 +584,11 @@ impl Worker {
             match below(3) {
                 0 => {
                     hold = hold.max(ms(2500));
-                    planned = Some(started + self.ttl_ms() / 3 * MS + (20 + below(230)) * MS);
-                    checks = Checks::Whole;
+                    let at = started + self.ttl_ms() / 3 * MS + (20 + below(120)) * MS;
+                    planned = Some(at);
+                    // Nothing else of the hold matches the hold-back.
+                    checks = Checks::Passive;
+                    step(Step::Plan(at));
                 }
                 1 => {
                     hold = ms(2500 + below(1500));
@@ -603,7 +608,7 @@ impl Worker {
             let go = match planned {
                 Some(at) if now_ns() >= at => {
                     // Held on until well past the shorter lease.
-                    let ttl = 300 + below(500);
+                    let ttl = 300 + below(200);
                     planned = None;
                     checks = Checks::Passive;
                     end = end.max(now_ns() + (ttl + 1000) * MS).min(self.deadline);
@@ -832,6 +837,7 @@ fn cycle(w: &Worker, lock: &mut Lock, log: &mut Log, fenced: bool) {
     let grant = log.grant(w, called, fence, Kind::Write, "acquire");
     let token = lock.token();
     w.hold(|step| match step {
+        Step::Plan(at) => log.plan(&grant, Kind::Write, token.as_deref(), at),
         Step::Shorten(ttl_ms) => shorten(log, &grant, lock, ttl_ms),
         Step::Check(checks) => check_once(w, log, &grant, lock, w.long, checks),
     });
@@ -882,6 +888,7 @@ fn semaphore_cycle(w: &Worker, sem: &mut Semaphore, log: &mut Log) {
     };
     let grant = log.grant(w, called, -1, Kind::Permit, "acquire");
     w.hold(|step| match step {
+        Step::Plan(at) => log.plan(&grant, Kind::Permit, None, at),
         Step::Shorten(ttl_ms) => shorten(log, &grant, sem, ttl_ms),
         Step::Check(_) if !child && below(15) == 0 => {
             // While this process holds a permit: the child holds none of
@@ -921,6 +928,14 @@ fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log) {
     let mut grant = log.grant(w, called, -1, kind, "acquire");
     w.hold(|step| {
         let (check, checks) = match step {
+            Step::Plan(at) => {
+                let token = if kind == Kind::Write {
+                    lock.token()
+                } else {
+                    None
+                };
+                return log.plan(&grant, kind, token.as_deref(), at);
+            }
             Step::Shorten(ttl_ms) => return shorten(log, &grant, lock, ttl_ms),
             Step::Check(checks) => (below(12), checks),
         };
@@ -1029,6 +1044,15 @@ impl Log {
             w.key,
         ));
         grant
+    }
+
+    /// Logs that `grant` (of `kind`, with `token` when known) plans to
+    /// shorten its lease at `at` (ns), just after its first renewal was
+    /// sent: the controller holds back that renewal's reply when it can.
+    fn plan(&mut self, grant: &str, kind: Kind, token: Option<&[u8]>, at: u64) -> bool {
+        let token = token.map_or("-".to_owned(), |t| String::from_utf8_lossy(t).into_owned());
+        self.line(&format!("P {grant} {at} {} {token}", kind.letter()));
+        true
     }
 
     /// Logs, before the call, a call that changes the lease of `grant` or
@@ -1428,6 +1452,46 @@ fn holding_until(log: &Path, pid: u32) -> Option<u64> {
     kept.map(|(_, until)| until.saturating_sub(SLACK))
 }
 
+/// The shortenings worker `pid` plans (`P` lines of its log): grant, when
+/// (ns), kind, token (when known).
+fn plans(log: &Path, pid: u32) -> Vec<(String, u64, Kind, Option<String>)> {
+    let own = format!("P {pid}.");
+    tail(log, 8 * 1024)
+        .lines()
+        .filter(|l| l.starts_with(&own))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let ["P", grant, at, kind, token] = fields[..] else {
+                return None;
+            };
+            let token = (token != "-").then(|| token.to_owned());
+            Some((
+                grant.to_owned(),
+                at.parse().ok()?,
+                Kind::parse(kind)?,
+                token,
+            ))
+        })
+        .collect()
+}
+
+/// The parts of the requests of a long hold's renewal (or `refresh()` of
+/// the whole ttl): its script's SHA and the ttl in ms, and its token when
+/// known.
+fn renewal_of(kind: Kind, token: Option<&str>) -> Vec<Vec<u8>> {
+    let sha = match kind {
+        Kind::Write => scripts::REFRESH.hash(),
+        Kind::Read => scripts::READ_REFRESH.hash(),
+        Kind::Permit => scripts::SEM_REFRESH.hash(),
+    };
+    let ms = format!("$4\r\n{}\r\n", (LONG_TTL * 1000.0) as u64);
+    [Some(sha), token, Some(ms.as_str())]
+        .into_iter()
+        .flatten()
+        .map(|p| p.as_bytes().to_vec())
+        .collect()
+}
+
 /// Where worker `pid`'s first acquire is, from its log.
 enum FirstWait {
     NotYet,
@@ -1550,6 +1614,10 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
     let refused_scripts = extend_and_release_scripts();
     let refused: Vec<&[u8]> = refused_scripts.iter().map(Vec::as_slice).collect();
     let renewals = scenario.renewal_patterns();
+    // Planned shortenings already aimed at, and until when (ns) the hold
+    // armed for one is left alone.
+    let mut aimed: HashSet<String> = HashSet::new();
+    let mut aiming_until = 0;
     // When requests pass again after a hold-up; the next batch of departed
     // waiters; the next refusal window.
     let mut delayed: Option<Instant> = None;
@@ -1595,9 +1663,28 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
             report.refusals += 1;
             next_refusal = t + (lasting + 2000 + below(1500)) * MS;
         } else if !renewals.is_empty() && !refusing {
-            // The reply of a long hold's renewal (or refresh of the whole
-            // ttl) held back: it comes late, after replies sent later.
+            // A planned shortening just after a long hold's first renewal:
+            // that renewal's reply held back (by its token when known, or
+            // armed just before it is due).
             if !proxy.holding_reply() {
+                for slot in slots.iter().filter(|s| s.long && s.paused.is_none()) {
+                    for (grant, at, kind, token) in plans(&slot.log, slot.pid) {
+                        let soon = token.is_some() || t + 300 * MS >= at;
+                        if soon && t < at && aimed.insert(grant) {
+                            let parts = renewal_of(kind, token.as_deref());
+                            let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+                            // Back after the shortening's reply, before
+                            // its shorter lease ends.
+                            proxy.hold_reply_to_all(&parts, ms(200 + below(250)));
+                            aiming_until = at + 300 * MS;
+                        }
+                    }
+                }
+            }
+            // Else the reply of some long hold's renewal (or refresh of
+            // the whole ttl) held back: it comes late, after replies sent
+            // later.
+            if !proxy.holding_reply() && t >= aiming_until {
                 let parts = &renewals[below(renewals.len() as u64) as usize];
                 let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
                 proxy.hold_reply_to_all(&parts, ms(150 + below(800)));
@@ -2176,14 +2263,17 @@ fn release_finished(hold: &Hold, faults: &Faults, report: &mut Report) {
             .fold(release.after, u64::max);
         let due = faults.having_run(hold.pid, answering, 1000 * MS) + 300 * MS;
         if seen > due {
+            let last = hold.seen.iter().copied().max().unwrap_or(seen);
             report.violations.push(format!(
                 "pending release: {}: its release called at {} got no answer, and the key \
                  still held its token at {seen}, {} ms after the server answered again \
-                 (at {answering}; the process paused {} ms meanwhile)",
+                 (at {answering}; the process paused {} ms meanwhile), and last at {last} \
+                 ({} ms after)",
                 hold.belief,
                 release.before,
                 ms_between(answering, seen),
                 faults.paused(hold.pid, answering, seen) / MS,
+                ms_between(answering, last),
             ));
             return;
         }
