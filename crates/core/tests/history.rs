@@ -1890,12 +1890,14 @@ impl Hold {
     }
 
     /// Until when Redis keeps the hold for sure, as of `at`: its ttl from
-    /// the call that won it, or a `refresh($ttl)` sent before `at` from its
-    /// send if that ends sooner, less [`SLACK`].
+    /// the call that won it, or a `refresh($ttl)` sent by `at` (the call at
+    /// `at` included: a refresh that shortens the lease may find it over
+    /// when its reply comes late) from its send if that ends sooner, less
+    /// [`SLACK`].
     fn kept_until(&self, at: u64) -> u64 {
         self.intents
             .iter()
-            .filter(|&&(before, _)| before < at)
+            .filter(|&&(before, _)| before <= at)
             .filter_map(|(before, what)| {
                 Some(before + what.strip_prefix('f')?.parse::<u64>().ok()? * MS)
             })
@@ -2219,7 +2221,7 @@ fn renewal_kept(hold: &Hold, faults: &Faults, report: &mut Report) {
     if hold
         .intents
         .iter()
-        .filter(|(at, _)| *at < lost.before)
+        .filter(|(at, _)| *at <= lost.before)
         .filter_map(|(_, what)| what.strip_prefix('f')?.parse::<u64>().ok())
         .any(|ttl| ttl * MS < hold.ttl)
     {
