@@ -4,7 +4,8 @@
 # phpunit, php-symfony-lock, php-symfony-semaphore and
 # php-laravel-framework. Each run starts its own redis-server (through
 # target/release/redis-fixture). Needs target/release/redislock.so and the
-# fixture (bash scripts/build.sh).
+# fixture (bash scripts/build.sh). Symfony's own semaphore store tests come
+# from Debian's source package (scripts/symfony-store-tests.sh).
 # Extra arguments go to phpunit (e.g. --testsuite symfony, --filter name).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,8 @@ so="$PWD/target/release/redislock.so"
 [ -f "$so" ] || { echo "bridge-tests: $so is missing; run bash scripts/build.sh" >&2; exit 1; }
 [ -x target/release/redis-fixture ] || cargo build --release --locked -p redislock-fixture
 export REDISLOCK_SO="$so"
+REDISLOCK_SYMFONY_STORE_TESTS=$(bash scripts/symfony-store-tests.sh)
+export REDISLOCK_SYMFONY_STORE_TESTS
 # Every deprecation counts (Debian's php.ini leaves E_DEPRECATED out).
 # PHPUnit 10+ (Debian 13: 11) lists deprecations and notices but passes:
 # make them fail, PHPUnit's own deprecations (PHPUnit 12's removals) too.

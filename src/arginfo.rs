@@ -29,6 +29,7 @@ use crate::semaphore::Semaphore;
 
 // zend_type_info.h: the type bits of a zend_type mask.
 const MAY_BE_NULL: u32 = 1 << 1;
+const MAY_BE_LONG: u32 = 1 << 4;
 const MAY_BE_DOUBLE: u32 = 1 << 5;
 const MAY_BE_STRING: u32 = 1 << 6;
 const MAY_BE_ARRAY: u32 = 1 << 7;
@@ -78,7 +79,9 @@ const SEMAPHORE_CORRECTIONS: &[(&str, &str, u32)] = &[
     ),
     ("__construct", "options", MAY_BE_ARRAY),
     ("acquire", "wait", MAY_BE_DOUBLE),
+    ("acquire", "count", MAY_BE_LONG),
     ("withpermit", "wait", MAY_BE_DOUBLE),
+    ("withpermit", "count", MAY_BE_LONG),
 ];
 
 /// [`SENSITIVE`] of `RedisLock\Semaphore`.

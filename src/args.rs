@@ -77,6 +77,81 @@ impl Float {
     }
 }
 
+/// An `int` parameter (with or without a default), converted by PHP's
+/// rules ([`coerce::to_int`]).
+pub struct Int(Result<i64, String>);
+
+impl FromZval<'_> for Int {
+    const TYPE: DataType = DataType::Long;
+
+    fn from_zval(zv: &Zval) -> Option<Self> {
+        Some(Self(coerce::to_int(zv, coerce::caller_is_strict())))
+    }
+
+    fn from_missing() -> Option<Self> {
+        None
+    }
+}
+
+impl From<i64> for Int {
+    fn from(value: i64) -> Self {
+        Self(Ok(value))
+    }
+}
+
+impl StubLiteral for Int {
+    fn stub_literal(&self) -> String {
+        self.0
+            .as_ref()
+            .map_or_else(|_| "null".into(), |v| v.stub_literal())
+    }
+}
+
+impl Int {
+    /// The value, or the `TypeError` for `param` of `sig`.
+    pub fn get(self, sig: &Signature, param: &str) -> PhpResult<i64> {
+        self.0
+            .map_err(|given| type_error(sig.type_message(param, "int", &given)))
+    }
+}
+
+/// An `int` parameter with a default: as [`Int`], declared nullable so
+/// that an explicit `null` reaches [`DefaultInt::get`] and gets PHP's own
+/// message; [`crate::arginfo`] declares the parameter as plain `int`.
+pub struct DefaultInt(Int);
+
+impl FromZval<'_> for DefaultInt {
+    const TYPE: DataType = DataType::Long;
+    const NULLABLE: bool = true;
+
+    fn from_zval(zv: &Zval) -> Option<Self> {
+        Int::from_zval(zv).map(Self)
+    }
+
+    fn from_missing() -> Option<Self> {
+        None
+    }
+}
+
+impl From<i64> for DefaultInt {
+    fn from(value: i64) -> Self {
+        Self(Int::from(value))
+    }
+}
+
+impl StubLiteral for DefaultInt {
+    fn stub_literal(&self) -> String {
+        self.0.stub_literal()
+    }
+}
+
+impl DefaultInt {
+    /// The value, or the `TypeError` for `param` of `sig`.
+    pub fn get(self, sig: &Signature, param: &str) -> PhpResult<i64> {
+        self.0.get(sig, param)
+    }
+}
+
 /// A `?float` parameter.
 pub struct NullableFloat(Result<Option<f64>, String>);
 

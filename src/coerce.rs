@@ -77,6 +77,33 @@ pub fn to_float(zv: &Zval, strict: bool) -> Result<f64, String> {
     Err(given(zv))
 }
 
+/// An int parameter: an int always; in weak mode also a float, numeric
+/// string or bool that is a whole number (a fraction is refused rather
+/// than cut, where PHP would cut it with a deprecation). `Err` carries the
+/// given type.
+pub fn to_int(zv: &Zval, strict: bool) -> Result<i64, String> {
+    if let Some(l) = zv.long() {
+        return Ok(l);
+    }
+    if !strict {
+        let whole = |d: f64| (d.fract() == 0.0 && d.abs() < 9.0e15).then_some(d as i64);
+        if let Some(d) = zv.double()
+            && let Some(n) = whole(d)
+        {
+            return Ok(n);
+        }
+        if let Some(b) = zv.bool() {
+            return Ok(i64::from(b));
+        }
+        if let Some(s) = zv.zend_str()
+            && let Some(n) = parse_numeric(s.as_bytes()).and_then(whole)
+        {
+            return Ok(n);
+        }
+    }
+    Err(given(zv))
+}
+
 /// A bool option's value as given: a bool, an int or float (the core
 /// accepts 0 and 1), or a string (an ini word). Other types are `Err` with
 /// the type given.

@@ -127,7 +127,7 @@ impl RedisLock {
             (Ok(callback), Ok(wait)) => (callback, wait),
             (Err(e), _) | (_, Err(e)) => return Err(e),
         };
-        match guarded::call(self_, callback, wait, sig) {
+        match guarded::call(self_, callback, wait, 1, sig) {
             Ok(result) => result,
             // SAFETY: `guarded::call` has returned, so everything it owned
             // is dropped; nothing of this frame needs dropping.
@@ -313,7 +313,12 @@ impl RedisLock {
 }
 
 impl Guarded for RedisLock {
-    fn take(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool, LockError> {
+    fn take(
+        &mut self,
+        wait: Duration,
+        _count: i64,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<bool, LockError> {
         self.lock.acquire(wait, stop)
     }
 

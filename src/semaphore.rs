@@ -11,7 +11,9 @@ use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
 use redislock_core::config::settings;
 use redislock_core::{LockError, Semaphore as CoreSemaphore};
 
-use crate::args::{Bytes, Callback, Float, NullableFloat, Options, PhpBytes, Servers};
+use crate::args::{
+    Bytes, Callback, DefaultInt, Float, Int, NullableFloat, Options, PhpBytes, Servers,
+};
 use crate::callback;
 use crate::exceptions::{self, Class, from_core};
 use crate::guarded::{self, Guarded};
@@ -43,13 +45,14 @@ impl Semaphore {
     #[php(defaults(options = Options::empty()))]
     pub fn __construct(
         name: Bytes,
-        permits: i64,
+        permits: Int,
         ttl: NullableFloat,
         servers: Servers,
         options: Options,
     ) -> PhpResult<Self> {
         let sig = &CONSTRUCT;
         let name = name.get(sig, "name")?;
+        let permits = permits.get(sig, "permits")?;
         let ttl = ttl.get(sig, "ttl")?;
         let servers = servers.get(sig)?;
         let mut defaults = ini::defaults().map_err(|e| from_core(sig, e))?;
@@ -72,12 +75,13 @@ impl Semaphore {
         Ok(Self { sem })
     }
 
-    /// Takes a permit. `$wait` = 0 tries once; > 0 waits up to `$wait`
-    /// seconds, in line, woken when a permit is given back.
-    #[php(defaults(wait = 0.0))]
-    pub fn acquire(&mut self, wait: Float) -> PhpResult<bool> {
+    /// Takes `$count` permits at once. `$wait` = 0 tries once; > 0 waits up
+    /// to `$wait` seconds, in line, woken when permits are given back.
+    #[php(defaults(wait = 0.0, count = 1))]
+    pub fn acquire(&mut self, wait: Float, count: DefaultInt) -> PhpResult<bool> {
         let wait = wait.wait(&ACQUIRE)?;
-        match self.sem.acquire(wait, &interrupt::timed_out) {
+        let count = count.get(&ACQUIRE, "count")?;
+        match self.sem.acquire_permits(wait, count, &interrupt::timed_out) {
             // PHP ended the wait: its exception is pending and wins.
             Err(LockError::Interrupted) => Ok(false),
             other => other.map_err(|e| from_core(&ACQUIRE, e)),
@@ -101,18 +105,20 @@ impl Semaphore {
     /// calls `$callback($this)`, gives the permit back in every case and
     /// returns the callback's value. Throws LockLostException when the
     /// lease ended meanwhile.
-    #[php(defaults(wait = 0.0))]
+    #[php(defaults(wait = 0.0, count = 1))]
     pub fn with_permit(
         self_: &mut ZendClassObject<Semaphore>,
         callback: Callback,
         wait: Float,
+        count: DefaultInt,
     ) -> PhpResult<Zval> {
         let sig = &WITH_PERMIT;
         let (callback, wait) = match (callback.get(sig, "callback"), wait.wait(sig)) {
             (Ok(callback), Ok(wait)) => (callback, wait),
             (Err(e), _) | (_, Err(e)) => return Err(e),
         };
-        match guarded::call(self_, callback, wait, sig) {
+        let count = count.get(sig, "count")?;
+        match guarded::call(self_, callback, wait, count, sig) {
             Ok(result) => result,
             // SAFETY: `guarded::call` has returned, so everything it owned
             // is dropped; nothing of this frame needs dropping.
@@ -161,8 +167,13 @@ impl Semaphore {
 }
 
 impl Guarded for Semaphore {
-    fn take(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool, LockError> {
-        self.sem.acquire(wait, stop)
+    fn take(
+        &mut self,
+        wait: Duration,
+        count: i64,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<bool, LockError> {
+        self.sem.acquire_permits(wait, count, stop)
     }
 
     fn holds(&mut self) -> bool {

@@ -111,7 +111,7 @@ pub mod semaphore {
     /// `RedisLock\Semaphore::acquire()`.
     pub const ACQUIRE: Signature = Signature {
         method: "RedisLock\\Semaphore::acquire()",
-        params: &["wait"],
+        params: &["wait", "count"],
     };
 
     /// `RedisLock\Semaphore::release()`.
@@ -129,7 +129,7 @@ pub mod semaphore {
     /// `RedisLock\Semaphore::withPermit()`.
     pub const WITH_PERMIT: Signature = Signature {
         method: "RedisLock\\Semaphore::withPermit()",
-        params: &["callback", "wait"],
+        params: &["callback", "wait", "count"],
     };
 
     /// `RedisLock\Semaphore::isAcquired()`.

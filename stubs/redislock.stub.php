@@ -184,9 +184,10 @@ namespace {
          *   read-held or unfenced;
          * - semaphore: null when Redis keeps nothing of a semaphore of that name (always over
          *   Redlock, where semaphores do not run), else an array: held (bool: a permit is in
-         *   use), permits (its number of permits, or null once nobody holds or waits), holders
-         *   (live holders), owners (at most 64 of their tokens, soonest lease end first), ttl
-         *   (seconds left on the longest live lease, or null) and waiting (live waiters).
+         *   use), permits (its number of permits, kept until a second past the last lease set
+         *   ended), holders (permits in use: a holder of 3 counts 3), owners (at most 64 of the
+         *   holders' tokens, soonest lease end first), ttl (seconds left on the longest live
+         *   lease, or null) and waiting (live waiters).
          *
          * @param string $key Lock (and semaphore) name, as for the constructor.
          * @param string|array|null $servers A URL or a list of URLs; null: ini redislock.servers.
@@ -257,22 +258,27 @@ namespace RedisLock {
         ) {}
 
         /**
-         * Takes a permit: $wait = 0 tries once; > 0 waits up to $wait seconds in line.
-         * An object holds at most one permit (LockException if it holds one).
+         * Takes $count permits at once: $wait = 0 tries once; > 0 waits up to $wait seconds in line,
+         * first come, first served (as Go's semaphore.Weighted: a waiter asking more than is free
+         * holds the ones behind it). $count is 1 to the semaphore's permits (at most 1,000).
+         * An object holds at most one hold (LockException if it holds one).
+         *
+         * @throws \ValueError on a negative wait or a $count out of range
          */
-        public function acquire(float $wait = 0.0): bool {}
+        public function acquire(float $wait = 0.0, int $count = 1): bool {}
 
-        /** Gives the permit back; true when this object held one and it was still its own. */
+        /** Gives all of this object's permits back; true when it held them and they were still its own. */
         public function release(): bool {}
 
         /** Extends our lease to $ttl seconds (null: the semaphore's ttl); false when the permit is no longer ours. */
         public function refresh(?float $ttl = null): bool {}
 
         /**
-         * Acquires (else TimeoutException), calls $callback($this), gives the permit back in every
-         * case and returns the callback's value; LockLostException when the lease ended meanwhile.
+         * Acquires $count permits (else TimeoutException), calls $callback($this), gives them back
+         * in every case and returns the callback's value; LockLostException when the lease ended
+         * meanwhile.
          */
-        public function withPermit(callable $callback, float $wait = 0.0): mixed {}
+        public function withPermit(callable $callback, float $wait = 0.0, int $count = 1): mixed {}
 
         /** Whether the permit is still ours (asks Redis). */
         public function isAcquired(): bool {}

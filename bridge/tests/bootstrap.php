@@ -25,6 +25,16 @@ require '/usr/share/php/Illuminate/Cache/autoload.php';
 require dirname(__DIR__) . '/autoload.php';
 require dirname(__DIR__, 2) . '/php-tests/config.inc';
 
+// Symfony's own semaphore store tests (scripts/symfony-store-tests.sh
+// fetches them from Debian's source package; SymfonyStoreContractTest runs
+// them unchanged against the bridge's store).
+$symfonyStoreTests = getenv('REDISLOCK_SYMFONY_STORE_TESTS');
+if ($symfonyStoreTests === false || !is_file($symfonyStoreTests)) {
+    fwrite(STDERR, "Symfony's AbstractStoreTestCase is missing: run bash scripts/bridge-tests.sh\n");
+    exit(1);
+}
+require $symfonyStoreTests;
+
 spl_autoload_register(static function (string $class): void {
     $prefix = 'RedisLock\\Bridge\\Tests\\';
     if (strncmp($class, $prefix, strlen($prefix)) === 0) {

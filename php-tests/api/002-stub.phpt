@@ -62,9 +62,9 @@ final class RedisLock\Semaphore extends -
   public function __construct(string $name, int $permits, ?float $ttl = NULL, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
 ))
   public function __debugInfo(): array
-  public function acquire(float $wait = 0.0): bool
+  public function acquire(float $wait = 0.0, int $count = 1): bool
   public function isAcquired(): bool
   public function refresh(?float $ttl = NULL): bool
   public function release(): bool
   public function remainingTtl(): ?float
-  public function withPermit(callable $callback, float $wait = 0.0): mixed
+  public function withPermit(callable $callback, float $wait = 0.0, int $count = 1): mixed

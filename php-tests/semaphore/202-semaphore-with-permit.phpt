@@ -14,15 +14,15 @@ $holders = redislock_test_stored_key($name) . '~~s';
 $sem = fn(float $ttl = 10) => new Semaphore($name, 1, $ttl, redislock_test_servers(), redislock_test_options());
 $s = $sem();
 var_dump($s->withPermit(function ($arg) use ($s, $url, $holders) {
-    return [$arg === $s, $s->isAcquired(), redis_cmd($url, 'ZCARD', $holders)];
+    return [$arg === $s, $s->isAcquired(), redis_cmd($url, 'ZCOUNT', $holders, '(0', '+inf')];
 }));
-var_dump($s->isAcquired(), redis_cmd($url, 'EXISTS', $holders));
+var_dump($s->isAcquired(), redis_cmd($url, 'ZCOUNT', $holders, '(0', '+inf'));
 try {
     $s->withPermit(function () { throw new DomainException('from the callback', 7); });
 } catch (DomainException $e) {
     echo get_class($e), ': ', $e->getMessage(), ' ', $e->getCode(), "\n";
 }
-var_dump($s->isAcquired(), redis_cmd($url, 'EXISTS', $holders));
+var_dump($s->isAcquired(), redis_cmd($url, 'ZCOUNT', $holders, '(0', '+inf'));
 
 // Full: TimeoutException after $wait, the holder keeps its permit.
 $holder = $sem();

@@ -19,18 +19,18 @@ $child = fn(string $tail, bool $fatal = false) => redislock_run_child(
     [], $fatal);
 
 [$code, $out] = $child('');
-echo trim($out), " exit $code, holders left: ", redis_cmd($url, 'ZCARD', $holders), "\n";
+echo trim($out), " exit $code, holders left: ", redis_cmd($url, 'ZCOUNT', $holders, '(0', '+inf'), "\n";
 [$code, $out] = $child('undefined_function();', true);
-echo trim(strtok($out, "\n")), " exit $code, holders left: ", redis_cmd($url, 'ZCARD', $holders), "\n";
+echo trim(strtok($out, "\n")), " exit $code, holders left: ", redis_cmd($url, 'ZCOUNT', $holders, '(0', '+inf'), "\n";
 [$code, $out] = $child('unset($GLOBALS["keep"]); echo redis_left(), "\n";' . "\n"
     . 'function redis_left() { return "unset"; }');
-echo str_replace("\n", ' ', trim($out)), ", holders left: ", redis_cmd($url, 'ZCARD', $holders), "\n";
+echo str_replace("\n", ' ', trim($out)), ", holders left: ", redis_cmd($url, 'ZCOUNT', $holders, '(0', '+inf'), "\n";
 
 // auto_release off: the permit stays until its lease ends.
 $off = var_export([$name, redislock_test_servers(), redislock_test_options(['auto_release' => false])], true);
 [$code, $out] = redislock_run_child("[\$n, \$s, \$o] = $off;\n"
     . "\$k = new RedisLock\\Semaphore(\$n, 2, 30, \$s, \$o); var_dump(\$k->acquire());");
-echo trim($out), ", holders left: ", redis_cmd($url, 'ZCARD', $holders), "\n";
+echo trim($out), ", holders left: ", redis_cmd($url, 'ZCOUNT', $holders, '(0', '+inf'), "\n";
 redis_cmd($url, 'DEL', $holders, "$holders~~n");
 ?>
 --EXPECT--

@@ -18,13 +18,15 @@ use Symfony\Component\Semaphore\PersistingStoreInterface;
  * works unchanged.
  *
  * Each saved Key gets one `RedisLock\Semaphore` (the resource is the
- * semaphore's name, the Key's limit its permits, the ttl of save() the
- * permit's lease), kept in the Key's state. A permit whose holder crashed
- * comes back when its lease ends (plus the extension's 0.5 s clock grace).
+ * semaphore's name, the Key's limit its permits, its weight the permits it
+ * takes at once, the ttl of save() their lease), kept in the Key's state.
+ * A permit whose holder crashed comes back when its lease ends (plus the
+ * extension's 0.5 s clock grace). Symfony's own store tests
+ * (`AbstractStoreTest`, 5.4) pass unchanged (`bash scripts/bridge-tests.sh`).
  *
- * - Weights: the extension takes one permit per holder, so a Key with a
- *   weight above 1 is refused (Symfony's InvalidArgumentException, which
- *   Semaphore::acquire() wraps in its RuntimeException).
+ * - Weights: a Key's weight is taken at once, first come, first served
+ *   (a Key asking more than is free holds the ones behind it); at most
+ *   1,000 permits at once.
  * - Limits: every user of a resource must pass the same limit. A Key whose
  *   limit disagrees with the one in Redis is not saved
  *   (SemaphoreAcquiringException with the extension's message, so
@@ -84,16 +86,15 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
      * Takes a permit for the Key with a lease of $ttlInSecond, or extends
      * the lease when the Key holds one already.
      *
-     * @throws SemaphoreAcquiringException when every permit is taken, or the limit disagrees with Redis
-     * @throws InvalidArgumentException    on a ttl that is not positive or a weight above 1
+     * @throws SemaphoreAcquiringException when not enough permits are free, or the limit disagrees with Redis
+     * @throws InvalidArgumentException    on a ttl that is not positive or a weight above 1,000
      */
     public function save(Key $key, float $ttlInSecond): void
     {
         $this->checkTtl($ttlInSecond);
-        if ($key->getWeight() !== 1) {
+        if ($key->getWeight() > 1000) {
             throw new InvalidArgumentException(sprintf(
-                'The semaphore "%s" has a weight of %d: RedisLockSemaphoreStore takes one permit per holder '
-                . '(the redislock extension has no weighted acquires), so only a weight of 1 is supported.',
+                'The semaphore "%s" has a weight of %d: the redislock extension takes at most 1000 permits at once.',
                 $key,
                 $key->getWeight(),
             ));
@@ -107,7 +108,7 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
 
         $semaphore = new Semaphore((string) $key, $key->getLimit(), $ttlInSecond, $this->servers, $this->options);
         try {
-            $acquired = $semaphore->acquire();
+            $acquired = $semaphore->acquire(0.0, $key->getWeight());
         } catch (LockException $e) {
             if ($e::class !== LockException::class) {
                 throw $e;   // ConnectionException and the like
@@ -116,23 +117,25 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
             throw new SemaphoreAcquiringException($key, $e->getMessage());
         }
         if (!$acquired) {
-            throw new SemaphoreAcquiringException($key, sprintf('its %d permits are taken', $key->getLimit()));
+            throw new SemaphoreAcquiringException($key, sprintf('%d of its %d permits are not free', $key->getWeight(), $key->getLimit()));
         }
         $key->setState(self::class, $semaphore);
         $this->saved[$key] = $semaphore;
     }
 
     /**
-     * Sets the lease of the Key's permit to $ttlInSecond from now.
+     * Sets the lease of the Key's permits to $ttlInSecond from now.
      *
-     * @throws SemaphoreExpiredException when the Key holds no permit any more
+     * @throws SemaphoreExpiredException when the Key holds no permit any more, with the reason
+     *                                   Symfony's RedisStore gives ("the script returns a positive
+     *                                   number"), which Symfony's store tests match
      */
     public function putOffExpiration(Key $key, float $ttlInSecond): void
     {
         $this->checkTtl($ttlInSecond);
         $semaphore = $this->semaphoreOf($key);
         if ($semaphore === null || !$semaphore->refresh(max($ttlInSecond, self::SHORTEST_LEASE))) {
-            throw new SemaphoreExpiredException($key, 'its permit is no longer held');
+            throw new SemaphoreExpiredException($key, 'the script returns a positive number');
         }
     }
 

@@ -15,8 +15,9 @@ use Symfony\Component\Semaphore\PersistingStoreInterface;
  * semaphore store tests: save / exists / delete, resources kept apart,
  * saving up to the limit (the limit+1-th Key fails, a delete frees a
  * permit), saving twice, deleting another Key's permit, putOffExpiration,
- * expiry; and what this store adds: weights above 1 and a limit that
- * disagrees with Redis are refused with Symfony's exception types.
+ * expiry, weights; and what this store adds: a weight above 1,000 and a
+ * limit that disagrees with Redis are refused with Symfony's exception
+ * types. Symfony's own tests run unchanged in SymfonyStoreContractTest.
  */
 final class RedisLockSemaphoreStoreTest extends TestCase
 {
@@ -96,7 +97,7 @@ final class RedisLockSemaphoreStoreTest extends TestCase
             $store->save($fourth, 10);
             $this->fail('The store saved a fourth Key on a semaphore of 3');
         } catch (SemaphoreAcquiringException $e) {
-            $this->assertStringContainsString('permits are taken', $e->getMessage());
+            $this->assertStringContainsString('1 of its 3 permits are not free', $e->getMessage());
         }
         $this->assertFalse($store->exists($fourth));
         foreach ($keys as $key) {
@@ -109,7 +110,7 @@ final class RedisLockSemaphoreStoreTest extends TestCase
         foreach ([$keys[0], $keys[2], $fourth] as $key) {
             $store->delete($key);
         }
-        $this->assertSame(0, redis_cmd(bridge_test_server()->url(), 'EXISTS', "$resource~~s"), 'every permit given back');
+        $this->assertSame(0, redis_cmd(bridge_test_server()->url(), 'ZCOUNT', "$resource~~s", '(0', '+inf'), 'every permit given back');
     }
 
     public function testSaveTwice(): void
@@ -153,7 +154,7 @@ final class RedisLockSemaphoreStoreTest extends TestCase
         $store = $this->getStore();
         $key = new Key(self::resource('put-off-unsaved'), 2);
         $this->expectException(SemaphoreExpiredException::class);
-        $this->expectExceptionMessage('its permit is no longer held');
+        $this->expectExceptionMessage('has expired: the script returns a positive number');
         $store->putOffExpiration($key, 20);
     }
 
@@ -179,13 +180,35 @@ final class RedisLockSemaphoreStoreTest extends TestCase
         $store->delete($key2);
     }
 
-    /** The extension takes one permit per holder: a weight above 1 is refused, clearly. */
-    public function testWeightAboveOneIsRefused(): void
+    /** A Key's weight is taken at once: two Keys of weight 2 fill a limit of 4, a third waits for a delete. */
+    public function testWeightIsTakenAtOnce(): void
     {
         $store = $this->getStore();
-        $key = new Key(self::resource('weight'), 4, 2);
+        $resource = self::resource('weight');
+        $heavy = new Key($resource, 4, 3);
+        $store->save($heavy, 10);
+        $light = new Key($resource, 4, 2);
+        try {
+            $store->save($light, 10);
+            $this->fail('a Key of weight 2 was saved with 1 permit free');
+        } catch (SemaphoreAcquiringException $e) {
+            $this->assertStringContainsString('2 of its 4 permits are not free', $e->getMessage());
+        }
+        $this->assertFalse($store->exists($light));
+        $store->save(new Key($resource, 4, 1), 10);   // the last free permit
+        $store->delete($heavy);
+        $store->save($light, 10);
+        $this->assertTrue($store->exists($light), 'the heavy Key gave its 3 permits back at once');
+        $store->delete($light);
+    }
+
+    /** The extension takes at most 1,000 permits at once: a heavier Key is refused, clearly. */
+    public function testWeightAboveTheMaximumIsRefused(): void
+    {
+        $store = $this->getStore();
+        $key = new Key(self::resource('weight-max'), 2000, 1001);
         $this->expectException(InvalidArgumentException::class);
-        $this->expectExceptionMessage('only a weight of 1 is supported');
+        $this->expectExceptionMessage('takes at most 1000 permits at once');
         $store->save($key, 10);
     }
 

@@ -8,7 +8,7 @@
 -- at), and holders are counted with ZCOUNT.
 -- KEYS[1] = lock (K), KEYS[2] = queue (K~~q), KEYS[3] = hold fence (K~~f),
 -- KEYS[4] = readers (K~~r), KEYS[5] = semaphore holders (S~~s),
--- KEYS[6] = semaphore queue (S~~s~~q), KEYS[7] = permits (S~~s~~n)
+-- KEYS[6] = semaphore queue (S~~s~~q)
 -- ARGV[1] = now (ms since the Unix epoch, the caller's clock),
 -- ARGV[2] = grace ms (a holder is live while its lease end is above
 -- now - grace)
@@ -16,7 +16,7 @@
 -- waiters, readers, semaphore}: readers is nil unless K holds the read
 -- mark, else {live readers, up to SCAN of their tokens, ms left on the
 -- longest lease}; semaphore is nil when no key of S exists, else {permits
--- (S~~s~~n) or nil, live holders, up to SCAN of their tokens, ms left on
+-- (the member ~~n of S~~s, scored -N) or nil, live holders, up to SCAN of their tokens, ms left on
 -- the longest lease, live waiters}.
 local SCAN = 64
 local lock = KEYS[1]
@@ -36,14 +36,20 @@ local function waiters(base, queue)
   return live
 end
 
--- The live holders of a sorted set scored by lease end: {count, up to
--- SCAN tokens (soonest lease end first), ms left on the longest lease}.
+-- The live holders of a sorted set scored by lease end: {count (of a
+-- semaphore: permits held), up to SCAN tokens (soonest lease end first;
+-- a holder of several permits once), ms left on the longest lease}.
 local function holders(set)
   local live = redis.call('ZCOUNT', set, '(' .. dead_at, '+inf')
   if live == 0 then
     return {0, {}, 0}
   end
-  local tokens = redis.call('ZRANGEBYSCORE', set, '(' .. dead_at, '+inf', 'LIMIT', 0, SCAN)
+  local tokens = {}
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', set, '(' .. dead_at, '+inf', 'LIMIT', 0, SCAN)) do
+    if not string.find(member, '#', 1, true) then
+      tokens[#tokens + 1] = member
+    end
+  end
   local last = redis.call('ZRANGE', set, -1, -1, 'WITHSCORES')
   return {live, tokens, tonumber(last[2]) - now}
 end
@@ -54,10 +60,11 @@ if owner == '~~read' then
   readers = holders(KEYS[4])
 end
 local semaphore = false
-local base, permits = KEYS[5], KEYS[7]
-if redis.call('EXISTS', base, KEYS[6], permits) > 0 then
+local base = KEYS[5]
+if redis.call('EXISTS', base, KEYS[6]) > 0 then
   local seen = holders(base)
-  semaphore = {redis.call('GET', permits), seen[1], seen[2], seen[3], waiters(base, KEYS[6])}
+  local n = tonumber(redis.call('ZSCORE', base, '~~n'))
+  semaphore = {n and tostring(-n) or false, seen[1], seen[2], seen[3], waiters(base, KEYS[6])}
 end
 return {owner, redis.call('PTTL', lock), redis.call('GET', KEYS[3]), waiters(lock, KEYS[2]),
   readers, semaphore}

@@ -10,7 +10,7 @@
 -- KEYS[4] = fence counter, no ARGV.
 -- A semaphore's check (sem_acquire.lua, sem_release.lua, sem_refresh.lua
 -- and their libraries): ARGV[1] = 'semaphore', KEYS[1] = holders (S~~s),
--- KEYS[2] = queue (S~~s~~q), KEYS[3] = permits (S~~s~~n).
+-- KEYS[2] = queue (S~~s~~q).
 -- A lock's read holds' check (read_acquire.lua, read_release.lua,
 -- read_refresh.lua, read_promote.lua and their libraries): ARGV[1] =
 -- 'readers', KEYS[1] = readers (K~~r), KEYS[2] = queue (K~~q), KEYS[3] =
@@ -30,15 +30,12 @@ local function waiter_calls(base)
 end
 local needed, refusal
 if ARGV[1] == 'semaphore' then
-  local holders, queue, permits = KEYS[1], KEYS[2], KEYS[3]
+  local holders, queue = KEYS[1], KEYS[2]
   refusal = 'NOPERM redislock (semaphore): this user may not run '
   needed = {
     {'ZSCORE', holders, '-'}, {'ZADD', holders, '1', '-'}, {'ZADD', holders, 'XX', '1', '-'},
     {'ZREM', holders, '-'}, {'ZRANGEBYSCORE', holders, '-inf', '1', 'LIMIT', '0', '1'},
-    {'ZCOUNT', holders, '(1', '+inf'}, {'EXISTS', holders}, {'PTTL', holders},
-    {'PEXPIRE', holders, '1'},
-    {'GET', permits}, {'SET', permits, '1', 'PX', '1'}, {'PTTL', permits},
-    {'PEXPIRE', permits, '1'}, {'DEL', permits},
+    {'ZCOUNT', holders, '(1', '+inf'}, {'PTTL', holders}, {'PEXPIRE', holders, '1'},
     {'EXISTS', queue}, {'ZADD', queue, 'NX', '1', '-'}, {'ZRANGE', queue, '0', '0'},
     {'ZREM', queue, '-'}, {'PEXPIRE', queue, '1'},
   }

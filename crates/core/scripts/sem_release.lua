@@ -1,32 +1,32 @@
--- Gives a permit of a semaphore back (lib/semaphore.lua): removes our
--- holder entry and, when others wait, hands the freed permits to the first
--- live waiters. With ARGV[4] = '1' (an acquire whose outcome is unknown, or
--- a wait that PHP ended) the token also leaves the queue.
--- KEYS[1] = holders, KEYS[2] = queue, KEYS[3] = permits
+-- Gives a holder's permits of a semaphore back (lib/semaphore.lua): removes
+-- them and, when others wait, hands the freed permits to the first
+-- waiters. With ARGV[4] = '1' (an acquire whose outcome is unknown, or a
+-- wait that PHP ended) the token also leaves the queue.
+-- KEYS[1] = holders, KEYS[2] = queue
 -- ARGV[1] = token, ARGV[2] = now (ms since the Unix epoch, the caller's
--- clock), ARGV[3] = grace ms, ARGV[4] = '1' to abandon
--- Returns 1 when the token held a permit and gave it back, 0 otherwise; 2
--- more (2 or 3) when departed waiters stood in the way of handing the
--- freed permits over: the caller sends the same call again (a call that
--- holds nothing still hands free permits to the waiters).
-local holders, queue, permits_key = KEYS[1], KEYS[2], KEYS[3]
+-- clock), ARGV[3] = grace ms, ARGV[4] = '1' to abandon, ARGV[5] = how many
+-- permits the holder took
+-- Returns 1 when the token held its permits and gave them back, 0
+-- otherwise; 2 more (2 or 3) when departed waiters stood in the way of
+-- handing the freed permits over: the caller sends the same call again (a
+-- call that holds nothing still hands free permits to the waiters).
+local holders, queue = KEYS[1], KEYS[2]
 local token, now, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local held = redis.call('ZREM', holders, token)
-if ARGV[4] ~= '1' and held == 0 and redis.call('EXISTS', queue) == 0 then
-  return 0
+local names = {token}
+for i = 2, tonumber(ARGV[5]) do
+  names[#names + 1] = token .. '#' .. i
 end
+local held = redis.call('ZREM', holders, unpack(names)) > 0 and 1 or 0
 if redis.call('EXISTS', queue) == 0 then
-  if redis.call('EXISTS', holders) == 0 then
-    redis.call('DEL', permits_key)
-  end
   return held
 end
 -- @include queue
 -- @include semaphore
 leave_queue(holders, queue, token)
-local permits = tonumber(redis.call('GET', permits_key))
+local permits = tonumber(redis.call('ZSCORE', holders, '~~n'))
 if permits then
-  local _, more = grant(holders, holders, queue, now, free_permits(holders, permits, now - grace), grace)
+  local _, more = grant(holders, holders, queue, now,
+    free_permits(holders, -permits, now - grace), grace)
   if more then
     return held + 2
   end

@@ -152,10 +152,12 @@ fn a_handed_permit_keeps_its_whole_ttl() {
         move || semaphore_at(&u, &n),
         |b| b.acquire(Duration::from_secs(5), &never).unwrap(),
         move |con| -> (Vec<(String, f64)>, u64) {
-            let holders = redis::cmd("ZRANGE")
+            // The holders (a live lease's score is a time, not the number
+            // of permits the semaphore keeps as the member ~~n, scored -N).
+            let holders = redis::cmd("ZRANGEBYSCORE")
                 .arg(&holders)
-                .arg(0)
-                .arg(-1)
+                .arg("(0")
+                .arg("+inf")
                 .arg("WITHSCORES")
                 .query(con)
                 .unwrap();

@@ -1214,8 +1214,8 @@ fn exercise_all_calls(e: &Exercise<'_>) {
         vec![
             commands::refresh_command(&k.lock, None, TOKEN, 1000),
             commands::refresh_command(b"other", Some(b"other~~f"), TOKEN, 2000),
-            semaphore_calls::lease_command(&semaphore_calls::SemKeys::new(b"s"), b"t", 1),
-            semaphore_calls::lease_command(&semaphore_calls::SemKeys::readers(&k), b"t", 1),
+            semaphore_calls::lease_command(&semaphore_calls::SemKeys::new(b"s"), b"t", 1, 2),
+            semaphore_calls::lease_command(&semaphore_calls::SemKeys::readers(&k), b"t", 1, 1),
         ]
     };
     for n in 0..=batch().len() {
@@ -1294,7 +1294,7 @@ proptest! {
         prop_assert_eq!((plain.parse)(vec![Value::Okay]).unwrap(), Some(None));
         let many = commands::extend_many(vec![
             commands::refresh_command(b"a", None, b"t", 1),
-            semaphore_calls::lease_command(&semaphore_calls::SemKeys::new(b"b"), b"t", 1),
+            semaphore_calls::lease_command(&semaphore_calls::SemKeys::new(b"b"), b"t", 1, 1),
         ]);
         prop_assert_eq!(
             (many.parse)(vec![Value::Int(n), Value::Int(m)]).unwrap(),

@@ -57,11 +57,17 @@ fn never_more_than_n_holders_among_many_threads() {
     let max = max.load(Ordering::SeqCst);
     assert!(max <= N as u64, "{max} holders at once, permits {N}");
     assert_eq!(max, N as u64, "12 threads never filled the {N} permits");
-    // Nothing is left behind once every permit is back.
+    // Nothing is left behind once every permit is back but the number of
+    // permits (the member ~~n of the holders' set), until the last lease
+    // set would have ended (+ grace + 1 s).
     let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
     let _: () = server.cmd(&["DEL", &counter]);
     let left: Vec<String> = server.cmd(&["KEYS", &format!("{}*", holders)]);
-    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(left, std::slice::from_ref(&holders));
+    let members: Vec<String> = server.cmd(&["ZRANGE", &holders, "0", "-1"]);
+    assert_eq!(members, ["~~n"]);
+    let pttl: i64 = server.cmd(&["PTTL", &holders]);
+    assert!(pttl > 0 && pttl <= 10_000 + 500 + 1_000, "{pttl}");
 }
 
 #[test]
@@ -251,30 +257,75 @@ fn scripts_drop_a_bounded_number_of_dead_waiters_and_holders() {
     assert!(slow.is_empty(), "{slow:?}");
 }
 
+/// Holders that died without a release leave their ended leases in `S~~s`;
+/// a semaphore that is never full never takes the path that drops them
+/// with the waiters, so its uncontended acquires drop them (one in 16, up
+/// to 8 each): they do not pile up.
+#[test]
+fn ended_leases_do_not_pile_up_while_the_semaphore_is_never_full() {
+    const DEAD: usize = 100;
+    let server = RedisServer::start();
+    let name = unique_key("sem-pile");
+    let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
+    let mut con = server.client();
+    let mut s = semaphore(&server, &name, 5, 5.0);
+    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    let mut add = redis::cmd("ZADD");
+    add.arg(&holders);
+    for i in 0..DEAD {
+        add.arg(1).arg(format!("gone-{i}"));
+    }
+    let _: i64 = add.query(&mut con).unwrap();
+    assert!(s.release().unwrap());
+    // 1,000 cycles: about 62 acquires drop up to 8 each (13 suffice).
+    for _ in 0..1_000 {
+        assert!(s.acquire(Duration::ZERO, &never).unwrap());
+        assert!(s.release().unwrap());
+    }
+    let left: usize = server.cmd(&["ZCOUNT", &holders, "(0", "+inf"]);
+    assert_eq!(left, 0, "{left} ended leases left of {DEAD}");
+    let n: Option<f64> = server.cmd(&["ZSCORE", &holders, "~~n"]);
+    assert_eq!(n, Some(-5.0), "the number of permits stays");
+}
+
 #[test]
 fn the_scripts_answer_a_replayed_try_and_a_give_up() {
     let server = RedisServer::start();
     let name = unique_key("sem-replay");
     let k = SemKeys::new(&name);
     let mut con = server.client();
-    let try_once = |token: &[u8], mode| calls::acquire(&k, token, 1, 5_000, mode, 1_500, 1);
+    let ask = calls::Ask {
+        permits: 1,
+        count: 1,
+        ttl_ms: 5_000,
+    };
+    let try_once =
+        |token: &[u8], mode, replay| calls::acquire(&k, token, ask, mode, 1_500, 1, replay);
     let q = |call: redislock_core::protocol::call::Call<Step>, con: &mut redis::Connection| {
         call.query(con).unwrap()
     };
-    assert_eq!(q(try_once(b"a", Mode::Try), &mut con), Step::WON);
+    assert_eq!(q(try_once(b"a", Mode::Try, false), &mut con), Step::WON);
     // The same try again (its reply was lost): still ours, not a second,
     // with what its lease had left.
     assert!(
-        matches!(q(try_once(b"a", Mode::Try), &mut con), Step::Won { left_ms: Some(ms), .. } if ms > 4_000)
+        matches!(q(try_once(b"a", Mode::Try, true), &mut con), Step::Won { left_ms: Some(ms), .. } if ms > 4_000)
     );
     assert_eq!(
-        server.cmd::<usize>(&["ZCARD", std::str::from_utf8(&k.holders).unwrap()]),
+        server.cmd::<usize>(&[
+            "ZCOUNT",
+            std::str::from_utf8(&k.holders).unwrap(),
+            "(0",
+            "+inf"
+        ]),
         1
     );
     assert!(
-        matches!(q(try_once(b"b", Mode::Wait), &mut con), Step::Waiting { hint_ms: Some(ms) } if ms > 4_000)
+        matches!(q(try_once(b"b", Mode::Wait, false), &mut con), Step::Waiting { hint_ms: Some(ms) } if ms > 4_000)
     );
-    assert_eq!(q(try_once(b"b", Mode::GiveUp), &mut con), Step::GaveUp);
+    assert_eq!(
+        q(try_once(b"b", Mode::GiveUp, false), &mut con),
+        Step::GaveUp
+    );
     assert_eq!(
         server.cmd::<usize>(&["EXISTS", std::str::from_utf8(&k.queue).unwrap()]),
         0
@@ -338,7 +389,7 @@ fn cluster_keys_of_one_semaphore_share_a_slot() {
         let tagged = [b"{", &name[..], b"}"].concat();
         let k = SemKeys::new(&tagged);
         let wake = k.wake(b"t");
-        for key in [&k.holders[..], &k.queue, k.permits().unwrap(), &wake] {
+        for key in [&k.holders[..], &k.queue, &wake] {
             assert_eq!(keys::hash_slot(key), keys::hash_slot(name));
         }
     }
@@ -352,7 +403,12 @@ fn a_departed_waiter_delays_the_next_by_at_most_its_marks_life() {
     let mut holder = semaphore(&server, &name, 1, 30.0);
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
     // A waiter that joined the queue and died: its mark lives 600 ms.
-    let step = calls::acquire(&k, b"ghost", 1, 5_000, Mode::Wait, 600, 1);
+    let ask = calls::Ask {
+        permits: 1,
+        count: 1,
+        ttl_ms: 5_000,
+    };
+    let step = calls::acquire(&k, b"ghost", ask, Mode::Wait, 600, 1, false);
     assert!(matches!(
         step.query(&mut server.client()).unwrap(),
         Step::Waiting { .. }
@@ -398,13 +454,13 @@ fn a_lost_reply_is_replayed_without_taking_a_second_permit() {
     proxy.cut_mid_reply();
     assert!(s.acquire(Duration::ZERO, &never).unwrap());
     assert_eq!(proxy.cuts(), 1);
-    assert_eq!(server.cmd::<usize>(&["ZCARD", &holders]), 1);
+    assert_eq!(server.cmd::<usize>(&["ZCOUNT", &holders, "(0", "+inf"]), 1);
     // The release's reply is cut: the replay finds the permit gone, which
     // within the lease means the first try gave it back.
     proxy.cut_mid_reply();
     assert!(s.release().unwrap());
     assert_eq!(proxy.cuts(), 2);
-    assert_eq!(server.cmd::<usize>(&["EXISTS", &holders]), 0);
+    assert_eq!(server.cmd::<usize>(&["ZCOUNT", &holders, "(0", "+inf"]), 0);
 }
 
 /// A semaphore with `auto_renew` (and more options).
@@ -426,7 +482,8 @@ fn renewed(
 /// if any.
 fn lease_end(server: &RedisServer, name: &[u8]) -> Option<f64> {
     let holders = String::from_utf8(SemKeys::new(name).holders).unwrap();
-    let ends: Vec<String> = server.cmd(&["ZRANGE", &holders, "0", "-1", "WITHSCORES"]);
+    // (The member ~~n, scored -N, keeps the number of permits.)
+    let ends: Vec<String> = server.cmd(&["ZRANGEBYSCORE", &holders, "(0", "+inf", "WITHSCORES"]);
     ends.get(1).map(|score| score.parse().unwrap())
 }
 
@@ -573,14 +630,19 @@ fn a_handed_permit_claimed_after_it_ended_is_not_taken() {
     let holders = String::from_utf8(k.holders.clone()).unwrap();
     let mut con = server.client();
     let mut step = |token: &[u8], ttl_ms, mode| {
-        calls::acquire(&k, token, 1, ttl_ms, mode, 300, 1)
+        let ask = calls::Ask {
+            permits: 1,
+            count: 1,
+            ttl_ms,
+        };
+        calls::acquire(&k, token, ask, mode, 300, 1, false)
             .query(&mut con)
             .unwrap()
     };
     assert_eq!(step(b"a", 5_000, Mode::Try), Step::WON);
     assert!(matches!(step(b"w", 200, Mode::Wait), Step::Waiting { .. }));
     // a gives its permit back: it is handed to w, for w's 0.2 s lease.
-    let released = calls::release(&k, b"a", false)
+    let released = calls::release(&k, b"a", false, 1)
         .query(&mut server.client())
         .unwrap();
     assert!(released);

@@ -84,7 +84,13 @@ impl Counter<'_> {
     /// did not answer goes first (the caller's own unreleased hold never
     /// keeps it out). A try or wait whose outcome is unknown is given back
     /// later ([`pending`]).
-    pub fn acquire(&self, token: &[u8], wait: Duration, stop: &dyn Fn() -> bool) -> Result<Taken> {
+    pub fn acquire(
+        &self,
+        token: &[u8],
+        count: u32,
+        wait: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Taken> {
         // A wait goes on through dropped connections from its start.
         let deadline = Instant::now() + wait;
         queue::through_drops(deadline, || {
@@ -94,6 +100,7 @@ impl Counter<'_> {
         let steps = Holder {
             counter: self,
             token,
+            count,
             alive_ms: queue::alive_window(self.options.retry_delay),
             arrival: clock::now_us(),
         };
@@ -101,7 +108,7 @@ impl Counter<'_> {
         // that met departed waiters in the way (dropped) goes again.
         let (tried, sent) = loop {
             let sent = Instant::now();
-            match self.on_master(&|_| steps.step(Mode::Try, false)) {
+            match self.on_master(&|attempt| steps.step(Mode::Try, attempt == Attempt::Replay)) {
                 Ok(Step::Again) => {}
                 tried => break (tried, sent),
             }
@@ -112,15 +119,15 @@ impl Counter<'_> {
             // A try whose connection dropped: the wait's steps find what it
             // took, if anything.
             Err(err) if err.is_passing() && !wait.is_zero() => {
-                self.wait_or_give_back(token, &steps, wait, stop)?
+                self.wait_or_give_back(token, count, &steps, wait, stop)?
             }
-            Ok(Step::Waiting { .. }) => self.wait_or_give_back(token, &steps, wait, stop)?,
+            Ok(Step::Waiting { .. }) => self.wait_or_give_back(token, count, &steps, wait, stop)?,
             Ok(Step::Mismatch(n)) => Taken::Mismatch(n),
             Ok(Step::GaveUp | Step::Gone | Step::Again) => Taken::Out,
             Err(err) => {
                 if err.is_connection_error() {
                     // It may have taken a hold: given back later.
-                    give_back_later(self.topology, self.keys, token, self.ttl_ms);
+                    give_back_later(self.topology, self.keys, token, count, self.ttl_ms);
                 }
                 return Err(err);
             }
@@ -133,6 +140,7 @@ impl Counter<'_> {
     fn wait_or_give_back(
         &self,
         token: &[u8],
+        count: u32,
         steps: &dyn Steps,
         wait: Duration,
         stop: &dyn Fn() -> bool,
@@ -144,7 +152,7 @@ impl Counter<'_> {
             Err(err) => {
                 if err.is_connection_error() {
                     // Its clean-up may not have reached the server.
-                    give_back_later(self.topology, self.keys, token, self.ttl_ms);
+                    give_back_later(self.topology, self.keys, token, count, self.ttl_ms);
                 }
                 Err(err)
             }
@@ -186,10 +194,10 @@ impl Counter<'_> {
         })
     }
 
-    /// Records a hold of `token`, won by a request sent at `sent`, in the
-    /// process's table, and starts renewing it with `auto_renew`. Returns
-    /// its id.
-    pub fn adopt(&self, token: Vec<u8>, sent: Instant) -> u64 {
+    /// Records a hold of `count` permits (a read hold: 1) of `token`, won by
+    /// a request sent at `sent`, in the process's table, and starts renewing
+    /// it with `auto_renew`. Returns its id.
+    pub fn adopt(&self, token: Vec<u8>, count: u32, sent: Instant) -> u64 {
         let lease = Lease::new(self.ttl_ms, sent, Duration::ZERO, false, true);
         if self.options.auto_renew {
             worker::renew(
@@ -198,6 +206,7 @@ impl Counter<'_> {
                     key: self.keys.holders.clone(),
                     what: Renewed::Permit {
                         keys: self.keys.clone(),
+                        count,
                     },
                     token: token.clone(),
                     max_hold: self.options.max_hold,
@@ -210,6 +219,7 @@ impl Counter<'_> {
             id: 0,
             kind: Kind::Counted {
                 keys: self.keys.clone(),
+                count,
             },
             token,
             count: 1,
@@ -280,6 +290,7 @@ impl Counter<'_> {
 struct Holder<'a> {
     counter: &'a Counter<'a>,
     token: &'a [u8],
+    count: u32,
     alive_ms: u64,
     arrival: u64,
 }
@@ -293,26 +304,37 @@ impl Steps for Holder<'_> {
         self.counter.keys.wake(self.token)
     }
 
-    fn step(&self, mode: Mode, _replay: bool) -> Call<Step> {
-        // A replay needs no flag: the scripts find a first try's entry.
+    fn step(&self, mode: Mode, replay: bool) -> Call<Step> {
+        // A replay finds its first try's entry (a plain try looks for it
+        // only then).
         let c = self.counter;
+        let ask = calls::Ask {
+            permits: c.permits,
+            count: self.count,
+            ttl_ms: c.ttl_ms,
+        };
         calls::acquire(
             c.keys,
             self.token,
-            c.permits,
-            c.ttl_ms,
+            ask,
             mode,
             self.alive_ms,
             self.arrival,
+            replay,
         )
     }
 
     fn top_up(&self) -> Call<bool> {
-        calls::extend(self.counter.keys, self.token, self.counter.ttl_ms)
+        calls::extend(
+            self.counter.keys,
+            self.token,
+            self.counter.ttl_ms,
+            self.count,
+        )
     }
 
     fn give_back(&self, _answered: bool) -> Call<bool> {
-        calls::release(self.counter.keys, self.token, true)
+        calls::release(self.counter.keys, self.token, true, self.count)
     }
 
     fn clock_judged(&self) -> bool {

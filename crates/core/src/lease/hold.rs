@@ -89,11 +89,11 @@ pub(crate) fn left(entry: &Entry) -> Result<Option<f64>> {
             Some(_) => write_left_scriptless(entry, keys)?,
             None => write_left(entry, keys)?,
         },
-        Kind::Counted { keys } => {
+        Kind::Counted { keys, count } => {
             let left = entry
                 .topology
                 .run_on(0, Role::Command, &keys.holders, &|_| {
-                    calls::lease(keys, &entry.token, 0)
+                    calls::lease(keys, &entry.token, 0, *count)
                 })?;
             left.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX))
         }
@@ -171,10 +171,10 @@ pub(crate) fn extend(entry: &Entry, ttl_ms: u64) -> Result<bool> {
             });
             votes.decided().map(|votes| votes.agree(|ok| *ok))
         }
-        Kind::Counted { keys } => entry
+        Kind::Counted { keys, count } => entry
             .topology
             .run_on(0, Role::Command, &keys.holders, &|_| {
-                calls::lease(keys, &entry.token, ttl_ms)
+                calls::lease(keys, &entry.token, ttl_ms, *count)
             })
             // Only a reply that comes before the lease it extends ran out
             // counts: the script judges the hold by the clock reading in
@@ -221,7 +221,7 @@ pub(crate) fn release(entry: &Entry) -> Result<bool> {
             Some(how) => release_scriptless(entry, keys, how, in_lease)?,
             None => release_write(entry, keys, in_lease)?,
         },
-        Kind::Counted { keys } => release_counted(entry, keys, in_lease)?,
+        Kind::Counted { keys, count } => release_counted(entry, keys, *count, in_lease)?,
     };
     if released {
         if entry.is_write() {
@@ -288,11 +288,11 @@ fn release_scriptless(
 /// Gives a permit (or a read hold) back. A lease that is over by this
 /// process's clock is given back all the same (its entry may linger up to
 /// the clock grace) but is no release: false.
-fn release_counted(entry: &Entry, keys: &Arc<SemKeys>, in_lease: bool) -> Result<bool> {
+fn release_counted(entry: &Entry, keys: &Arc<SemKeys>, count: u32, in_lease: bool) -> Result<bool> {
     let found = entry
         .topology
         .run_on(0, Role::Command, &keys.holders, &|attempt| {
-            let mut call = calls::release(keys, &entry.token, false);
+            let mut call = calls::release(keys, &entry.token, false, count);
             if attempt == Attempt::Replay && in_lease {
                 call.parse = replayed_in_lease;
             }
@@ -301,7 +301,7 @@ fn release_counted(entry: &Entry, keys: &Arc<SemKeys>, in_lease: bool) -> Result
         .inspect_err(|err| {
             if err.is_connection_error() {
                 let ttl_ms = entry.lease.ttl_ms();
-                give_back_later(&entry.topology, keys, &entry.token, ttl_ms);
+                give_back_later(&entry.topology, keys, &entry.token, count, ttl_ms);
             }
         })?;
     Ok(found && in_lease)
@@ -346,7 +346,7 @@ pub(crate) fn abandon_later(
     worker::add_pending(pending::Pending::new(topology, key, owed, lasts, resend));
 }
 
-/// Leaves giving back `token`'s permit (or read hold), and leaving the
+/// Leaves giving back `token`'s `count` permits (or read hold), and leaving the
 /// queue, to the lease thread ([`pending`]), until the server answers or a
 /// lease of `ttl_ms` is surely over (with the clock grace). Filed under
 /// the name's base key: a lock's read holds under the lock key, so the
@@ -355,6 +355,7 @@ pub(crate) fn give_back_later(
     topology: &Arc<Topology>,
     keys: &Arc<SemKeys>,
     token: &[u8],
+    count: u32,
     ttl_ms: u64,
 ) {
     let key = keys.base.clone();
@@ -362,7 +363,7 @@ pub(crate) fn give_back_later(
     let resend: pending::Resend = Box::new(move |_| {
         vec![
             on.run_on(0, Role::Command, &keys.holders, &|_| {
-                calls::release(&keys, &token, true)
+                calls::release(&keys, &token, true, count)
             })
             .map(drop),
         ]

@@ -57,6 +57,8 @@ pub enum Kind {
     Counted {
         /// The keys of the holders.
         keys: Arc<SemKeys>,
+        /// How many permits it is (1 for a read hold).
+        count: u32,
     },
 }
 
@@ -106,7 +108,7 @@ impl Entry {
     pub fn key(&self) -> &[u8] {
         match &self.kind {
             Kind::Write { keys, .. } => &keys.lock,
-            Kind::Counted { keys } => &keys.base,
+            Kind::Counted { keys, .. } => &keys.base,
         }
     }
 

@@ -62,6 +62,8 @@ pub enum Renewed {
     Permit {
         /// The keys of the semaphore (or of the lock's readers).
         keys: Arc<crate::protocol::counted::SemKeys>,
+        /// How many permits (1 for a read hold).
+        count: u32,
     },
 }
 
@@ -210,8 +212,8 @@ impl Due {
             Renewed::Lock { fence_key } => {
                 commands::refresh_command(&self.key, fence_key.as_deref(), &self.token, self.ttl_ms)
             }
-            Renewed::Permit { keys } => {
-                crate::protocol::semaphore::lease_command(keys, &self.token, self.ttl_ms)
+            Renewed::Permit { keys, count } => {
+                crate::protocol::semaphore::lease_command(keys, &self.token, self.ttl_ms, *count)
             }
         }
     }

@@ -65,8 +65,9 @@ pub struct Inspection {
 pub struct SemaphoreInspection {
     /// Whether any permit is held.
     pub held: bool,
-    /// Its number of permits, as its first user passed it; `None` once
-    /// nobody holds or waits (an unused semaphore keeps no number).
+    /// Its number of permits, as its first user passed it (kept until a
+    /// second past the last lease set ended); `None` when Redis keeps
+    /// only waiters' keys of it.
     pub permits: Option<u64>,
     /// Live holders: permits in use.
     pub holders: u64,

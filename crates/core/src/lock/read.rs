@@ -49,10 +49,10 @@ impl Lock {
             _ => {}
         }
         let token = crate::protocol::token::new_token()?.into_bytes();
-        let taken = self.readers(&keys).acquire(&token, wait, stop)?;
+        let taken = self.readers(&keys).acquire(&token, 1, wait, stop)?;
         match taken {
             Taken::Won(sent) => {
-                let id = self.readers(&keys).adopt(token, sent);
+                let id = self.readers(&keys).adopt(token, 1, sent);
                 self.held = Held::Read { id };
                 Ok(true)
             }
@@ -86,7 +86,7 @@ impl Lock {
         }
         let demoted = self
             .readers(keys)
-            .acquire(&entry.token, Duration::ZERO, &|| false)?;
+            .acquire(&entry.token, 1, Duration::ZERO, &|| false)?;
         // The write hold is now a read hold (or was lost): forgotten here
         // without a release.
         if let Some(write) = holds::remove(entry.id)
@@ -98,7 +98,7 @@ impl Lock {
         let Taken::Won(sent) = demoted else {
             return Ok(false);
         };
-        let id = self.readers(keys).adopt(entry.token.clone(), sent);
+        let id = self.readers(keys).adopt(entry.token.clone(), 1, sent);
         self.held = Held::Read { id };
         Ok(true)
     }

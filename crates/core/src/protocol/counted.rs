@@ -15,8 +15,9 @@ pub const GRACE: Duration = Duration::from_millis(500);
 /// What the holders of a [`SemKeys`] hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Counted {
-    /// Permits of a semaphore: `S~~s~~n` holds their number.
-    Permits(Vec<u8>),
+    /// Permits of a semaphore (their number is the member `~~n` of `S~~s`,
+    /// scored -N).
+    Permits,
     /// Read holds of the lock `K` (its keys): no number, but no writer
     /// (`lib/readers.lua`).
     Readers(LockKeys),
@@ -43,7 +44,7 @@ impl SemKeys {
         let holders = keys::helper_key(name, "s");
         Self {
             queue: keys::helper_key(&holders, "q"),
-            counted: Counted::Permits(keys::helper_key(&holders, "n")),
+            counted: Counted::Permits,
             base: holders.clone(),
             holders,
         }
@@ -63,14 +64,6 @@ impl SemKeys {
     /// The wake-up list of the waiter holding `token`.
     pub fn wake(&self, token: &[u8]) -> Vec<u8> {
         [&keys::helper_key(&self.base, "w~")[..], token].concat()
-    }
-
-    /// The permits key `S~~s~~n` of a semaphore.
-    pub fn permits(&self) -> Option<&[u8]> {
-        match &self.counted {
-            Counted::Permits(key) => Some(key),
-            Counted::Readers(_) => None,
-        }
     }
 }
 

@@ -52,8 +52,8 @@ pub struct Holders {
 /// What one server knows of a semaphore (`S~~s`, `S~~s~~q`, `S~~s~~n`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SemSeen {
-    /// Its number of permits (`S~~s~~n`), if set (it is while anyone holds
-    /// or waits).
+    /// Its number of permits (the member `~~n` of `S~~s`), if set (it is
+    /// while anyone holds or waits).
     pub permits: Option<i64>,
     /// Its live holders.
     pub holders: Holders,
@@ -68,7 +68,6 @@ pub struct SemSeen {
 pub fn inspect(keys: &LockKeys) -> Call<Seen> {
     let readers = SemKeys::readers(keys);
     let sem = SemKeys::new(&keys.lock);
-    let permits = sem.permits().expect("a semaphore's keys have permits");
     let cmd = scripts::INSPECT.evalsha(
         &[
             &keys.lock,
@@ -77,7 +76,6 @@ pub fn inspect(keys: &LockKeys) -> Call<Seen> {
             &readers.holders,
             &sem.holders,
             &sem.queue,
-            permits,
         ],
         &[now_ms().into(), grace_ms().into()],
     );

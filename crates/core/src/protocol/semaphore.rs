@@ -15,30 +15,45 @@ use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts;
 use crate::protocol::step::{Mode, Step};
 
-/// An acquire, or a step of a blocking acquire, of `token`.
-#[allow(clippy::too_many_arguments)]
+/// What an acquire asks for: of a semaphore of `permits` (0 for a lock's
+/// read holds), `count` of them (1 for a read hold), for `ttl_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ask {
+    /// The semaphore's number of permits (0: read holds).
+    pub permits: u32,
+    /// How many are asked for.
+    pub count: u32,
+    /// The lease asked for, in ms.
+    pub ttl_ms: u64,
+}
+
+/// An acquire, or a step of a blocking acquire, of `token`; `replay` when
+/// the first try's reply was lost.
 pub fn acquire(
     keys: &SemKeys,
     token: &[u8],
-    permits: u32,
-    ttl_ms: u64,
+    ask: Ask,
     mode: Mode,
     alive_ms: u64,
     arrival_us: u64,
+    replay: bool,
 ) -> Call<Step> {
     let mode = mode.arg();
+    let ttl_ms = ask.ttl_ms;
     let cmd = match &keys.counted {
-        Counted::Permits(permits_key) => scripts::SEM_ACQUIRE.evalsha(
-            &[&keys.holders, &keys.queue, permits_key],
+        Counted::Permits => scripts::SEM_ACQUIRE.evalsha(
+            &[&keys.holders, &keys.queue],
             &[
                 token.into(),
-                u64::from(permits).into(),
+                u64::from(ask.permits).into(),
                 now_ms().into(),
                 ttl_ms.into(),
                 mode.into(),
                 alive_ms.into(),
                 arrival_us.into(),
                 grace_ms().into(),
+                u64::from(ask.count).into(),
+                (if replay { "1" } else { "0" }).into(),
             ],
         ),
         Counted::Readers(lock) => readers::acquire_command(
@@ -74,19 +89,20 @@ pub fn acquire(
     })
 }
 
-/// Gives `token`'s permit back and hands freed permits to the first
-/// waiters; with `abandon` it also leaves the queue (a wait that ended, an
-/// acquire whose reply was lost). True when the token held a permit.
-pub fn release(keys: &SemKeys, token: &[u8], abandon: bool) -> Call<bool> {
+/// Gives `token`'s `count` permits back and hands freed permits to the
+/// first waiters; with `abandon` it also leaves the queue (a wait that
+/// ended, an acquire whose reply was lost). True when the token held them.
+pub fn release(keys: &SemKeys, token: &[u8], abandon: bool, count: u32) -> Call<bool> {
     let abandon = if abandon { "1" } else { "0" };
     let cmd = match &keys.counted {
-        Counted::Permits(permits_key) => scripts::SEM_RELEASE.evalsha(
-            &[&keys.holders, &keys.queue, permits_key],
+        Counted::Permits => scripts::SEM_RELEASE.evalsha(
+            &[&keys.holders, &keys.queue],
             &[
                 token.into(),
                 now_ms().into(),
                 grace_ms().into(),
                 abandon.into(),
+                u64::from(count).into(),
             ],
         ),
         Counted::Readers(lock) => readers::release_command(keys, lock, token, abandon),
@@ -94,17 +110,18 @@ pub fn release(keys: &SemKeys, token: &[u8], abandon: bool) -> Call<bool> {
     Call::one(cmd, |r| Ok(value::<i64>(one(r)?)? & 1 == 1)).until_done()
 }
 
-/// Sets `token`'s lease to `ttl_ms` from now, or with `ttl_ms` 0 only reads
-/// it: the lease left in ms, `None` when the permit is not ours.
-pub fn lease(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Call<Option<u64>> {
-    let cmd = lease_command(keys, token, ttl_ms);
+/// Sets the lease of `token`'s `count` permits to `ttl_ms` from now, or
+/// with `ttl_ms` 0 only reads it: the lease left in ms, `None` when the
+/// permits are not ours.
+pub fn lease(keys: &SemKeys, token: &[u8], ttl_ms: u64, count: u32) -> Call<Option<u64>> {
+    let cmd = lease_command(keys, token, ttl_ms, count);
     Call::one(cmd, |r| Ok(u64::try_from(value::<i64>(one(r)?)?).ok()))
 }
 
-/// Sets `token`'s lease to `ttl_ms` from now; true when the permit (read
-/// hold) was ours.
-pub fn extend(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Call<bool> {
-    let cmd = lease_command(keys, token, ttl_ms);
+/// Sets the lease of `token`'s `count` permits to `ttl_ms` from now; true
+/// when they (the read hold) were ours.
+pub fn extend(keys: &SemKeys, token: &[u8], ttl_ms: u64, count: u32) -> Call<bool> {
+    let cmd = lease_command(keys, token, ttl_ms, count);
     Call::one(cmd, |r| Ok(value::<i64>(one(r)?)? > 0))
 }
 
@@ -113,20 +130,20 @@ pub fn extend(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Call<bool> {
 /// answers the lease left in ms (after an extension: `ttl_ms`), or -3 when
 /// the permit (read hold) is not ours. The renewal thread sends it for an
 /// auto-renewed permit or read hold.
-pub fn lease_command(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Command {
-    let (script, other) = match &keys.counted {
-        Counted::Permits(permits_key) => (&scripts::SEM_REFRESH, permits_key),
-        Counted::Readers(lock) => (&scripts::READ_REFRESH, &lock.lock),
-    };
-    script.evalsha(
-        &[&keys.holders, other],
-        &[
-            token.into(),
-            now_ms().into(),
-            ttl_ms.into(),
-            grace_ms().into(),
-        ],
-    )
+pub fn lease_command(keys: &SemKeys, token: &[u8], ttl_ms: u64, count: u32) -> Command {
+    let args = [
+        token.into(),
+        now_ms().into(),
+        ttl_ms.into(),
+        grace_ms().into(),
+        u64::from(count).into(),
+    ];
+    match &keys.counted {
+        Counted::Permits => scripts::SEM_REFRESH.evalsha(&[&keys.holders], &args),
+        Counted::Readers(lock) => {
+            scripts::READ_REFRESH.evalsha(&[&keys.holders, &lock.lock], &args[..4])
+        }
+    }
 }
 
 /// Asks the server, before this process's first semaphore acquire there,
@@ -136,10 +153,9 @@ pub fn lease_command(keys: &SemKeys, token: &[u8], ttl_ms: u64) -> Command {
 /// taken. Reads and writes nothing.
 pub fn check_scripts(keys: &SemKeys) -> Call<()> {
     let cmd = match &keys.counted {
-        Counted::Permits(permits_key) => scripts::PERMITTED.evalsha(
-            &[&keys.holders, &keys.queue, permits_key],
-            &["semaphore".into()],
-        ),
+        Counted::Permits => {
+            scripts::PERMITTED.evalsha(&[&keys.holders, &keys.queue], &["semaphore".into()])
+        }
         Counted::Readers(lock) => scripts::PERMITTED.evalsha(
             &[&keys.holders, &keys.queue, &lock.lock],
             &["readers".into()],
@@ -168,7 +184,7 @@ mod tests {
         for name in [&b"app:{jobs}"[..], b"{42}", b"t{7}:x"] {
             let k = SemKeys::new(name);
             let wake = k.wake(b"ab");
-            for key in [&k.holders[..], &k.queue, k.permits().unwrap(), &wake] {
+            for key in [&k.holders[..], &k.queue, &wake] {
                 assert_eq!(keys::hash_slot(key), keys::hash_slot(name));
                 // A lock name has no "~~"; a lock's helper keys have one,
                 // followed by q, f, r, a~ or w~ (never "s").
@@ -178,7 +194,6 @@ mod tests {
         let k = SemKeys::new(b"jobs");
         assert_eq!(k.holders, b"jobs~~s");
         assert_eq!(k.queue, b"jobs~~s~~q");
-        assert_eq!(k.permits(), Some(&b"jobs~~s~~n"[..]));
         assert_eq!(k.wake(b"t1"), b"jobs~~s~~w~t1");
     }
 }

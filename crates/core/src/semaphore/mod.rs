@@ -33,6 +33,10 @@ use crate::topology::Topology;
 /// Most permits one semaphore may have.
 pub const MAX_PERMITS: i64 = 1_000_000;
 
+/// Most permits one acquire may take at once (each is a member of the
+/// holders' sorted set: the scripts' work grows with it).
+pub const MAX_COUNT: i64 = 1_000;
+
 /// What `__debugInfo` shows of a semaphore (no secrets).
 #[derive(Debug, Clone)]
 pub struct SemaphoreInfo {
@@ -172,10 +176,36 @@ impl Semaphore {
     /// `retry_delay` passed). `stop` is asked between wake-ups; true ends
     /// the wait with `false`.
     ///
-    /// An object holds at most one permit: acquiring again while it holds
-    /// one is an error (use another object for another permit). One whose
-    /// lease is over holds none.
+    /// An object holds at most one hold: acquiring again while it holds
+    /// one is an error (use another object for another). One whose lease
+    /// is over holds none.
     pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+        self.acquire_permits(wait, 1, stop)
+    }
+
+    /// [`Semaphore::acquire`] of `count` permits at once (1 to the
+    /// semaphore's permits, and at most [`MAX_COUNT`]), first come, first
+    /// served as Go's `semaphore.Weighted`: a waiter asking more than is
+    /// free holds the ones behind it. They are released, refreshed and
+    /// renewed together.
+    pub fn acquire_permits(
+        &mut self,
+        wait: Duration,
+        count: i64,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<bool> {
+        let max = MAX_COUNT.min(i64::from(self.permits));
+        if !(1..=max).contains(&count) {
+            return Err(LockError::invalid(
+                "count",
+                format!(
+                    "must be between 1 and {max} (the semaphore's {} permits, at most \
+                     {MAX_COUNT} at once)",
+                    self.permits
+                ),
+            ));
+        }
+        let count = count as u32;
         if let Some(entry) = self.held() {
             if !entry.lease.valid_for().is_zero() {
                 return Err(LockError::Unsupported(format!(
@@ -190,9 +220,9 @@ impl Semaphore {
         }
         let token = token::new_token()?.into_bytes();
         let counter = self.counter();
-        match counter.acquire(&token, wait, stop)? {
+        match counter.acquire(&token, count, wait, stop)? {
             Taken::Won(sent) => {
-                let id = counter.adopt(token, sent);
+                let id = counter.adopt(token, count, sent);
                 self.hold = Some(id);
                 Ok(true)
             }
@@ -206,8 +236,8 @@ impl Semaphore {
         }
     }
 
-    /// Gives this object's permit back (one round trip). True when it held
-    /// one and the permit was still its own in Redis. A release that Redis
+    /// Gives this object's permits back, all of them (one round trip). True
+    /// when it held them and they were still its own in Redis. A release that Redis
     /// did not answer fails; the permit is over for this object, and the
     /// release is finished later.
     pub fn release(&mut self) -> Result<bool> {
