@@ -70,8 +70,8 @@ struct Shared {
     /// When each hold-back began (its reply arrived) and how long it was.
     held_at: Mutex<Vec<(Instant, Duration)>>,
     /// Set by [`Proxy::refuse_requests_with`]: requests containing any of
-    /// these bytes are refused until then.
-    refuse: Mutex<Option<(Vec<Vec<u8>>, Instant)>>,
+    /// the bytes of a rule are refused until its end.
+    refuse: Mutex<Vec<(Vec<Vec<u8>>, Instant)>>,
     /// Requests refused so far.
     refused: AtomicU32,
 }
@@ -105,14 +105,11 @@ impl Shared {
     /// Whether `request` is to be refused now ([`Proxy::refuse_requests_with`]).
     fn refuses(&self, request: &[u8]) -> bool {
         let mut refuse = self.refuse.lock().unwrap_or_else(|p| p.into_inner());
-        let Some((patterns, until)) = refuse.as_ref() else {
-            return false;
-        };
-        if Instant::now() >= *until {
-            *refuse = None;
-            return false;
-        }
-        patterns.iter().any(|p| contains(request, p))
+        let now = Instant::now();
+        refuse.retain(|(_, until)| now < *until);
+        refuse
+            .iter()
+            .any(|(patterns, _)| patterns.iter().any(|p| contains(request, p)))
     }
 }
 
@@ -156,7 +153,7 @@ impl Proxy {
             holding: AtomicBool::new(false),
             held: AtomicU32::new(0),
             held_at: Mutex::new(Vec::new()),
-            refuse: Mutex::new(None),
+            refuse: Mutex::new(Vec::new()),
             refused: AtomicU32::new(0),
         });
         let s = shared.clone();
@@ -255,11 +252,15 @@ impl Proxy {
     /// client's bytes) that contains any of `patterns`: it is not
     /// forwarded, and its connection is closed on both sides, as a server
     /// that drops the connection would. Other requests pass (on other
-    /// connections: one refused closes its own).
+    /// connections: one refused closes its own). Rules add up: each lasts
+    /// its own time.
     pub fn refuse_requests_with(&self, patterns: &[&[u8]], lasting: Duration) {
         let patterns = patterns.iter().map(|p| p.to_vec()).collect();
-        *self.shared.refuse.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some((patterns, Instant::now() + lasting));
+        self.shared
+            .refuse
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((patterns, Instant::now() + lasting));
     }
 
     /// Requests refused so far ([`Proxy::refuse_requests_with`]).
