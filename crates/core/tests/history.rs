@@ -38,8 +38,11 @@
 //!
 //! - **renewal**: an auto-renewed hold of the long ttl is never found lost
 //!   unless its renewals were kept from Redis (its process paused, renewals
-//!   refused, replies held back or requests held up) for more than
-//!   `ttl - ttl/3 - 0.4 s` of the ttl before;
+//!   refused, replies held back) for more than `ttl - ttl/3 - 0.4 s` of the
+//!   ttl before; a third of the long auto-renewed holds keep their whole
+//!   ttl for 3.2-4.5 s, and the controller refuses a lock's renewals (by
+//!   its token) from 0.8 s to 2.2 s after its grant: two renewals fail,
+//!   and each must be sent again soon;
 //! - **pending release**: a write hold's release that got no answer stays
 //!   pending and is sent again: a direct connection watches the key, which
 //!   must not hold the token once the process has run 1 s (its pauses not
@@ -407,8 +410,9 @@ enum Step {
     Check(Checks),
     /// `refresh()` it with this shorter ttl (ms), now.
     Shorten(u64),
-    /// A shortening is planned at this time (ns): log it ([`Log::plan`]).
-    Plan(u64),
+    /// A shortening is planned at this time (ns), or (false) the hold
+    /// started then and keeps its whole ttl: log it ([`Log::plan`]).
+    Plan(u64, bool),
 }
 
 /// The ways a holder checks its hold now.
@@ -570,8 +574,9 @@ impl Worker {
     /// shortens its lease just after its first renewal was sent (a third
     /// of the ttl after it was won), and then lasts long enough to see
     /// whether a late reply of that renewal undid the shorter lease;
-    /// another third lasts 2.5-4 s on its whole ttl (its renewals must keep
-    /// it through the faults); the rest may shorten it now and then.
+    /// another third lasts 3.2-4.5 s on its whole ttl (its renewals must
+    /// keep it through the faults: the controller refuses a lock's for a
+    /// while); the rest may shorten it now and then.
     fn hold(&self, mut step: impl FnMut(Step) -> bool) {
         let started = now_ns();
         let mut hold = self.some_hold();
@@ -588,11 +593,14 @@ impl Worker {
                     planned = Some(at);
                     // Nothing else of the hold matches the hold-back.
                     checks = Checks::Passive;
-                    step(Step::Plan(at));
+                    step(Step::Plan(at, true));
                 }
                 1 => {
-                    hold = ms(2500 + below(1500));
-                    checks = Checks::Whole;
+                    // Past its first ttl: its renewals, refused for a
+                    // while, must have been sent again soon.
+                    hold = ms(3200 + below(1300));
+                    checks = Checks::Passive;
+                    step(Step::Plan(started, false));
                 }
                 _ => {}
             }
@@ -837,7 +845,7 @@ fn cycle(w: &Worker, lock: &mut Lock, log: &mut Log, fenced: bool) {
     let grant = log.grant(w, called, fence, Kind::Write, "acquire");
     let token = lock.token();
     w.hold(|step| match step {
-        Step::Plan(at) => log.plan(&grant, Kind::Write, token.as_deref(), at),
+        Step::Plan(at, shorten) => log.plan(&grant, Kind::Write, token.as_deref(), at, shorten),
         Step::Shorten(ttl_ms) => shorten(log, &grant, lock, ttl_ms),
         Step::Check(checks) => check_once(w, log, &grant, lock, w.long, checks),
     });
@@ -888,7 +896,7 @@ fn semaphore_cycle(w: &Worker, sem: &mut Semaphore, log: &mut Log) {
     };
     let grant = log.grant(w, called, -1, Kind::Permit, "acquire");
     w.hold(|step| match step {
-        Step::Plan(at) => log.plan(&grant, Kind::Permit, None, at),
+        Step::Plan(at, shorten) => log.plan(&grant, Kind::Permit, None, at, shorten),
         Step::Shorten(ttl_ms) => shorten(log, &grant, sem, ttl_ms),
         Step::Check(_) if !child && below(15) == 0 => {
             // While this process holds a permit: the child holds none of
@@ -928,13 +936,13 @@ fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log) {
     let mut grant = log.grant(w, called, -1, kind, "acquire");
     w.hold(|step| {
         let (check, checks) = match step {
-            Step::Plan(at) => {
+            Step::Plan(at, shorten) => {
                 let token = if kind == Kind::Write {
                     lock.token()
                 } else {
                     None
                 };
-                return log.plan(&grant, kind, token.as_deref(), at);
+                return log.plan(&grant, kind, token.as_deref(), at, shorten);
             }
             Step::Shorten(ttl_ms) => return shorten(log, &grant, lock, ttl_ms),
             Step::Check(checks) => (below(12), checks),
@@ -1048,10 +1056,20 @@ impl Log {
 
     /// Logs that `grant` (of `kind`, with `token` when known) plans to
     /// shorten its lease at `at` (ns), just after its first renewal was
-    /// sent: the controller holds back that renewal's reply when it can.
-    fn plan(&mut self, grant: &str, kind: Kind, token: Option<&[u8]>, at: u64) -> bool {
+    /// sent: the controller holds back that renewal's reply when it can;
+    /// or (not `shorten`) that it started at `at` and keeps its whole ttl
+    /// past it: the controller refuses its renewals for a while.
+    fn plan(
+        &mut self,
+        grant: &str,
+        kind: Kind,
+        token: Option<&[u8]>,
+        at: u64,
+        shorten: bool,
+    ) -> bool {
         let token = token.map_or("-".to_owned(), |t| String::from_utf8_lossy(t).into_owned());
-        self.line(&format!("P {grant} {at} {} {token}", kind.letter()));
+        let how = if shorten { "s" } else { "k" };
+        self.line(&format!("P {grant} {at} {} {token} {how}", kind.letter()));
         true
     }
 
@@ -1082,6 +1100,8 @@ struct Report {
     /// and the requests refused.
     refusals: usize,
     refused: u32,
+    /// Long holds whose renewals were refused for a while.
+    renewals_refused: usize,
     /// Every connection dropped while a fresh worker was in its first
     /// wait; first waits found to span such a drop.
     drops: usize,
@@ -1131,6 +1151,7 @@ impl Report {
             held: 0,
             refusals: 0,
             refused: 0,
+            renewals_refused: 0,
             drops: 0,
             first_wait_drops: 0,
             departed: 0,
@@ -1162,6 +1183,7 @@ impl Report {
             + self.delays
             + self.held as usize
             + self.refusals
+            + self.renewals_refused
             + self.drops
             + self.departed
     }
@@ -1244,8 +1266,13 @@ impl std::fmt::Display for Report {
             write!(
                 f,
                 ", {} of the long ttl ({} checked past a hand-over mark's life, {} auto-renewed \
-                 ones past their ttl), {} refreshes to a shorter ttl",
-                self.long_grants, self.long_past_mark, self.renewed_past_ttl, self.shortened
+                 ones past their ttl, {} with their renewals refused for 1.4 s), {} refreshes \
+                 to a shorter ttl",
+                self.long_grants,
+                self.long_past_mark,
+                self.renewed_past_ttl,
+                self.renewals_refused,
+                self.shortened
             )?;
         }
         write!(
@@ -1315,6 +1342,8 @@ struct Faults {
     drops: Vec<u64>,
     /// Renewals, refreshes and releases refused: from, to.
     refusals: Vec<(u64, u64)>,
+    /// The renewals of one process's hold refused: pid, from, to.
+    renewals_refused: Vec<(u32, u64, u64)>,
     /// Requests or replies held up: from, to (the hold-up included).
     slowdowns: Vec<(u64, u64)>,
     /// Replies held back: from, to.
@@ -1331,13 +1360,19 @@ impl Faults {
     }
 
     /// How long, from `from` to `to`, process `pid` was paused or the
-    /// requests of its holds could be kept from Redis (refused, held up,
-    /// replies held back): the length of the union of those windows.
+    /// requests of its holds could be kept from Redis (refused, replies
+    /// held back): the length of the union of those windows. (Requests
+    /// held up in flight, 0.3 s at most, only delay them.)
     fn hindered(&self, pid: u32, from: u64, to: u64) -> u64 {
+        let own_refused = self
+            .renewals_refused
+            .iter()
+            .filter(move |r| r.0 == pid)
+            .map(|&(_, from, to)| (from, to));
         let mut windows: Vec<(u64, u64)> = self
             .pauses_of(pid)
+            .chain(own_refused)
             .chain(self.refusals.iter().copied())
-            .chain(self.slowdowns.iter().copied())
             .chain(self.held.iter().copied())
             .map(|(a, b)| (a.max(from), b.min(to)))
             .filter(|(a, b)| a < b)
@@ -1355,8 +1390,9 @@ impl Faults {
     }
 
     /// Writes what the controller did, one line each (kept beside the
-    /// workers' logs): `pause pid from to`, `drop at`, `refused from to`,
-    /// `slow from to`, `held from to`.
+    /// workers' logs): `pause pid from to`, `drop at`, `renewals pid from
+    /// to` (one hold's renewals refused), `refused from to`, `slow from
+    /// to`, `held from to`.
     fn write(&self, path: &Path) {
         let mut lines = vec![];
         for &(pid, from, to) in &self.pauses {
@@ -1364,6 +1400,9 @@ impl Faults {
         }
         for &at in &self.drops {
             lines.push((at, format!("drop {at}")));
+        }
+        for &(pid, from, to) in &self.renewals_refused {
+            lines.push((from, format!("renewals {pid} {from} {to}")));
         }
         for (what, windows) in [
             ("refused", &self.refusals),
@@ -1452,25 +1491,36 @@ fn holding_until(log: &Path, pid: u32) -> Option<u64> {
     kept.map(|(_, until)| until.saturating_sub(SLACK))
 }
 
-/// The shortenings worker `pid` plans (`P` lines of its log): grant, when
-/// (ns), kind, token (when known).
-fn plans(log: &Path, pid: u32) -> Vec<(String, u64, Kind, Option<String>)> {
+/// A long hold's plan (a `P` line of its worker's log).
+struct Plan {
+    grant: String,
+    /// When it shortens its lease, or when it started (ns).
+    at: u64,
+    kind: Kind,
+    /// Its token, when known.
+    token: Option<String>,
+    /// It shortens its lease (else it keeps its whole ttl).
+    shortens: bool,
+}
+
+/// The plans of worker `pid`'s long holds, from its log.
+fn plans(log: &Path, pid: u32) -> Vec<Plan> {
     let own = format!("P {pid}.");
     tail(log, 8 * 1024)
         .lines()
         .filter(|l| l.starts_with(&own))
         .filter_map(|line| {
             let fields: Vec<&str> = line.split(' ').collect();
-            let ["P", grant, at, kind, token] = fields[..] else {
+            let ["P", grant, at, kind, token, how] = fields[..] else {
                 return None;
             };
-            let token = (token != "-").then(|| token.to_owned());
-            Some((
-                grant.to_owned(),
-                at.parse().ok()?,
-                Kind::parse(kind)?,
-                token,
-            ))
+            Some(Plan {
+                grant: grant.to_owned(),
+                at: at.parse().ok()?,
+                kind: Kind::parse(kind)?,
+                token: (token != "-").then(|| token.to_owned()),
+                shortens: how == "s",
+            })
         })
         .collect()
 }
@@ -1668,7 +1718,17 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
             // armed just before it is due).
             if !proxy.holding_reply() {
                 for slot in slots.iter().filter(|s| s.long && s.paused.is_none()) {
-                    for (grant, at, kind, token) in plans(&slot.log, slot.pid) {
+                    let shortenings = plans(&slot.log, slot.pid)
+                        .into_iter()
+                        .filter(|p| p.shortens);
+                    for Plan {
+                        grant,
+                        at,
+                        kind,
+                        token,
+                        ..
+                    } in shortenings
+                    {
                         let soon = token.is_some() || t + 300 * MS >= at;
                         if soon && t < at && aimed.insert(grant) {
                             let parts = renewal_of(kind, token.as_deref());
@@ -1691,6 +1751,31 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
             }
         } else {
             proxy.cancel_hold();
+        }
+        // A long lock hold that keeps its whole ttl: its renewals refused
+        // from 0.8 s to 2.2 s after its grant, two renewals due meanwhile
+        // (about 1 s and 2 s after the request that won it): each must be
+        // sent again soon (within 0.1 s), which keeps it, with 0.5 s to
+        // spare, until the next renewal.
+        for slot in slots.iter().filter(|s| s.long) {
+            let kept = plans(&slot.log, slot.pid)
+                .into_iter()
+                .filter(|p| !p.shortens);
+            for Plan {
+                grant, at, token, ..
+            } in kept
+            {
+                let (from, to) = (at + 800 * MS, at + 2200 * MS);
+                let Some(token) = token.filter(|_| t >= from && t < to) else {
+                    continue;
+                };
+                if aimed.insert(grant) {
+                    let patterns = [scripts::REFRESH.hash().as_bytes(), token.as_bytes()];
+                    proxy.refuse_requests_with(&patterns, Duration::from_nanos(to - t));
+                    faults.renewals_refused.push((slot.pid, t, to));
+                    report.renewals_refused += 1;
+                }
+            }
         }
         // Every connection dropped while a fresh worker is in its first
         // wait (blocked in acquire).
