@@ -1298,9 +1298,38 @@ impl std::fmt::Display for Report {
             ", {} calls failed; {} violations",
             self.errors,
             self.violations.len()
-        )
+        )?;
+        // By check, in the order of the checks.
+        let mut by_check: Vec<(&str, usize)> = Vec::new();
+        for v in &self.violations {
+            let check = CHECKS
+                .iter()
+                .find(|c| v.starts_with(*c))
+                .copied()
+                .unwrap_or("other");
+            match by_check.iter_mut().find(|(c, _)| *c == check) {
+                Some((_, n)) => *n += 1,
+                None => by_check.push((check, 1)),
+            }
+        }
+        if !by_check.is_empty() {
+            let list: Vec<String> = by_check.iter().map(|(c, n)| format!("{n} {c}")).collect();
+            write!(f, " ({})", list.join(", "))?;
+        }
+        Ok(())
     }
 }
+
+/// The checks, as violations name them first.
+const CHECKS: [&str; 7] = [
+    "truth",
+    "tolerance",
+    "lease kept",
+    "pause tolerance",
+    "renewal",
+    "pending release",
+    "first wait",
+];
 
 #[allow(clippy::too_many_arguments)]
 fn spawn_worker(
