@@ -50,7 +50,8 @@
 //!   counted) after the server answers again (the refusal over), + 0.3 s;
 //! - **first wait**: a fresh worker's first acquire (a long wait) during
 //!   which the controller dropped every connection (at a random moment of
-//!   its first 0.3 s: during the first try or blocked in the queue)
+//!   its first 0.3 s: during the first try or blocked in the queue; not in
+//!   its last 100 ms, which leave no time to send a step again)
 //!   returns no error, unless requests were held up or refused or the
 //!   worker paused meanwhile.
 //!
@@ -2045,6 +2046,8 @@ impl Hold {
 #[derive(Debug, Default)]
 struct First {
     called: u64,
+    /// Its wait (ns).
+    wait: u64,
     returned: Option<(u64, String)>,
 }
 
@@ -2239,9 +2242,13 @@ fn parse_line(
                 hold.watched = true;
             }
         }
-        ["Q", pid, called, _] => {
-            if let (Some(pid), Some(called)) = (pid.parse().ok(), num(called)) {
-                firsts.entry(pid).or_default().called = called;
+        ["Q", pid, called, wait] => {
+            if let (Some(pid), Some(called), Some(wait)) =
+                (pid.parse().ok(), num(called), num(wait))
+            {
+                let first = firsts.entry(pid).or_default();
+                first.called = called;
+                first.wait = wait * MS;
             }
         }
         ["q", pid, _, after, ..] => {
@@ -2425,10 +2432,13 @@ fn first_waits(firsts: &HashMap<u32, First>, faults: &Faults, report: &mut Repor
         let Some((returned, said)) = &first.returned else {
             continue;
         };
+        // A drop in the wait's last 100 ms leaves no time to send its
+        // last step again: not counted.
+        let last = (first.called + first.wait).saturating_sub(100 * MS);
         let Some(&dropped) = faults
             .drops
             .iter()
-            .find(|&&d| d > first.called && d < *returned)
+            .find(|&&d| d > first.called && d < *returned && d < last)
         else {
             continue;
         };
