@@ -1831,7 +1831,15 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
         }
         match below(10) {
             0..=3 => {
-                let i = below(workers_at_once as u64) as usize;
+                // Two pauses in three hit a holder when there is one (the
+                // pause tolerance is checked on holders).
+                let holders: Vec<usize> = (0..workers_at_once)
+                    .filter(|&i| holding_until(&slots[i].log, slots[i].pid).is_some())
+                    .collect();
+                let i = match holders.is_empty() || below(3) == 0 {
+                    true => below(workers_at_once as u64) as usize,
+                    false => holders[below(holders.len() as u64) as usize],
+                };
                 // Long workers mostly while they hold (a paused long
                 // waiter is mostly a long wait for the others), and not
                 // while their renewals are refused on purpose.
