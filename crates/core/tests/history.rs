@@ -40,10 +40,11 @@
 //!   if, once its renewal was due (2/3 of the ttl before), there was a
 //!   stretch of 0.4 s in which nothing kept its renewals from Redis (its
 //!   process paused, renewals refused, replies held back, requests held
-//!   up): one without an answer is sent again within 0.1 s; a third of the long auto-renewed holds keep their whole
-//!   ttl for 3.2-4.5 s, and the controller refuses a lock's renewals (by
-//!   its token) from 0.8 s to 2.1 s after its grant: two renewals fail,
-//!   and each must be sent again soon;
+//!   up): one without an answer is sent again within 0.1 s. A third of
+//!   the long auto-renewed holds keep their whole ttl for 3.2-4.5 s, and
+//!   the controller refuses a lock's renewals (by its token) from 0.8 s to
+//!   2.1 s after its grant: two renewals fail, and each must be sent again
+//!   soon;
 //! - **pending release**: a write hold's release that got no answer stays
 //!   pending and is sent again: a direct connection watches the key, which
 //!   must not hold the token once the process has run 1 s (its pauses not
@@ -574,13 +575,13 @@ impl Worker {
     }
 
     /// Holds for some time, taking a [`Step`] now and then until one says
-    /// to stop (false). An auto-renewed long hold, a third of the time,
+    /// to stop (false). An auto-renewed long hold, half of the time,
     /// shortens its lease just after its first renewal was sent (a third
     /// of the ttl after it was won), and then lasts long enough to see
-    /// whether a late reply of that renewal undid the shorter lease;
-    /// another third lasts 3.2-4.5 s on its whole ttl (its renewals must
-    /// keep it through the faults: the controller refuses a lock's for a
-    /// while); the rest may shorten it now and then.
+    /// whether a late reply of that renewal undid the shorter lease; a
+    /// third of the time it lasts 3.2-4.5 s on its whole ttl (its renewals
+    /// must keep it through the faults: the controller refuses a lock's
+    /// for a while); else it may shorten it now and then.
     fn hold(&self, mut step: impl FnMut(Step) -> bool) {
         let started = now_ns();
         let mut hold = self.some_hold();
@@ -590,8 +591,8 @@ impl Worker {
             false => Checks::Whole,
         };
         if self.long && self.renews() {
-            match below(3) {
-                0 => {
+            match below(6) {
+                0..=2 => {
                     hold = hold.max(ms(2500));
                     let at = started + self.ttl_ms() / 3 * MS + (20 + below(120)) * MS;
                     planned = Some(at);
@@ -599,7 +600,7 @@ impl Worker {
                     checks = Checks::Passive;
                     step(Step::Plan(at, true));
                 }
-                1 => {
+                3..=4 => {
                     // Past its first ttl: its renewals, refused for a
                     // while, must have been sent again soon.
                     hold = ms(3200 + below(1300));
@@ -1676,8 +1677,12 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
         logs.push(log.clone());
         report.processes += 1;
         let long = scenario.long_slot(i);
-        // A third of the short workers renew, two thirds of the long ones.
-        let renew = n.is_multiple_of(3) != long;
+        // A third of the short workers renew, three quarters of the long
+        // ones.
+        let renew = match long {
+            false => n.is_multiple_of(3),
+            true => !n.is_multiple_of(4),
+        };
         let key = &names[i % names.len()];
         let child = spawn_worker(scenario, &url, &direct, key, &log, end, renew, long);
         Slot {
