@@ -118,7 +118,7 @@ impl Counter<'_> {
             Ok(Step::Waiting { .. }) if wait.is_zero() => Taken::Out,
             // A try whose connection dropped: the wait's steps find what it
             // took, if anything.
-            Err(err) if err.is_passing() && !wait.is_zero() => {
+            Err(err) if err.is_retryable() && !wait.is_zero() => {
                 self.wait_or_give_back(token, count, &steps, wait, stop)?
             }
             Ok(Step::Waiting { .. }) => self.wait_or_give_back(token, count, &steps, wait, stop)?,

@@ -111,18 +111,26 @@ pub(crate) fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Dur
 }
 
 /// Runs `call` again through dropped connections (the server dropped
-/// them, restarted, failed over: [`LockError::is_passing`]), pausing 10 ms
-/// doubling to 200 ms between tries, until `deadline`: what a wait does
-/// before its first step (its checks, its plain try). Any other error, or
-/// one still there at the deadline, is the result.
+/// them: restarted, failed over), pausing 10 ms doubling to 200 ms between
+/// tries, until `deadline`: what a wait does before its first step (its
+/// checks, its plain try). Once a connection dropped, a server that
+/// refuses new ones is passing too ([`LockError::is_passing`]: it is
+/// restarting); one that refused from the start is not: a wrong address
+/// or a server down fails at once, as a plain try does. Any other error,
+/// or one still there at the deadline, is the result.
 pub(crate) fn through_drops<T>(
     deadline: Instant,
     mut call: impl FnMut() -> Result<T>,
 ) -> Result<T> {
     let mut pause = FIRST_PAUSE;
+    let mut dropped = false;
     loop {
         match call() {
-            Err(e) if e.is_passing() && Instant::now() + pause < deadline => {
+            Err(e)
+                if (e.is_retryable() || (dropped && e.is_passing()))
+                    && Instant::now() + pause < deadline =>
+            {
+                dropped = true;
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(MAX_PAUSE);
             }

@@ -85,8 +85,9 @@ impl Lock {
             // the recipe costs); only a lock found held costs the queue.
             Waiting::HandOver => match self.try_once(&token) {
                 Ok(None) => self.wait_in_queue(&token, wait, stop, false),
-                // Its outcome unknown: the wait's first step replays it.
-                Err(e) if e.is_passing() => self.wait_in_queue(&token, wait, stop, true),
+                // Its outcome unknown (the connection dropped under it):
+                // the wait's first step replays it.
+                Err(e) if e.is_retryable() => self.wait_in_queue(&token, wait, stop, true),
                 other => other,
             },
             Waiting::Quorum => self.wait_for_quorum(&token, wait, stop),
