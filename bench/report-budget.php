@@ -12,6 +12,11 @@ declare(strict_types=1);
  * median of the per-round ratios <= 1.00), Redis commands per cycle
  * (target: the recipe's + 1) and Redis CPU per cycle (target: <= 1.05x).
  *
+ * PRIMITIVES COST: an uncontended read hold and permit cycle (contenders
+ * redislock-read, redislock-permit) against the lock's, round by round:
+ * Redis commands per cycle (target <= 8) and Redis CPU per cycle (target
+ * <= 1.25x the lock's).
+ *
  * CONTENDED: per workload and repetition, redislock against the best peer
  * of that repetition (the one with the most CS/s; the no-lock control and
  * the bridges, which run on redislock, are not peers): CS/s ratio (target
@@ -67,6 +72,29 @@ if ($reps === []) {
     $text .= Table::render(['', "redislock\n", "recipe\n", "ratio\n", "target\n", "\n"], $rows, 'lrrrrl');
     $text .= sprintf("  per-round time ratios (%d rounds, each round runs both, order rotating): %s\n", count($reps), $ratios($time));
 }
+
+// ------------------------------------------------------- primitives cost
+$lockRuns = $byRep($uncontended, 'redislock');
+$text .= "\nPRIMITIVES COST BUDGET: an uncontended read hold and permit cycle against the lock's (redislock)\n";
+$rows = [];
+foreach (['redislock-read' => 'read hold', 'redislock-permit' => 'permit (of 4)'] as $name => $label) {
+    $mine = $byRep($uncontended, $name);
+    $both = array_keys(array_intersect_key($mine, $lockRuns));
+    sort($both);
+    if ($both === []) {
+        $rows[] = [$label, '(not measured)', '', '', '', '', ''];
+        continue;
+    }
+    $cmds = Stats::median(array_map(fn ($rep) => $mine[$rep]['cmds_per_cycle'], $both));
+    $cpu = array_map(fn ($rep) => ($mine[$rep]['redis_cpu_us_per_cycle'] ?? 0)
+        / max(1e-9, $lockRuns[$rep]['redis_cpu_us_per_cycle'] ?? 0), $both);
+    $cpuRatio = Stats::median($cpu);
+    $rows[] = [$label, Table::num($cmds, 2), '<= 8', $verdict($cmds <= 8.005),
+        sprintf('%.2f us', Stats::median(array_map(fn ($rep) => $mine[$rep]['redis_cpu_us_per_cycle'] ?? 0, $both))),
+        sprintf('%.3f (%s)', $cpuRatio, $ratios($cpu)), $verdict($cpuRatio <= 1.25)];
+}
+$text .= Table::render(['', "commands\n/cycle", "target\n", "\n", "Redis CPU\n/cycle", "CPU ratio to the lock's\n(median; per round)", "<= 1.25\n"],
+    $rows, 'lrrlrrl');
 
 // ------------------------------------------------------------- contended
 $peers = array_values(array_filter(array_keys(contenders()), fn ($n) => in_array('contended', contenders()[$n]['suites'], true)

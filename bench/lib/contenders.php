@@ -20,6 +20,8 @@ function contenders(): array
         'laravel' => ['label' => 'Laravel RedisLock', 'suites' => $both],
         'laravel-redislock' => ['label' => 'Laravel redislock driver', 'suites' => $both],
         'floor' => ['label' => 'round-trip floor (SET+EVALSHA)', 'suites' => ['uncontended']],
+        'redislock-read' => ['label' => 'redislock read hold', 'suites' => ['uncontended']],
+        'redislock-permit' => ['label' => 'redislock permit (of 4)', 'suites' => ['uncontended']],
         'nolock' => ['label' => 'no lock (control)', 'suites' => ['contended']],
     ];
 }
