@@ -288,7 +288,7 @@ RedisLock\ConnectionException: %s
 commands run (reads only): evalsha x1, exists x1, get x2, pttl x1, zcard x1, zrange x1
 no write: ok
 and it saw the hold: ok
-commands run (reads only): evalsha x1, exists x1, get x2, pttl x1, zcard x2, zcount x2, zrange x4, zrangebyscore x2, zscore x1
+commands run (reads only): evalsha x1, exists x1, get x2, pttl x2, zcard x2, zcount x1, zrange x3, zrangebyscore x1, zscore x1
 no write: ok
 and it saw the reader and the permit: ok
 ValueError: RedisLock::inspect(): Argument #1 ($key) must not be empty

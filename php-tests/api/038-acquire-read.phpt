@@ -45,7 +45,7 @@ function part(string $label, string $key, callable $part): void
 
 $lock = fn (string $key, float $ttl = 10) => redislock_test_lock($key, $ttl);
 $get = fn (string $key) => redis_cmd($url, 'GET', redislock_test_stored_key($key));
-$readers = fn (string $key) => redis_cmd($url, 'ZCARD', redislock_test_stored_key($key) . '~~r');
+$readers = fn (string $key) => redis_readers($url, redislock_test_stored_key($key));
 
 $key = redislock_test_key('read-share');
 part('readers share; a writer is excluded until the last one leaves', $key, function () use ($key, $lock, $get, $readers) {

@@ -22,12 +22,12 @@ if ($pid === 0) {
         'refresh' => $lock->refresh(1),
         'release' => $lock->release(),
         'acquire (no promotion of the parent\'s hold)' => $lock->acquire(),
-        'readers in Redis' => redis_cmd($url, 'ZCARD', "$key~~r"),
+        'readers in Redis' => redis_readers($url, $key),
     ];
     // A read hold of its own, ended with the child (request end).
     $own = new RedisLock($key, 10, $url);
     $r['a read hold of its own'] = $own->acquireRead();
-    $r['readers with it'] = redis_cmd($url, 'ZCARD', "$key~~r");
+    $r['readers with it'] = redis_readers($url, $key);
     file_put_contents($results, json_encode($r));
     child_exit(0);
 }
@@ -37,7 +37,7 @@ foreach (json_decode(file_get_contents($results), true) as $what => $v) {
     echo "child $what: ", var_export($v, true), "\n";
 }
 unlink($results);
-var_dump(redis_cmd($url, 'ZCARD', "$key~~r"));
+var_dump(redis_readers($url, $key));
 var_dump($lock->isAcquired());
 $left = $lock->remainingTtl();
 var_dump($left > 9 && $left <= 10);   // the child's refresh(1) did nothing

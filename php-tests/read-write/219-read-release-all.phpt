@@ -16,11 +16,11 @@ $b = new RedisLock($key, 30, $url);
 $kept = new RedisLock($key, 30, $url, ['auto_release' => false]);
 $writer = new RedisLock($other, 30, $url);
 var_dump($a->acquireRead(), $b->acquireRead(), $kept->acquireRead(), $writer->acquire());
-echo "readers before: ", redis_cmd($url, 'ZCARD', "$key~~r"), "\n";
+echo "readers before: ", redis_readers($url, $key), "\n";
 
 // Two read holds and one write hold end; the auto_release => false reader stays.
 var_dump(RedisLock::releaseAll());
-echo "readers after: ", redis_cmd($url, 'ZCARD', "$key~~r"), ", lock ", redis_cmd($url, 'GET', $key), "\n";
+echo "readers after: ", redis_readers($url, $key), ", lock ", redis_cmd($url, 'GET', $key), "\n";
 var_dump($a->isAcquired(), $a->release(), $kept->isAcquired(), $writer->isAcquired());
 var_dump(RedisLock::releaseAll());
 

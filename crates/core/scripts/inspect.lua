@@ -58,6 +58,11 @@ local owner = redis.call('GET', lock)
 local readers = false
 if owner == '~~read' then
   readers = holders(KEYS[4])
+elseif owner and string.match(owner, '^~~read:') then
+  -- A lone reader: K holds "~~read:<token>:<lease end>", its lease K's
+  -- expiry.
+  readers = {1, {string.match(owner, '^~~read:([^:]*)')}, redis.call('PTTL', lock)}
+  owner = '~~read'
 end
 local semaphore = false
 local base = KEYS[5]

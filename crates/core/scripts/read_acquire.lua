@@ -14,7 +14,31 @@ local readers, queue, lock = KEYS[1], KEYS[2], KEYS[3]
 local token, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local mode, grace = ARGV[4], tonumber(ARGV[7])
 local MARK = '~~read'
+local LONE = '~~read:'
 local held = redis.call('GET', lock)
+
+-- Fast path: K is free, so no hand-over is on its way to a waiter (a
+-- writer's plain SET NX takes it alike). A lone reader is written into K
+-- itself, "~~read:<token>:<end of its lease>" (ms since the Unix epoch by
+-- its clock, as its score in K~~r would be), with K's expiry its lease:
+-- no K~~r, and its release is a writer's (GET, EXISTS, DEL). A plain try
+-- replayed after a lost reply finds K its own and sets the lease again.
+local mine = LONE .. token .. ':'
+if mode == '0' and (not held or string.sub(held, 1, #mine) == mine) then
+  redis.call('SET', lock, mine .. string.format('%d', now + ttl), 'PX', ttl)
+  return {1}
+end
+-- A reader alone in K (we may be it, in a waiter's step): it joins K~~r
+-- with the lease end it wrote (its clock, not ours), and K holds the read
+-- mark with the same expiry.
+local lone, ends = string.match(held or '', '^~~read:([^:]*):(%d+)$')
+if lone then
+  local left = redis.call('PTTL', lock)
+  redis.call('ZADD', readers, ends, lone)
+  redis.call('PEXPIRE', readers, left + grace + 1000)
+  redis.call('SET', lock, MARK, 'PX', left)
+  held = MARK
+end
 
 local function won()
   redis.call('ZADD', readers, now + ttl, token)
@@ -30,7 +54,7 @@ local function won()
   return {1}
 end
 
--- Fast path: no writer and nobody waiting.
+-- No writer and nobody waiting: we join the readers.
 if mode == '0' and (not held or held == MARK) and redis.call('EXISTS', queue) == 0 then
   return won()
 end

@@ -20,6 +20,12 @@ if held == token then
   leave_queue(lock, queue, token)
   return {1}
 end
+if held and string.sub(held, 1, #token + 8) == '~~read:' .. token .. ':' then
+  -- A lone reader (read_acquire.lua's fast path) is the only one.
+  redis.call('SET', lock, token, 'PX', ttl)
+  leave_queue(lock, queue, token)
+  return {1}
+end
 local score = tonumber(redis.call('ZSCORE', readers, token))
 if held ~= READ_MARK or not score or score <= now then
   leave_queue(lock, queue, token)

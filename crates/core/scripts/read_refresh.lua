@@ -1,5 +1,6 @@
 -- Extends a read hold's lease, only while it is still ours by the
--- caller's clock and K still holds the read mark (lib/readers.lua); K
+-- caller's clock and K still holds the read mark (lib/readers.lua), or
+-- K's expiry while K holds "~~read:<token>:<lease end>" (a lone reader); K
 -- lives at least as long, and no longer than the longest read lease
 -- (+ grace) when it lived longer. With ARGV[3] = '0' only reads it.
 -- KEYS[1] = readers (K~~r), KEYS[2] = lock (K)
@@ -9,8 +10,19 @@
 -- hold is not ours.
 local readers, lock = KEYS[1], KEYS[2]
 local token, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+-- A lone reader (K holds "~~read:<token>:<lease end>"): its lease is K's
+-- expiry, and the lease end it keeps there moves with it.
+local held = redis.call('GET', lock)
+local mine = '~~read:' .. token .. ':'
+if held and string.sub(held, 1, #mine) == mine then
+  if ttl == 0 then
+    return redis.call('PTTL', lock)
+  end
+  redis.call('SET', lock, mine .. string.format('%d', now + ttl), 'PX', ttl)
+  return ttl
+end
 local score = tonumber(redis.call('ZSCORE', readers, token))
-if not score or score <= now or redis.call('GET', lock) ~= '~~read' then
+if not score or score <= now or held ~= '~~read' then
   return -3
 end
 if ttl == 0 then

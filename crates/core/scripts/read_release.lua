@@ -15,12 +15,29 @@
 local readers, queue, lock = KEYS[1], KEYS[2], KEYS[3]
 local token, now, grace, abandon = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
 local MARK = '~~read'
-local held = redis.call('ZREM', readers, token)
-if not abandon and held == 0 and redis.call('EXISTS', queue) == 0 then
+-- A lone reader (K holds "~~read:<token>:<lease end>", read_acquire.lua's
+-- fast path) gives K back as a writer does (release.lua): GET, EXISTS, DEL.
+local mine = '~~read:' .. token .. ':'
+local lone = string.sub(redis.call('GET', lock) or '', 1, #mine) == mine
+if lone and redis.call('EXISTS', queue) == 0 then
+  redis.call('DEL', lock)
+  return 1
+end
+local held = lone and 1 or redis.call('ZREM', readers, token)
+if not lone and not abandon and held == 0 and redis.call('EXISTS', queue) == 0 then
   return 0
 end
 -- @include queue
 -- @include readers
+if lone then
+  if abandon then
+    leave_queue(lock, queue, token)
+  end
+  if free_lock(lock, queue, false) then
+    return 3
+  end
+  return 1
+end
 if abandon and redis.call('GET', lock) == token then
   -- A release handed us the lock and we are gone before we took it: it
   -- goes on to the next waiter (our mark stays until it is freed, so the

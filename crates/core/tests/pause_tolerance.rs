@@ -458,3 +458,60 @@ fn a_handed_lock_survives_a_connection_blip_with_auto_renew() {
 fn a_free_lock_survives_a_connection_blip() {
     survives_a_blip(false, false);
 }
+
+/// A lone reader holds the lock key itself; a second reader moves it into
+/// `K~~r`. That second reader read its clock, then paused 1.5 s before its
+/// step reached Redis: the lone reader keeps the lease end it wrote itself
+/// (a lease end counted from the stale clock would be 1.5 s short), so when
+/// the second reader leaves, `K` is not cut below the lone reader's lease.
+#[test]
+fn a_paused_second_reader_does_not_cut_a_lone_readers_lease() {
+    use redislock_core::protocol::scripts::{READ_ACQUIRE, READ_RELEASE};
+    let server = RedisServer::start();
+    let key = unique_key("paused-joiner");
+    let (readers, queue) = (keys::readers_key(&key), keys::queue_key(&key));
+    let mut a = lock_at(&server.url(), &key, &[]);
+    let called = Instant::now();
+    assert!(a.acquire_read(Duration::ZERO, &never).unwrap());
+    let mut con = server.client();
+    let step = |con: &mut redis::Connection, now: u64| -> Vec<i64> {
+        redis::cmd("EVALSHA")
+            .arg(READ_ACQUIRE.hash())
+            .arg(3)
+            .arg(&readers)
+            .arg(&queue)
+            .arg(&key)
+            .arg("b-token")
+            .arg(now)
+            .arg(3_000)
+            .arg("0")
+            .arg(1_000)
+            .arg(now * 1_000)
+            .arg(500)
+            .query(con)
+            .unwrap()
+    };
+    assert_eq!(step(&mut con, now_ms() - 1_500), [1], "B joins");
+    let released: i64 = redis::cmd("EVALSHA")
+        .arg(READ_RELEASE.hash())
+        .arg(3)
+        .arg(&readers)
+        .arg(&queue)
+        .arg(&key)
+        .arg("b-token")
+        .arg(now_ms())
+        .arg(500)
+        .arg("0")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(released, 1, "B leaves");
+    // A's lease, counted as it counts it: from its call, on its clock.
+    let believed = TTL * 1_000.0 - called.elapsed().as_secs_f64() * 1_000.0;
+    let pttl: i64 = redis::cmd("PTTL").arg(&key).query(&mut con).unwrap();
+    println!("A counts {believed:.0} ms left; the lock key lives {pttl} ms");
+    assert!(
+        pttl as f64 >= believed - SLACK_MS as f64,
+        "the lock key lives {pttl} ms, A counts {believed:.0} ms more of its read hold"
+    );
+    assert!(a.release().unwrap());
+}

@@ -169,6 +169,11 @@ fn lose_a_release(kind: Kind, server: &RedisServer, name: &[u8]) -> Lost {
     let mut pinger = server.client();
     let token = match (&mut held, holders_key(kind, name)) {
         (Held::Lock(l), None) => l.token().expect("held"),
+        (_, Some(_)) if kind == Kind::Read => {
+            let mut tokens = common::reader_tokens(&mut observer, name);
+            assert_eq!(tokens.len(), 1, "one reader");
+            tokens.remove(0)
+        }
         (_, Some(holders)) => only_member(&mut observer, &holders),
         _ => unreachable!(),
     };

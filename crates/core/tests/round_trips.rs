@@ -104,3 +104,65 @@ fn acquire_is_one_set_and_release_one_evalsha() {
         "SET per acquire, EVALSHA (GET, EXISTS, DEL inside) per release"
     );
 }
+
+/// An uncontended read cycle: the acquire one `EVALSHA` (`GET`, then the
+/// lone reader's `SET K ~~read:<token> PX`), the release one `EVALSHA`
+/// (`GET`, `EXISTS` of the queue, `DEL`): 7 commands in 2 round trips,
+/// the lock's 5 plus the acquire's `EVALSHA` and `GET`.
+#[test]
+fn a_read_cycle_is_two_evalsha_of_seven_commands() {
+    let server = RedisServer::start();
+    let key = unique_key("rt-read");
+    let mut a = lock(&server, &key, 10.0);
+    assert!(a.acquire_read(Duration::ZERO, &never).unwrap());
+    assert!(a.release().unwrap());
+    let mut admin = reset_counts(&server);
+    const N: u64 = 100;
+    for _ in 0..N {
+        assert!(a.acquire_read(Duration::ZERO, &never).unwrap());
+        assert!(a.release().unwrap());
+    }
+    let expected = counts(&[
+        ("del", N),
+        ("evalsha", 2 * N),
+        ("exists", N),
+        ("get", 2 * N),
+        ("set", N),
+    ]);
+    assert_eq!(command_counts(&mut admin), expected);
+}
+
+/// An uncontended permit cycle: the acquire one `EVALSHA` (`ZCOUNT` the
+/// live permits, `EXISTS` the queue, `ZADD`, `PEXPIRE`), the release one
+/// `EVALSHA` (`ZREM`, `EXISTS` the queue): 8 commands in 2 round trips.
+/// One acquire in 16 also drops up to 8 ended leases (a `ZRANGEBYSCORE`;
+/// its token ends in 0), so the counts allow that many.
+#[test]
+fn a_permit_cycle_is_two_evalsha_of_eight_commands() {
+    let server = RedisServer::start();
+    let name = unique_key("rt-permit");
+    let mut s = common::semaphore(&server, &name, 3, 10.0);
+    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert!(s.release().unwrap());
+    let mut admin = reset_counts(&server);
+    const N: u64 = 100;
+    for _ in 0..N {
+        assert!(s.acquire(Duration::ZERO, &never).unwrap());
+        assert!(s.release().unwrap());
+    }
+    let mut seen = command_counts(&mut admin);
+    let sweeps = seen
+        .iter()
+        .position(|(name, _)| name == "zrangebyscore")
+        .map_or(0, |i| seen.remove(i).1);
+    assert!(sweeps < N / 4, "{sweeps} sweeps in {N} acquires");
+    let expected = counts(&[
+        ("evalsha", 2 * N),
+        ("exists", 2 * N),
+        ("pexpire", N),
+        ("zadd", N),
+        ("zcount", N),
+        ("zrem", N),
+    ]);
+    assert_eq!(seen, expected);
+}

@@ -1,9 +1,13 @@
-//! The read holds of a lock as commands (`lib/readers.lua`): while readers
-//! hold the lock `K`, `K` holds [`READ_MARK`] (so a writer's plain
-//! `SET NX` fails as against another writer) and the readers are the
-//! sorted set `K~~r`, scored by the end of each reader's lease; readers
-//! and writers wait in `K`'s one queue. The engine that drives these calls
-//! is the semaphore's ([`crate::protocol::semaphore`] with
+//! The read holds of a lock as commands (`lib/readers.lua`): a lone
+//! reader that found `K` free holds `K` as a writer would, with
+//! `"~~read:<token>:<lease end>"` ([`READ_MARK`], `:`, its token, `:`, the
+//! end of its lease by its clock, as its score in `K~~r` would be) and
+//! `K`'s expiry as its lease; once others read too, `K` holds
+//! [`READ_MARK`] and the readers are the sorted set `K~~r`, scored by the
+//! end of each reader's lease. Either way a writer's plain `SET NX` fails
+//! as against another writer. Readers and writers wait in `K`'s one
+//! queue. The engine that drives these calls is the semaphore's
+//! ([`crate::protocol::semaphore`] with
 //! [`Counted::Readers`](crate::protocol::counted::Counted::Readers)).
 
 use crate::protocol::call::Call;
@@ -14,9 +18,10 @@ use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts::{self, Lua};
 use crate::protocol::step::{Mode, Step};
 
-/// What the lock key holds while readers hold it. No owner token may be
-/// equal to it ([`crate::protocol::token::validate_token`]); the scripts
-/// spell it out as `'~~read'`.
+/// What the lock key holds while readers hold it (a lone reader's `K`:
+/// this, `:` and its token). No owner token may start with it
+/// ([`crate::protocol::token::validate_token`]); the scripts spell it out
+/// as `'~~read'`.
 pub const READ_MARK: &[u8] = b"~~read";
 
 /// A read acquire, a waiter's step or a give-up (`mode` "0", "1", "2"),

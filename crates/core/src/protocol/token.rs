@@ -28,10 +28,10 @@ pub fn validate_token(token: &[u8]) -> Result<()> {
             format!("must be at most {MAX_TOKEN_LEN} bytes long"),
         ));
     }
-    if token == crate::protocol::readers::READ_MARK {
+    if token.starts_with(crate::protocol::readers::READ_MARK) {
         return Err(LockError::invalid(
             "token",
-            "must not be \"~~read\": the lock key holds it while readers hold the lock",
+            "must not start with \"~~read\": the lock key holds that while readers hold the lock",
         ));
     }
     Ok(())
@@ -74,5 +74,6 @@ mod tests {
         assert!(validate_token(&[b'a'; MAX_TOKEN_LEN + 1]).is_err());
         assert!(validate_token(b"abc").is_ok());
         assert!(validate_token(crate::protocol::readers::READ_MARK).is_err());
+        assert!(validate_token(b"~~read:abc").is_err());
     }
 }

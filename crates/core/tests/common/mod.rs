@@ -50,6 +50,23 @@ pub fn semaphore(server: &RedisServer, name: &[u8], permits: i64, ttl: f64) -> S
     .unwrap()
 }
 
+/// The tokens of the readers of lock `key` in Redis: a lone reader's from
+/// the lock key (`~~read:<token>:<lease end>`), else the members of
+/// `key~~r`.
+pub fn reader_tokens(con: &mut redis::Connection, key: &[u8]) -> Vec<Vec<u8>> {
+    let value: Option<Vec<u8>> = redis::cmd("GET").arg(key).query(con).unwrap();
+    if let Some(lone) = value.as_deref().and_then(|v| v.strip_prefix(b"~~read:")) {
+        let token = lone.split(|&b| b == b':').next().unwrap_or_default();
+        return vec![token.to_vec()];
+    }
+    redis::cmd("ZRANGE")
+        .arg(keys::readers_key(key))
+        .arg(0)
+        .arg(-1)
+        .query(con)
+        .unwrap()
+}
+
 /// Whether `key` exists on `server`.
 pub fn exists(server: &RedisServer, key: &[u8]) -> bool {
     let n: i64 = redis::cmd("EXISTS")
