@@ -301,3 +301,50 @@ fn the_next_acquire_finishes_an_unanswered_read_release() {
 fn the_next_acquire_finishes_an_unanswered_permit_release() {
     the_next_acquire_finishes_an_unanswered_release(Kind::Permit);
 }
+
+/// A release refused for 0.5 s stays pending; acquires of its key meanwhile
+/// flush it (and fail) while the lease thread looks: the thread skips work
+/// an acquire is sending, and must not sleep past it. Once the refusals
+/// end and the acquires stop, the key goes within the pending work's
+/// pauses (at most 500 ms), not at the end of the 5 s lease.
+#[test]
+fn a_release_flushed_in_vain_is_still_resent() {
+    use common::proxy::Proxy;
+    use redislock_core::protocol::scripts;
+    for round in 0..6 {
+        let server = RedisServer::start();
+        let proxy = Proxy::start(&server);
+        let key = unique_key("flushed-in-vain");
+        let mut options = LockOptions::default();
+        options.set("reentrant", OptionValue::Bool(false)).unwrap();
+        let mut held = Lock::new(key.clone(), 5.0, &[proxy.url()], options.clone()).unwrap();
+        assert!(held.acquire(Duration::ZERO, &never).unwrap());
+        proxy.refuse_requests_with(
+            &[
+                scripts::RELEASE.hash().as_bytes(),
+                scripts::ABANDON.hash().as_bytes(),
+            ],
+            Duration::from_millis(500),
+        );
+        let start = Instant::now();
+        assert!(held.release().is_err(), "the release is refused");
+        let mut other = Lock::new(key.clone(), 5.0, &[proxy.url()], options).unwrap();
+        while start.elapsed() < Duration::from_millis(200) {
+            let _ = other.acquire(Duration::ZERO, &never);
+        }
+        let gone = loop {
+            if !common::exists(&server, &key) {
+                break Some(start.elapsed());
+            }
+            if start.elapsed() > Duration::from_secs(2) {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        println!("round {round}: key gone after {gone:?}");
+        assert!(
+            gone.is_some(),
+            "round {round}: the refused release was still not sent 2 s later (lease 5 s)"
+        );
+    }
+}

@@ -164,7 +164,9 @@ pub(super) fn clear() {
 
 /// Drops finished work (not being sent now); returns the work due at
 /// `now` (it stays in the list until finished) and when the next is due.
-/// Work an acquire is sending now is skipped: it waits.
+/// Work an acquire is sending now ([`flush`]) is skipped, and looked at
+/// again [`FIRST_PAUSE`] later: nothing tells the thread when that send
+/// ends, and a send that failed leaves the work owed.
 pub(super) fn poll(now: Instant) -> (Vec<Arc<Pending>>, Option<Instant>) {
     let Some(list) = LIST.built() else {
         return (Vec::new(), None);
@@ -174,12 +176,15 @@ pub(super) fn poll(now: Instant) -> (Vec<Arc<Pending>>, Option<Instant>) {
     let mut due = Vec::new();
     let mut next: Option<Instant> = None;
     for p in list.iter() {
-        let Some(work) = p.try_lock() else { continue };
-        if work.due() <= now {
-            due.push(p.clone());
-        } else {
-            next = Some(next.map_or(work.due(), |n| n.min(work.due())));
-        }
+        let at = match p.try_lock() {
+            Some(work) if work.due() <= now => {
+                due.push(p.clone());
+                continue;
+            }
+            Some(work) => work.due(),
+            None => now + FIRST_PAUSE,
+        };
+        next = Some(next.map_or(at, |n| n.min(at)));
     }
     (due, next)
 }
