@@ -348,3 +348,59 @@ fn a_release_flushed_in_vain_is_still_resent() {
         );
     }
 }
+
+/// Pending work never holds up a renewal: the lease thread's resend of a
+/// release whose reply is held back 3 s (past the 2 s read timeout) must
+/// not keep an auto-renewed 1.5 s lease of another lock from its renewals.
+#[test]
+fn a_stalled_resend_does_not_hold_up_renewals() {
+    use common::proxy::Proxy;
+    use redislock_core::protocol::scripts;
+    let server = RedisServer::start();
+    let proxy = Proxy::start(&server);
+    let (renewed_key, released_key) = (unique_key("kept-renewed"), unique_key("stalled-release"));
+    let mut options = LockOptions::default();
+    options.set("reentrant", OptionValue::Bool(false)).unwrap();
+    let mut released = Lock::new(released_key, 10.0, &[proxy.url()], options.clone()).unwrap();
+    options.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    let mut renewed = Lock::new(renewed_key.clone(), 1.5, &[proxy.url()], options).unwrap();
+    assert!(renewed.acquire(Duration::ZERO, &never).unwrap());
+    assert!(released.acquire(Duration::ZERO, &never).unwrap());
+    let token = released.token().expect("held");
+    proxy.refuse_requests_with(
+        &[
+            scripts::RELEASE.hash().as_bytes(),
+            scripts::ABANDON.hash().as_bytes(),
+        ],
+        Duration::from_millis(100),
+    );
+    assert!(released.release().is_err(), "the release is refused");
+    // Its first resend that passes (`abandon.lua`: a release whose
+    // outcome is unknown) has its reply held back 3 s.
+    proxy.hold_reply_to_all(
+        &[scripts::ABANDON.hash().as_bytes(), &token],
+        Duration::from_secs(3),
+    );
+    let start = Instant::now();
+    let mut lost_at = None;
+    while start.elapsed() < Duration::from_secs(3) {
+        if !common::exists(&server, &renewed_key) {
+            lost_at = Some(start.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    println!(
+        "replies held back: {:?}; the renewed lock's key gone at {lost_at:?}",
+        proxy.holds()
+    );
+    assert!(
+        !proxy.holds().is_empty() || proxy.holding_reply(),
+        "a resend was held back"
+    );
+    assert_eq!(
+        lost_at, None,
+        "the renewed lease ran out while a resend stalled"
+    );
+    assert!(renewed.release().unwrap());
+}

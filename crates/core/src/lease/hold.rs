@@ -313,7 +313,7 @@ fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {
 
 /// Leaves the clean-up of `token` on the lock `keys` (leave the queue, free
 /// the lock if the token holds it, as a release does) on the servers that
-/// `owed` marks to the lease thread ([`pending`]), until they answer or a
+/// `owed` marks to the pending-work thread ([`pending`]), until they answer or a
 /// lease of `ttl_ms` is surely over.
 pub(crate) fn abandon_later(
     topology: &Arc<Topology>,
@@ -325,18 +325,18 @@ pub(crate) fn abandon_later(
     let key = keys.lock.clone();
     let (on, keys, token) = (topology.clone(), keys.clone(), token.to_vec());
     let successor = successor_on(topology);
-    let resend: pending::Resend = Box::new(move |owed| {
+    let resend: pending::Resend = Box::new(move |owed, until| {
         let scriptless = on.scriptless(&keys.lock);
-        on.run_where(
-            Role::Command,
-            &keys.lock,
-            owed,
-            false,
-            &|_| match scriptless {
+        on.run_where(Role::Command, &keys.lock, owed, false, &|_| {
+            let call = match scriptless {
                 Some(how) => scriptless::abandon(&keys, &token, how),
                 None => commands::abandon(&keys, &token, successor),
-            },
-        )
+            };
+            match until {
+                Some(until) => call.within(until),
+                None => call,
+            }
+        })
         .into_results()
         .into_iter()
         .map(|r| r.map(drop))
@@ -347,7 +347,7 @@ pub(crate) fn abandon_later(
 }
 
 /// Leaves giving back `token`'s `count` permits (or read hold), and leaving the
-/// queue, to the lease thread ([`pending`]), until the server answers or a
+/// queue, to the pending-work thread ([`pending`]), until the server answers or a
 /// lease of `ttl_ms` is surely over (with the clock grace). Filed under
 /// the name's base key: a lock's read holds under the lock key, so the
 /// lock's next acquire (to read or write) sends it first.
@@ -360,10 +360,14 @@ pub(crate) fn give_back_later(
 ) {
     let key = keys.base.clone();
     let (on, keys, token) = (topology.clone(), keys.clone(), token.to_vec());
-    let resend: pending::Resend = Box::new(move |_| {
+    let resend: pending::Resend = Box::new(move |_, until| {
         vec![
             on.run_on(0, Role::Command, &keys.holders, &|_| {
-                calls::release(&keys, &token, true, count)
+                let call = calls::release(&keys, &token, true, count);
+                match until {
+                    Some(until) => call.within(until),
+                    None => call,
+                }
             })
             .map(drop),
         ]

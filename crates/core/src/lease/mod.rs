@@ -16,8 +16,8 @@
 //! - [`counted`]: taking holds counted in a sorted set (permits, read
 //!   holds) on that loop;
 //! - [`scope`]: the request's end, and `releaseAll()`;
-//! - [`worker`]: the lease thread, which [`renewal`] renews leases with
-//!   (`auto_renew`) and which finishes [`pending`] work (releases and
+//! - [`worker`]: the lease threads, one that [`renewal`] renews leases
+//!   with (`auto_renew`), one that finishes [`pending`] work (releases and
 //!   clean-ups that Redis did not answer).
 
 pub(crate) mod belief;

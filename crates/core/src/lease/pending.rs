@@ -2,7 +2,7 @@
 //! (any primitive, from `release()`, the object's end or the request's),
 //! and the clean-up of an acquire whose outcome is unknown (its reply was
 //! lost: it may hold the lock or sit in a queue). Such work is finished,
-//! not forgotten: it stays pending, process-wide, and the lease thread
+//! not forgotten: it stays pending, process-wide, and its thread
 //! ([`super::worker`]) sends it again, 50 ms later and then at most every
 //! 500 ms, until the servers it went to answer, or until the hold it ends
 //! is surely over in Redis. Before an acquire of the same key, this process
@@ -20,15 +20,22 @@ use crate::error::{LockError, Result};
 use crate::process::PerProcess;
 use crate::topology::Topology;
 
-/// Sends the work once on the servers still owed it; `Ok` when they all
-/// answered.
-pub(crate) type Resend = Box<dyn Fn(&[bool]) -> Vec<Result<()>> + Send + Sync>;
+/// Sends the work once on the servers still owed it, waiting for their
+/// answers until the deadline if there is one (else the read timeout);
+/// `Ok` when they all answered.
+pub(crate) type Resend = Box<dyn Fn(&[bool], Option<Instant>) -> Vec<Result<()>> + Send + Sync>;
+
+/// How long the pending-work thread waits for an answer to a resend: a
+/// server that holds one reply up does not hold up the work of other
+/// servers for the whole read timeout (what it does not answer now is
+/// sent again).
+const RESEND_WAIT: Duration = Duration::from_millis(500);
 
 /// First pause before work is sent again, doubled up to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 const MAX_PAUSE: Duration = Duration::from_millis(500);
 
-/// One piece of pending work, shared by the lease thread and [`flush`]:
+/// One piece of pending work, shared by its thread and [`flush`]:
 /// whoever sends it holds its lock, so an acquire that flushes it waits
 /// for a send the thread has on its way.
 pub(crate) struct Pending {
@@ -87,11 +94,11 @@ impl Work {
         self.next
     }
 
-    /// Sends it once: the servers that answered are no longer owed it.
-    /// `Ok` when none is; else the first failure (and it is due again
-    /// after a longer pause).
-    pub fn send(&mut self) -> Result<()> {
-        let results = (self.resend)(&self.owed);
+    /// Sends it once, waiting for the answers until `until` if given: the
+    /// servers that answered are no longer owed it. `Ok` when none is;
+    /// else the first failure (and it is due again after a longer pause).
+    pub fn send(&mut self, until: Option<Instant>) -> Result<()> {
+        let results = (self.resend)(&self.owed, until);
         let mut failure = None;
         for (owed, result) in self.owed.iter_mut().zip(results) {
             match result {
@@ -196,7 +203,7 @@ pub(super) fn resend(due: Vec<Arc<Pending>>) {
         let mut work = p.lock();
         let now = Instant::now();
         if !work.finished(now) && work.due() <= now {
-            let _ = work.send();
+            let _ = work.send(Some(now + RESEND_WAIT));
         }
     }
     drop_finished();
@@ -213,7 +220,7 @@ fn drop_finished() {
 }
 
 /// Sends now, on this thread, the pending work of `key` in `scope`
-/// (before an acquire of that key), after any send of it the lease thread
+/// (before an acquire of that key), after any send of it the thread
 /// has on its way. Fails with the server's failure when some of it is
 /// still not answered (it stays pending).
 pub(crate) fn flush(scope: &str, key: &[u8]) -> Result<()> {
@@ -231,7 +238,7 @@ pub(crate) fn flush(scope: &str, key: &[u8]) -> Result<()> {
     for p in &pending {
         let mut work = p.lock();
         if !work.finished(Instant::now())
-            && let Err(e) = work.send()
+            && let Err(e) = work.send(None)
         {
             failure = failure.or(Some(e));
         }

@@ -1,4 +1,4 @@
-//! Lease renewal (option `auto_renew`): the holds the lease thread
+//! Lease renewal (option `auto_renew`): the holds the renewal thread
 //! ([`super::worker`]) extends at about a third of their lease with the
 //! compare-and-pexpire script (a semaphore's permit or a read hold:
 //! `sem_refresh.lua` / `read_refresh.lua`, [`Renewed`]), pipelining all
@@ -120,7 +120,7 @@ pub(super) fn clear() {
     }
 }
 
-/// What the lease thread must do about renewals now: the holds due now
+/// What the renewal thread must do about renewals now: the holds due now
 /// (and the deadline of their round) and when the next one is due.
 pub(super) struct Poll {
     /// Holds to renew now.
