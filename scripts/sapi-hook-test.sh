@@ -64,7 +64,8 @@ fi
 
 passed=0; failed=0
 # part NAME CHECKS EXPECTED-REDIS HOST-ARGS...: runs the host, then
-# compares "KEY=EXISTS" pairs (after the host exited) with EXPECTED-REDIS.
+# compares "KEY=EXISTS" pairs (after the host exited; for a semaphore's
+# KEY~~s its live permits) with EXPECTED-REDIS.
 part() {
   local name=$1 checks=$2 expected=$3 status=0 ok bad found=() pair
   shift 3
@@ -73,7 +74,12 @@ part() {
   ok=$(grep -c '^ok - ' "$work/$name.out" || true)
   bad=$(grep -c '^not ok - ' "$work/$name.out" || true)
   for pair in $expected; do
-    found+=("${pair%%=*}=$(redis EXISTS "$SAPI_HOOK_PREFIX${pair%%=*}")")
+    case "${pair%%=*}" in
+      # A semaphore's holders: its live permits (the member ~~n, scored
+      # -N, keeps its number of permits until the key expires).
+      *~~s) found+=("${pair%%=*}=$(redis ZCOUNT "$SAPI_HOOK_PREFIX${pair%%=*}" '(0' +inf)") ;;
+      *) found+=("${pair%%=*}=$(redis EXISTS "$SAPI_HOOK_PREFIX${pair%%=*}")") ;;
+    esac
   done
   if [ "$status" = 0 ] && [ "$ok" = "$checks" ] && [ "$bad" = 0 ] && [ "${found[*]}" = "$expected" ]; then
     passed=$((passed + 1))

@@ -38,8 +38,10 @@ $flush = function () use (&$results): void {
     $results = [];
 };
 $held = fn (string $name): bool => redis_cmd($url, 'EXISTS', $key($name)) === 1;
-$permits = fn (string $name): int => redis_cmd($url, 'ZCARD', $key($name) . '~~s');
-$readers = fn (string $name): int => redis_cmd($url, 'ZCARD', $key($name) . '~~r');
+$permits = fn (string $name): int => redis_cmd($url, 'ZCOUNT', $key($name) . '~~s', '(0', '+inf');
+// Readers in Redis: a lone reader is the lock key itself ("~~read:<token>:<lease end>").
+$readers = fn (string $name): int => str_starts_with((string) redis_cmd($url, 'GET', $key($name)), '~~read:')
+    ? 1 : redis_cmd($url, 'ZCARD', $key($name) . '~~r');
 $released = $hooked ? 'released' : 'still held';
 $releases = fn (): int => RedisLock::stats()['releases'];
 

@@ -7,7 +7,7 @@
 //! threaded) for its other clients, and never a live waiter's turn.
 //!
 //! The work is what is asserted: how many departed entries each call
-//! drops from a queue of 100,000. A SLOWLOG backstop (20 ms) catches a
+//! drops from a queue of 100,000. A SLOWLOG backstop (100 ms) catches a
 //! stall of another kind without failing on a loaded machine: a call that
 //! takes 0.1 ms has been logged at 1.7 ms beside a second copy of the
 //! suite, while the unbounded script took 460 ms. (The 1 ms bound on an
@@ -32,7 +32,7 @@ const DEAD: usize = 100_000;
 const PER_CALL: i64 = 64;
 
 /// Slowest call the backstop accepts, in microseconds.
-const SLOWLOG_BACKSTOP_US: &str = "20000";
+const SLOWLOG_BACKSTOP_US: &str = "100000";
 
 #[test]
 fn a_hundred_thousand_departed_waiters_cost_their_own_removal() {

@@ -419,7 +419,7 @@ fn read_scripts_drop_a_bounded_number_of_dead_waiters_and_readers() {
         let _: i64 = q.query(&mut con).unwrap();
         let _: i64 = r.query(&mut con).unwrap();
     }
-    let _: () = server.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "20000"]);
+    let _: () = server.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "100000"]);
     let _: () = server.cmd(&["SLOWLOG", "RESET"]);
     let card = |key: &str| server.cmd::<usize>(&["ZCARD", key]);
     let (mut a, mut b, mut w) = (
