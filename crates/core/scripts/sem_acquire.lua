@@ -20,8 +20,6 @@ local token, permits, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), 
 local mode, grace, count = ARGV[5], tonumber(ARGV[8]), tonumber(ARGV[9])
 local dead_at = now - grace
 local life = ttl + grace + 1000
-local live = redis.call('ZCOUNT', holders, '(' .. dead_at, '+inf')
-local waiting = redis.call('EXISTS', queue)
 
 -- Our permits as members of S~~s, each with `score`: the token, then
 -- token#2 ... token#count.
@@ -43,6 +41,40 @@ local function members()
   return names
 end
 
+-- Takes our permits for the whole lease (others hold too, or nobody: see
+-- won()), and leaves the queue after a waiter's step.
+local function claim()
+  redis.call('ZADD', holders, unpack(units(now + ttl)))
+  if redis.call('PTTL', holders) < life then
+    redis.call('PEXPIRE', holders, life)
+  end
+  if mode ~= '0' then
+    redis.call('ZREM', queue, token)
+    redis.call('DEL', holders .. '~~a~' .. token, holders .. '~~w~' .. token)
+  end
+end
+
+-- Handed to us by a release (or, on a replay, taken by our first try):
+-- ours while its lease lasts by our clock. Once it ended, others may have
+-- counted it gone and given its permits away (a call drops at most SCAN
+-- ended holders, so it may still be here): dropped, and we go on as any
+-- caller. Our clock is as old as this request, which may have been held
+-- up in flight: the caller counts the permits only if the reply comes
+-- before the lease left here ends. (A plain try's fresh token is nowhere
+-- yet: not looked for.)
+if mode ~= '0' or ARGV[10] == '1' then
+  local mine = tonumber(redis.call('ZSCORE', holders, token))
+  if mine and mine > now then
+    claim()
+    return {1, mine - now}
+  elseif mine then
+    redis.call('ZREM', holders, unpack(members()))
+  end
+end
+
+local live = redis.call('ZCOUNT', holders, '(' .. dead_at, '+inf')
+local waiting = redis.call('EXISTS', queue)
+
 local function won()
   if live == 0 then
     -- Nobody else holds: the number of permits is ours to set (N is kept
@@ -53,15 +85,12 @@ local function won()
     args[#args + 1] = '~~n'
     redis.call('ZADD', holders, unpack(args))
     redis.call('PEXPIRE', holders, life)
-  else
-    redis.call('ZADD', holders, unpack(units(now + ttl)))
-    if redis.call('PTTL', holders) < life then
-      redis.call('PEXPIRE', holders, life)
+    if mode ~= '0' then
+      redis.call('ZREM', queue, token)
+      redis.call('DEL', holders .. '~~a~' .. token, holders .. '~~w~' .. token)
     end
-  end
-  if mode ~= '0' then
-    redis.call('ZREM', queue, token)
-    redis.call('DEL', holders .. '~~a~' .. token, holders .. '~~w~' .. token)
+  else
+    claim()
   end
   return {1}
 end
@@ -74,8 +103,9 @@ if live > 0 or waiting == 1 then
     return {-1, -stored}
   end
 end
--- Fast path: enough permits are free and nobody waits for any.
-if mode == '0' and waiting == 0 and ARGV[10] ~= '1' then
+-- Fast path: enough permits are free and nobody waits for any (a plain
+-- try, or a wait's first step: it joins the queue only if they are not).
+if mode ~= '2' and waiting == 0 and ARGV[10] ~= '1' and (mode == '0' or live + count <= permits) then
   if live + count <= permits then
     -- One acquire in 16 (its random token ends in 0) drops up to 8 ended
     -- leases: holders that died without a release do not pile up in S~~s
@@ -93,20 +123,6 @@ if mode == '0' and waiting == 0 and ARGV[10] ~= '1' then
     'LIMIT', 0, 1)
   return {0, first[2] and (tonumber(first[2]) - now + grace) or -1}
 end
--- Handed to us by a release (or, on a replay, taken by our first try):
--- ours while its lease lasts by our clock. Once it ended, others may have
--- counted it gone and given its permits away (a call drops at most SCAN
--- ended holders, so it may still be here): dropped, and we go on as any
--- caller. Our clock is as old as this request, which may have been held
--- up in flight: the caller counts the permits only if the reply comes
--- before the lease left here ends.
-local mine = tonumber(redis.call('ZSCORE', holders, token))
-if mine and mine > now then
-  won()
-  return {1, mine - now}
-elseif mine then
-  redis.call('ZREM', holders, unpack(members()))
-end
 -- @include queue
 -- @include semaphore
 if mode == '2' then
@@ -114,9 +130,9 @@ if mode == '2' then
   return {2}
 end
 -- Waiters first, in order; we may be one of them.
-local free, more, blocked = grant(holders, holders, queue, now,
-  free_permits(holders, permits, dead_at), grace)
-if redis.call('ZSCORE', holders, token) then
+local free, more, blocked, served = grant(holders, holders, queue, now,
+  free_permits(holders, permits, dead_at, token), grace, token)
+if served then
   return won()
 end
 if more then

@@ -22,11 +22,13 @@ if redis.call('EXISTS', queue) == 0 then
 end
 -- @include queue
 -- @include semaphore
-leave_queue(holders, queue, token)
+if ARGV[4] == '1' then
+  leave_queue(holders, queue, token)
+end
 local permits = tonumber(redis.call('ZSCORE', holders, '~~n'))
 if permits then
   local _, more = grant(holders, holders, queue, now,
-    free_permits(holders, -permits, now - grace), grace)
+    free_permits(holders, -permits, now - grace, token), grace, token)
   if more then
     return held + 2
   end

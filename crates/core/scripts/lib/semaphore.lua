@@ -10,13 +10,17 @@
 -- ARGV), so clocks may differ by up to grace. No call looks at more than
 -- SCAN holders or DEPARTED waiters.
 
--- Drops up to SCAN permits whose lease ended (at or before dead_at; ~~n,
--- scored below 0, is never one) and returns how many permits are free
--- (permits - live ones).
-local function free_permits(holders, permits, dead_at)
-  local dead = redis.call('ZRANGEBYSCORE', holders, '(0', dead_at, 'LIMIT', 0, SCAN)
-  if #dead > 0 then
-    redis.call('ZREM', holders, unpack(dead))
+-- Returns how many permits are free (permits - live ones). One call in 16
+-- (the caller's random token ends in 0) first drops up to SCAN permits
+-- whose lease ended (at or before dead_at; ~~n, scored below 0, is never
+-- one): ended leases are never counted, so dropping them is only about
+-- memory, and costs the other calls nothing.
+local function free_permits(holders, permits, dead_at, token)
+  if string.sub(token, -1) == '0' then
+    local dead = redis.call('ZRANGEBYSCORE', holders, '(0', dead_at, 'LIMIT', 0, SCAN)
+    if #dead > 0 then
+      redis.call('ZREM', holders, unpack(dead))
+    end
   end
   return permits - redis.call('ZCOUNT', holders, '(' .. dead_at, '+inf')
 end
@@ -32,21 +36,26 @@ end
 -- claims its whole lease at once. At most SCAN waiters a call. Returns the
 -- permits still free, true when more may be owed to waiters not yet looked
 -- at (departed ones stood in the way, or SCAN were served: the caller
--- calls again), and true when the first live waiter asks more than is
--- free. `grace`: how far clients' clocks may differ (ms).
-local function grant(base, holders, queue, now, free, grace)
-  local served = 0
+-- calls again), true when the first live waiter asks more than is free,
+-- and true when the waiter `me` was among those served. `grace`: how far
+-- clients' clocks may differ (ms).
+local function grant(base, holders, queue, now, free, grace, me)
+  local served, mine = 0, false
   while true do
+    if free <= 0 then
+      -- Nothing to hand: whoever waits asks more than is free.
+      return free, false, true, mine
+    end
     local token, mark, more = first_live(base, queue)
     if not token then
-      return free, more, false
+      return free, more, false, mine
     end
     local asked = tonumber(string.match(mark, '^%d+:%d:%d:(%d+)')) or 1
     if asked > free then
-      return free, false, true
+      return free, false, true, mine
     end
     if served == SCAN then
-      return free, true, false
+      return free, true, false, mine
     end
     local at = mark_key(base, token)
     local claim = math.min(tonumber(string.match(mark, '^(%d+)')) or 0, redis.call('PTTL', at))
@@ -63,6 +72,7 @@ local function grant(base, holders, queue, now, free, grace)
       wake(base, token, claim)
       free = free - asked
       served = served + 1
+      mine = mine or token == me
     end
   end
 end

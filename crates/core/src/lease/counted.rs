@@ -104,6 +104,13 @@ impl Counter<'_> {
             alive_ms: queue::alive_window(self.options.retry_delay),
             arrival: clock::now_us(),
         };
+        if self.permits > 0 && !wait.is_zero() {
+            // A semaphore's wait starts with its first step, which takes
+            // free permits as a try does (one round trip when nobody
+            // waits) or joins the queue: a try first would cost a script
+            // call of its own whenever the semaphore is full.
+            return self.wait_or_give_back(token, count, &steps, wait, stop);
+        }
         // A replay (lost reply) finds its first try's holder entry; a try
         // that met departed waiters in the way (dropped) goes again.
         let (tried, sent) = loop {
