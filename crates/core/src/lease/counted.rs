@@ -26,7 +26,7 @@ use crate::lease::{pending, worker};
 use crate::net::pool::Role;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Successor};
-use crate::protocol::counted::{self as clock, SemKeys};
+use crate::protocol::counted::{self as clock, Counted, SemKeys};
 use crate::protocol::keys::LockKeys;
 use crate::protocol::readers;
 use crate::protocol::semaphore as calls;
@@ -111,11 +111,19 @@ impl Counter<'_> {
             // call of its own whenever the semaphore is full.
             return self.wait_or_give_back(token, count, &steps, wait, stop);
         }
+        // A read hold tries the free lock key first, as a writer does (a
+        // lone reader: one SET); found held, it goes on with the script.
         // A replay (lost reply) finds its first try's holder entry; a try
         // that met departed waiters in the way (dropped) goes again.
+        let mut lone = matches!(self.keys.counted, Counted::Readers(_));
         let (tried, sent) = loop {
             let sent = Instant::now();
-            match self.on_master(&|attempt| steps.step(Mode::Try, attempt == Attempt::Replay)) {
+            let tried = if std::mem::take(&mut lone) {
+                self.on_master(&|attempt| steps.lone_try(attempt))
+            } else {
+                self.on_master(&|attempt| steps.step(Mode::Try, attempt == Attempt::Replay))
+            };
+            match tried {
                 Ok(Step::Again) => {}
                 tried => break (tried, sent),
             }
@@ -300,6 +308,20 @@ struct Holder<'a> {
     count: u32,
     alive_ms: u64,
     arrival: u64,
+}
+
+impl Holder<'_> {
+    /// A read hold's plain try on the free lock key
+    /// ([`readers::lone_try`]); a replay, and a permit's try, is the
+    /// script's ([`Steps::step`]).
+    fn lone_try(&self, attempt: Attempt) -> Call<Step> {
+        match (&self.counter.keys.counted, attempt) {
+            (Counted::Readers(lock), Attempt::First) => {
+                readers::lone_try(lock, self.token, self.counter.ttl_ms)
+            }
+            _ => self.step(Mode::Try, attempt == Attempt::Replay),
+        }
+    }
 }
 
 impl Steps for Holder<'_> {

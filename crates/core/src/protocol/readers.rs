@@ -12,6 +12,7 @@
 
 use crate::protocol::call::Call;
 use crate::protocol::command::Command;
+use crate::protocol::commands;
 use crate::protocol::counted::{SemKeys, grace_ms, now_ms};
 use crate::protocol::keys::LockKeys;
 use crate::protocol::reply::{one, unexpected, value};
@@ -49,6 +50,28 @@ pub fn acquire_command(
             grace_ms().into(),
         ],
     )
+}
+
+/// A read hold's plain try on a free lock, as a writer's: `SET K
+/// ~~read:<token>:<lease end> NX PX ttl` (a lone reader, `K`'s expiry its
+/// lease). [`Step::WON`] when it took `K`; [`Step::Again`] when `K` is
+/// held (by a writer or by readers): the caller goes on with
+/// `read_acquire.lua`, which joins readers. Only a first attempt: a replay
+/// sends `read_acquire.lua`, which finds its own lone reader in `K`.
+pub fn lone_try(lock: &LockKeys, token: &[u8], ttl_ms: u64) -> Call<Step> {
+    let ends = (now_ms() + ttl_ms).to_string();
+    let mut held = Vec::with_capacity(READ_MARK.len() + token.len() + ends.len() + 2);
+    held.extend_from_slice(READ_MARK);
+    held.push(b':');
+    held.extend_from_slice(token);
+    held.push(b':');
+    held.extend_from_slice(ends.as_bytes());
+    Call::one(commands::set_nx(lock, &held, ttl_ms), |r| {
+        Ok(match value::<Option<String>>(one(r)?)? {
+            Some(_) => Step::WON,
+            None => Step::Again,
+        })
+    })
 }
 
 /// A reader gives its hold back (or, with `abandon` "1", also leaves the
