@@ -6,11 +6,11 @@
 //!
 //! - [`config`]: what callers pass in, validated (options, php.ini
 //!   settings, durations, URLs, PHP's numeric strings)
-//! - [`protocol`]: the lock protocol on one server as data (key names,
+//! - `protocol`: the lock protocol on one server as data (key names,
 //!   scripts, each step as a call)
 //! - `net`: connections, the per-process pool, sending a call to one or
 //!   several servers at once
-//! - [`topology`]: where a lock lives (one server, Redlock, Sentinel,
+//! - `topology`: where a lock lives (one server, Redlock, Sentinel,
 //!   Cluster) behind one seam, the only code that knows how many servers
 //!   there are
 //! - `process`: per-process state that a `fork()` replaces, signals,
@@ -22,6 +22,11 @@
 //! - `lock`: one lock object ([`Lock`]) over a topology
 //! - `semaphore`: N permits under one name ([`Semaphore`])
 //! - [`host`]: what the core asks of the binding
+//!
+//! `protocol` and `topology` are private. The `internals` feature makes
+//! them public for this crate's own tests only (its dev-dependency on
+//! itself turns it on): they are not an API, and the binding does not
+//! use them.
 
 #![warn(missing_docs)]
 
@@ -32,15 +37,22 @@ mod lease;
 mod lock;
 mod net;
 mod process;
+#[cfg(feature = "internals")]
 pub mod protocol;
+#[cfg(not(feature = "internals"))]
+mod protocol;
 mod semaphore;
+#[cfg(feature = "internals")]
 pub mod topology;
+#[cfg(not(feature = "internals"))]
+mod topology;
 
 pub use config::options::{LockOptions, OnLost, OptionKind, OptionValue};
 pub use error::{ConnectionFailure, LockError, Redirect, Result};
 pub use lease::scope::release_all;
 pub use lock::{HoldMode, Inspection, Lock, LockInfo, SemaphoreInspection, hold_lost};
 pub use process::stats;
+#[cfg(feature = "internals")]
 pub use protocol::semaphore as semaphore_calls;
 pub use semaphore::{Semaphore, SemaphoreInfo};
 

@@ -230,6 +230,7 @@ impl<T> Call<T> {
 
     /// Runs the call on one connection (one round trip, plus a script load
     /// after NOSCRIPT).
+    #[cfg(feature = "internals")]
     pub fn query(&self, con: &mut dyn ConnectionLike) -> RedisResult<T> {
         let replies = con.req_packed_commands(&self.packed(), 0, self.reply_count())?;
         self.finish(con, replies)

@@ -12,7 +12,8 @@ use crate::protocol::semaphore::{SemKeys, grace_ms, now_ms};
 
 /// Most holders' tokens one look lists (readers, or a semaphore's
 /// holders); all live ones are counted.
-pub const SCAN: usize = 64;
+#[cfg(test)]
+const SCAN: usize = 64;
 
 /// What one server knows of a lock.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,11 +5,11 @@
 //! [`crate::protocol::readers`]): every call here takes the keys and sends
 //! what they are keys of.
 
-use std::time::Duration;
-
 use crate::protocol::call::Call;
 use crate::protocol::command::Command;
-pub use crate::protocol::counted::{Counted, GRACE, SemKeys, grace_ms, now_ms, now_us};
+pub use crate::protocol::counted::{Counted, SemKeys, grace_ms, now_ms};
+#[cfg(feature = "internals")]
+pub use crate::protocol::counted::{GRACE, now_us};
 use crate::protocol::readers;
 use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts;
@@ -162,16 +162,6 @@ pub fn check_scripts(keys: &SemKeys) -> Call<()> {
         ),
     };
     Call::one(cmd, |r| value::<i64>(one(r)?).map(drop))
-}
-
-/// Blocks up to `timeout` for the wake-up of the waiter holding `token`.
-/// True when woken.
-pub fn wait_for_wake(keys: &SemKeys, token: &[u8], timeout: Duration) -> Call<bool> {
-    let seconds = format!("{:.3}", timeout.as_secs_f64().max(0.001));
-    let cmd = Command::of(&[b"BLPOP", &keys.wake(token), seconds.as_bytes()]);
-    Call::blocking(timeout, vec![cmd], |r| {
-        Ok(value::<Option<(Vec<u8>, Vec<u8>)>>(one(r)?)?.is_some())
-    })
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@
 //! the protocol is written to survive.
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use redis::Value;
 
@@ -92,11 +91,6 @@ pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn
 }
 
 impl Cluster {
-    /// The nodes' settings (timeouts, credentials, TLS).
-    pub fn template(&self) -> &ServerConfig {
-        &self.template
-    }
-
     /// The cluster behind the seed nodes `urls`; every node is reached with
     /// the first URL's credentials and TLS settings.
     pub fn new(urls: Vec<ServerUrl>, options: &LockOptions) -> Result<Self> {
@@ -381,12 +375,6 @@ impl Route for Cluster {
     fn names(&self) -> Vec<String> {
         let seeds: Vec<String> = self.seeds.iter().map(|s| s.name()).collect();
         vec![format!("Cluster via {}", seeds.join(", "))]
-    }
-
-    /// A lost master's call is replayed on its successor, found through
-    /// one more node.
-    fn replay_time(&self) -> Duration {
-        2 * (self.template.connect_timeout + self.template.read_timeout)
     }
 
     fn lost_way(&self, hops: u32, last: &LockError) -> LockError {

@@ -38,7 +38,9 @@ use std::any::Any;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use route::{Builder, Next, Route, Servers, Tried, Waiting};
+#[cfg(feature = "internals")]
+pub use route::Servers;
+pub use route::{Builder, Next, Route, Tried, Waiting};
 pub use votes::Votes;
 
 use crate::config::options::LockOptions;
@@ -188,15 +190,6 @@ impl Topology {
     /// The servers, passwords masked, for messages and `var_dump`.
     pub fn names(&self) -> Vec<String> {
         self.names.to_vec()
-    }
-
-    /// How long after a call is sent its replay can still come: the call's
-    /// reply is lost (at most a read timeout), a new connection is opened
-    /// (at most a connect timeout) and the call sent again
-    /// ([`Route::replay_time`]), plus a second of slack. Released tokens
-    /// are kept this long for a replay to find.
-    pub fn replay_window(&self) -> Duration {
-        self.route.replay_time() + Duration::from_secs(1)
     }
 
     /// How a blocked acquire waits here.
@@ -733,9 +726,6 @@ mod tests {
         }
         fn names(&self) -> Vec<String> {
             vec!["scripted".into()]
-        }
-        fn replay_time(&self) -> Duration {
-            Duration::ZERO
         }
     }
 

@@ -88,11 +88,6 @@ impl Redlock {
             drift_factor: options.drift_factor,
         })
     }
-
-    /// The masters, in the order given.
-    pub fn servers(&self) -> &[Arc<ServerConfig>] {
-        &self.servers
-    }
 }
 
 impl Route for Redlock {
@@ -124,14 +119,5 @@ impl Route for Redlock {
 
     fn names(&self) -> Vec<String> {
         self.servers.iter().map(|s| s.name()).collect()
-    }
-
-    /// The slowest master's.
-    fn replay_time(&self) -> Duration {
-        self.servers
-            .iter()
-            .map(|s| s.connect_timeout + s.read_timeout)
-            .max()
-            .unwrap_or_default()
     }
 }

@@ -152,11 +152,6 @@ pub trait Route: Any + SameAs + Debug + Send + Sync {
     /// The servers, passwords masked, for messages.
     fn names(&self) -> Vec<String>;
 
-    /// Longest time from sending a call until its replay reaches a server
-    /// here: a lost reply (read timeout), a new connection (connect
-    /// timeout), and on topologies that replay on a successor, finding it.
-    fn replay_time(&self) -> Duration;
-
     /// The error of a call that was sent elsewhere `hops` times without an
     /// answer; `last` is the last error.
     fn lost_way(&self, hops: u32, last: &LockError) -> LockError {

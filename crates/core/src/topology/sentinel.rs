@@ -78,11 +78,6 @@ pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn
 }
 
 impl Sentinel {
-    /// The master's settings (timeouts, credentials, TLS).
-    pub fn template(&self) -> &ServerConfig {
-        &self.template
-    }
-
     /// The group `name` behind the Sentinels at `urls`.
     pub fn new(name: &str, urls: Vec<ServerUrl>, options: &LockOptions) -> Self {
         let template = ServerConfig::new(urls[0].clone(), options);
@@ -234,10 +229,6 @@ impl Route for Sentinel {
                 .collect::<Vec<_>>()
                 .join(", ")
         )]
-    }
-
-    fn replay_time(&self) -> Duration {
-        self.template.connect_timeout + self.template.read_timeout
     }
 }
 

@@ -1,7 +1,6 @@
 //! One Redis server holds every lock: the defaults of [`Route`].
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::route::{Route, Servers};
 use crate::config::options::LockOptions;
@@ -29,11 +28,6 @@ impl Single {
     pub fn new(server: Arc<ServerConfig>) -> Self {
         Self { server }
     }
-
-    /// The server.
-    pub fn server(&self) -> &Arc<ServerConfig> {
-        &self.server
-    }
 }
 
 impl Route for Single {
@@ -47,9 +41,5 @@ impl Route for Single {
 
     fn names(&self) -> Vec<String> {
         vec![self.server.name()]
-    }
-
-    fn replay_time(&self) -> Duration {
-        self.server.connect_timeout + self.server.read_timeout
     }
 }
