@@ -294,8 +294,15 @@ const SLOWLOG_US: &str = "1000";
 /// 1,570 calls once). So a few of the calls (1 in 40) may be logged; their
 /// scripts' average must stay far below the bound, and none may reach the
 /// backstop (100 ms: a ZREM of 64 entries was logged at 23 ms there; the
-/// unbounded script of an early version took 460 ms).
+/// unbounded script of an early version took 460 ms). When the scheduler
+/// also shows on calls that do no work to speak of (a `SET`, the test's
+/// own `ZREM`s: 63 logged of 1,569 once, a `SET` among them at 1.5 ms),
+/// each such call allows [`NOISE_ALLOWANCE`] more: on a quiet machine
+/// none is logged and the 1-in-40 allowance stands alone.
 const BACKSTOP_US: i64 = 100_000;
+/// Script calls allowed over [`SLOWLOG_US`] per logged call that is not a
+/// script's.
+const NOISE_ALLOWANCE: u64 = 4;
 /// The average time of a script call accepted, in microseconds.
 const AVERAGE_US: f64 = 300.0;
 
@@ -400,9 +407,15 @@ fn no_call_is_slow(kind: Kind) {
         average_us <= AVERAGE_US,
         "script calls took {average_us} us on average"
     );
+    let is_script = |e: &(i64, i64, i64, Vec<Vec<u8>>)| {
+        e.3.first()
+            .is_some_and(|c| c.eq_ignore_ascii_case(b"EVALSHA") || c.eq_ignore_ascii_case(b"EVAL"))
+    };
+    let scripts = slow.iter().filter(|e| is_script(e)).count() as u64;
+    let noise = slow.len() as u64 - scripts;
     assert!(
-        longest < BACKSTOP_US && slow.len() as u64 <= (calls / 40).max(2),
-        "commands over {SLOWLOG_US} us: {slow:?}"
+        longest < BACKSTOP_US && scripts <= (calls / 40).max(2) + NOISE_ALLOWANCE * noise,
+        "{scripts} script calls over {SLOWLOG_US} us ({noise} other calls): {slow:?}"
     );
     assert!(
         at - released <= BOUND,
