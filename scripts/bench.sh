@@ -41,6 +41,10 @@
 #            competes with PHP for a core, but on a VM every round trip pays
 #            two cross-vCPU wake-ups (bench/README.md has the measurements)
 #     0      no pinning
+#     all    the main and primitives suites (not topology) once per layout
+#            (same, split, 0), each with its own report <BENCH_REPORT>-<layout>
+#            (default layouts-same, ...), then one table with a column per
+#            layout: bench/results/<BENCH_REPORT>.txt (bench/report-layouts.php)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,6 +58,19 @@ fi
   echo "bench: target/release/redis-fixture is missing; build it first: bash scripts/build.sh" >&2
   exit 1
 }
+
+if [ "${BENCH_PIN:-same}" = all ]; then
+  base=${BENCH_REPORT:-layouts}
+  [[ "$base" =~ ^[A-Za-z0-9_-]+$ ]] || { echo "bench: BENCH_REPORT must be a name of letters, digits, - or _" >&2; exit 2; }
+  specs=() rc=0
+  for layout in same split 0; do
+    BENCH_PIN=$layout BENCH_REPORT="$base-$layout" BENCH_SUITES=${BENCH_SUITES:-main,primitives} \
+      bash "$0" || rc=$?
+    specs+=("$layout:bench/results/raw-$base-$layout")
+  done
+  php bench/report-layouts.php --out=bench/results --name="$base" --layouts="$(IFS=,; echo "${specs[*]}")"
+  exit "$rc"
+fi
 
 # The peers come from Debian (no Packagist here); setup.sh installs what is missing.
 bash scripts/setup.sh php-redis php-predis php-symfony-lock php-symfony-semaphore php-laravel-framework util-linux
@@ -94,7 +111,7 @@ case "$mode" in
   same)  taskset -apc 1 "$REDIS_PID" >/dev/null; pin=(taskset -c 1)
          pinning="same: redis-server and all PHP processes on CPU 1" ;;
   0|none) ;;
-  *) echo "bench: BENCH_PIN must be split, same or 0" >&2; exit 2 ;;
+  *) echo "bench: BENCH_PIN must be split, same, 0 or all" >&2; exit 2 ;;
 esac
 
 report=${BENCH_REPORT:-latest}
