@@ -161,7 +161,8 @@ impl LockError {
                 server: server.to_owned(),
                 detail: format!(
                     "the server refuses {command} ({detail}); redislock needs EVAL/EVALSHA \
-                     (Lua scripts) to release and hand over locks safely, so no lock was taken"
+                     (Lua scripts) to release and hand over locks safely, so this call changed \
+                     nothing in Redis"
                 ),
             };
         }
@@ -170,7 +171,8 @@ impl LockError {
                 server: server.to_owned(),
                 detail: format!(
                     "{detail}: its ACL refuses a command that redislock's semaphore scripts \
-                     need to give permits back and hand them over, so no permit was taken"
+                     need to give permits back and hand them over, so this call changed nothing \
+                     in Redis"
                 ),
             };
         }
@@ -179,7 +181,7 @@ impl LockError {
                 server: server.to_owned(),
                 detail: format!(
                     "{detail}: its ACL refuses a command that redislock's scripts need to \
-                     release and hand over locks, so no lock was taken"
+                     release and hand over locks, so this call changed nothing in Redis"
                 ),
             };
         }

@@ -479,7 +479,7 @@ fn acl_user_without_evalsha() {
                 "refuses EVALSHA",
                 "NOPERM",
                 "needs EVAL/EVALSHA",
-                "no lock was taken",
+                "changed nothing in Redis",
             ],
         );
         assert!(matches!(err, LockError::Server { .. }), "{err:?}");
@@ -493,6 +493,23 @@ fn acl_user_without_evalsha() {
 
 /// Options of a lock that competes with this process's own holds (the
 /// holder is in this process, on the same server).
+/// A refused script says what the call did, whatever the call: `inspect()`
+/// (which takes nothing) is told that it changed nothing, never that "no
+/// lock was taken" (issue 29: the message said so for every call).
+#[test]
+fn acl_refusal_of_inspect_says_it_changed_nothing() {
+    let server = acl_server(&["~*", "+@all", "-evalsha", "-eval"]);
+    let key = unique_key("acl-inspect");
+    let look = lock_at(&acl_url(&server), &key, LockOptions::default());
+    let err = look.inspect().unwrap_err();
+    let message = clear_error(
+        "inspect without EVALSHA",
+        &err,
+        &["changed nothing in Redis"],
+    );
+    assert!(!message.contains("taken"), "{message}");
+}
+
 fn competing() -> LockOptions {
     let mut options = LockOptions::default();
     options.set("reentrant", OptionValue::Bool(false)).unwrap();
@@ -669,7 +686,7 @@ fn acl_user_without_a_script_command_gets_no_lock() {
                     clear_error(
                         &format!("ACL without {command}, {path} acquire"),
                         &err,
-                        &[&needle, "no lock was taken"],
+                        &[&needle, "changed nothing in Redis"],
                     );
                     assert!(matches!(err, LockError::Server { .. }), "{err:?}");
                 }
@@ -790,7 +807,7 @@ fn acl_user_without_a_semaphore_command_gets_no_permit() {
                     clear_error(
                         &format!("ACL without {command}, {path} semaphore acquire"),
                         &err,
-                        &[&needle, "no permit was taken"],
+                        &[&needle, "changed nothing in Redis"],
                     );
                     assert!(matches!(err, LockError::Server { .. }), "{err:?}");
                 }

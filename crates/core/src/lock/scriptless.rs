@@ -68,7 +68,8 @@ impl Lock {
                     server: server.clone(),
                     detail: format!(
                         "the server refuses scripts, and its ACL refuses a command that \
-                         redislock's lock without scripts needs ({denied}), so no lock was taken"
+                         redislock's lock without scripts needs ({denied}), so this call changed \
+                         nothing in Redis"
                     ),
                 });
             }
