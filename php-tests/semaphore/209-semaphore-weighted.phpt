@@ -47,7 +47,7 @@ foreach (['0' => 0, '4' => 4, '1.5' => 1.5, 'null' => null, '"x"' => 'x'] as $wh
     echo "count $what: ";
     show_outcome(fn () => $c->acquire(0, $count));
 }
-foreach (['"4"' => '4', '4.0' => 4.0] as $what => $permits) {
+foreach (['"4"' => '4', '4.0' => 4.0, 'true' => true] as $what => $permits) {
     echo "permits $what: ";
     show_outcome(fn () => (new Semaphore("$name-p", $permits, 10, $url))->__debugInfo()['permits'], fn ($p) => "permits $p");
 }
@@ -79,5 +79,6 @@ count null: TypeError: RedisLock\Semaphore::acquire(): Argument #2 ($count) must
 count "x": TypeError: RedisLock\Semaphore::acquire(): Argument #2 ($count) must be of type int, string given
 permits "4": permits 4
 permits 4.0: permits 4
+permits true: permits 1
 permits 4.5: TypeError: RedisLock\Semaphore::__construct(): Argument #2 ($permits) must be of type int, float given
 nothing held: ok
