@@ -2,7 +2,6 @@
 
 namespace RedisLock\Bridge\Symfony;
 
-use RedisLock\Bridge\Masked;
 use RedisLock\LockException;
 use RedisLock\Semaphore;
 use Symfony\Component\Semaphore\Exception\InvalidArgumentException;
@@ -56,15 +55,19 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
      */
     private \WeakMap $saved;
 
+    /** The servers and options, out of every dump's reach. */
+    private readonly StoreConfig $config;
+
     /**
      * @param string|array|null $servers one URL, or a list for Sentinel or Cluster; null: ini redislock.servers
      * @param array             $options the extension's options for RedisLock\Semaphore (prefix, cluster,
      *                                   sentinel, timeouts, TLS, auto_release, ...)
      */
     public function __construct(
-        #[\SensitiveParameter] private string|array|null $servers = null,
-        #[\SensitiveParameter] private array $options = [],
+        #[\SensitiveParameter] string|array|null $servers = null,
+        #[\SensitiveParameter] array $options = [],
     ) {
+        $this->config = new StoreConfig($servers, $options);
         $this->saved = new \WeakMap();
     }
 
@@ -76,10 +79,28 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
      */
     public function __debugInfo(): array
     {
-        return [
-            'servers' => Masked::servers($this->servers, $this->options),
-            'options' => Masked::options($this->options),
-        ];
+        return $this->config->__debugInfo();
+    }
+
+    /**
+     * Refused, as Symfony refuses to serialize a Semaphore: the store
+     * carries its servers' credentials.
+     *
+     * @throws \BadMethodCallException always
+     */
+    public function __serialize(): array
+    {
+        throw new \BadMethodCallException('Cannot serialize ' . self::class);
+    }
+
+    /**
+     * Refused, as serialize() is.
+     *
+     * @throws \BadMethodCallException always
+     */
+    public function __unserialize(array $data): void
+    {
+        throw new \BadMethodCallException('Cannot unserialize ' . self::class);
     }
 
     /**
@@ -106,7 +127,7 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
             return;
         }
 
-        $semaphore = new Semaphore((string) $key, $key->getLimit(), $ttlInSecond, $this->servers, $this->options);
+        $semaphore = new Semaphore((string) $key, $key->getLimit(), $ttlInSecond, $this->config->servers(), $this->config->options());
         try {
             $acquired = $semaphore->acquire(0.0, $key->getWeight());
         } catch (LockException $e) {
