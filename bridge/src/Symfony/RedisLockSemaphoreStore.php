@@ -59,14 +59,22 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
     private readonly StoreConfig $config;
 
     /**
+     * An unknown option name is refused here, with the nearest valid one,
+     * not at the first save(). Values and servers are the extension's to
+     * check, when a Key is first saved (its ValueError); the bundle checks
+     * them when the container is built.
+     *
      * @param string|array|null $servers one URL, or a list for Sentinel or Cluster; null: ini redislock.servers
      * @param array             $options the extension's options for RedisLock\Semaphore (prefix, cluster,
      *                                   sentinel, timeouts, TLS, auto_release, ...)
+     *
+     * @throws InvalidArgumentException on an unknown option (naming the nearest valid one)
      */
     public function __construct(
         #[\SensitiveParameter] string|array|null $servers = null,
         #[\SensitiveParameter] array $options = [],
     ) {
+        OptionNames::refuseUnknown('RedisLockSemaphoreStore', InvalidArgumentException::class, $options);
         $this->config = new StoreConfig($servers, $options);
         $this->saved = new \WeakMap();
     }

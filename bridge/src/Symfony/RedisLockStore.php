@@ -63,13 +63,18 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
     private readonly StoreConfig $config;
 
     /**
+     * An unknown option name is refused here, with the nearest valid one,
+     * not at the first acquire(). Values and servers are the extension's
+     * to check, when a Key is first saved (its ValueError); the bundle
+     * checks them when the container is built.
+     *
      * @param string|array|null $servers     URL(s) as for `new RedisLock()`; null: ini redislock.servers
      * @param array             $options     the extension's options (prefix, auto_renew, sentinel, cluster, ...);
      *                                       `reentrant` is always false here, and `owner` is refused
      * @param float             $initialTtl  the lease of save() in seconds, until the Lock's ttl is applied
      *
      * @throws InvalidTtlException      when $initialTtl is not positive
-     * @throws InvalidArgumentException on option `owner`
+     * @throws InvalidArgumentException on an unknown option (naming the nearest valid one), or `owner`
      */
     public function __construct(
         #[\SensitiveParameter] string|array|null $servers = null,
@@ -84,6 +89,7 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
             // another's hold: each Key gets its own token.
             throw new InvalidArgumentException('RedisLockStore: option "owner" is not supported (each Key has its own token)');
         }
+        OptionNames::refuseUnknown('RedisLockStore', InvalidArgumentException::class, $options, ['owner']);
         $options['reentrant'] = false;
         $this->config = new StoreConfig($servers, $options);
         $this->locks = new \WeakMap();

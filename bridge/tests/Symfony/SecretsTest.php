@@ -111,4 +111,34 @@ final class SecretsTest extends TestCase
         $this->assertSame(1, redis_cmd(self::url(), 'EXISTS', "cloned:$name"));
         $lock->release();
     }
+
+    /**
+     * A constructor that refuses its options shows no password in the
+     * exception's trace, even with zend.exception_ignore_args off
+     * (`#[\SensitiveParameter]` all the way down).
+     */
+    public function testARefusalCarriesNoPasswordInItsTrace(): void
+    {
+        $ignoreArgs = ini_set('zend.exception_ignore_args', '0');
+        try {
+            foreach ([
+                fn () => new RedisLockStore(self::url(), ['sentinel_password' => self::SENTINEL_PASSWORD, 'prefx' => 'a']),
+                fn () => new RedisLockSemaphoreStore(self::url(), ['sentinel_password' => self::SENTINEL_PASSWORD, 'prefx' => 'a']),
+            ] as $build) {
+                try {
+                    $build();
+                    $this->fail('the unknown option was accepted');
+                } catch (\InvalidArgumentException $e) {
+                    // The bridge's frames (PHPUnit's carry the test case itself).
+                    $ours = array_filter($e->getTrace(), fn (array $frame) => str_starts_with($frame['class'] ?? '', 'RedisLock\\Bridge\\Symfony\\'));
+                    $this->assertCount(2, $ours, 'the constructor and the check');
+                    $shown = var_export($ours, true) . $e->getTraceAsString() . $e->getMessage();
+                    $this->assertStringNotContainsString(self::PASSWORD, $shown);
+                    $this->assertStringNotContainsString(self::SENTINEL_PASSWORD, $shown);
+                }
+            }
+        } finally {
+            ini_set('zend.exception_ignore_args', (string) $ignoreArgs);
+        }
+    }
 }
