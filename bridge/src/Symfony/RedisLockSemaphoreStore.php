@@ -30,6 +30,10 @@ use Symfony\Component\Semaphore\PersistingStoreInterface;
  *   limit disagrees with the one in Redis is not saved
  *   (SemaphoreAcquiringException with the extension's message, so
  *   Semaphore::acquire() returns false, as for a full semaphore).
+ * - Failures are not "full": a server that refuses scripts, an ACL that
+ *   refuses a command, a lost connection reach the caller as the
+ *   extension's exception (Symfony's Semaphore::acquire() wraps it in its
+ *   RuntimeException, the extension's message in getPrevious()).
  * - The Key holds the permit's object, not a token: a Key cannot be
  *   serialized while it holds a permit (the extension refuses to serialize
  *   its objects), and a permit is given back when its Key is destroyed,
@@ -117,6 +121,7 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
      *
      * @throws SemaphoreAcquiringException when not enough permits are free, or the limit disagrees with Redis
      * @throws InvalidArgumentException    on a ttl that is not positive or a weight above 1,000
+     * @throws LockException               when Redis refuses the scripts (no script, ACL), is unreachable, ...
      */
     public function save(Key $key, float $ttlInSecond): void
     {
@@ -139,10 +144,13 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
         try {
             $acquired = $semaphore->acquire(0.0, $key->getWeight());
         } catch (LockException $e) {
-            if ($e::class !== LockException::class) {
-                throw $e;   // ConnectionException and the like
+            if (!self::isLimitMismatch($e)) {
+                // A server that refuses scripts, an ACL refusal, a lost
+                // connection: not "someone else has it". Symfony's
+                // Semaphore::acquire() wraps it in its RuntimeException
+                // (the extension's exception as previous).
+                throw $e;
             }
-            // The limit disagrees with the semaphore's in Redis.
             throw new SemaphoreAcquiringException($key, $e->getMessage());
         }
         if (!$acquired) {
@@ -196,6 +204,17 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
     {
         $this->saved = new \WeakMap();
         \RedisLock::releaseAll();
+    }
+
+    /**
+     * Whether the extension refused the Key because its limit disagrees
+     * with the semaphore's in Redis (a plain LockException, like a refused
+     * script: only its message tells them apart).
+     */
+    private static function isLimitMismatch(LockException $e): bool
+    {
+        return $e::class === LockException::class
+            && preg_match('/ has \d+ permits in Redis, but this object was built with \d+/', $e->getMessage()) === 1;
     }
 
     private function checkTtl(float $ttlInSecond): void
