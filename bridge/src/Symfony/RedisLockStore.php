@@ -254,10 +254,11 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
      * It is process-wide: the holds of every store and of every
      * `\RedisLock` used directly end too, not only this store's; a Lock
      * object that held one holds nothing afterwards (isAcquired() false,
-     * release() does nothing). Holds taken with `['auto_release' => false]`
-     * (e.g. a Key meant for another process) stay. Permits of
-     * `RedisLock\Semaphore` are not part of it: RedisLockSemaphoreStore's
-     * own reset() gives back the ones it handed out.
+     * release() does nothing). Semaphore permits are holds of the request
+     * too: every `RedisLock\Semaphore` permit with `auto_release` on is
+     * given back, RedisLockSemaphoreStore's and those of a Semaphore used
+     * directly. Holds taken with `['auto_release' => false]` (e.g. a Key
+     * meant for another process) stay.
      */
     public function reset(): void
     {
