@@ -2,7 +2,6 @@
 
 namespace RedisLock\Bridge\Symfony;
 
-use RedisLock\Bridge\Masked;
 use RedisLock\LockException;
 use RedisLock\Semaphore;
 use Symfony\Component\Semaphore\Exception\InvalidArgumentException;
@@ -31,6 +30,10 @@ use Symfony\Component\Semaphore\PersistingStoreInterface;
  *   limit disagrees with the one in Redis is not saved
  *   (SemaphoreAcquiringException with the extension's message, so
  *   Semaphore::acquire() returns false, as for a full semaphore).
+ * - Failures are not "full": a server that refuses scripts, an ACL that
+ *   refuses a command, a lost connection reach the caller as the
+ *   extension's exception (Symfony's Semaphore::acquire() wraps it in its
+ *   RuntimeException, the extension's message in getPrevious()).
  * - The Key holds the permit's object, not a token: a Key cannot be
  *   serialized while it holds a permit (the extension refuses to serialize
  *   its objects), and a permit is given back when its Key is destroyed,
@@ -56,15 +59,27 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
      */
     private \WeakMap $saved;
 
+    /** The servers and options, out of every dump's reach. */
+    private readonly StoreConfig $config;
+
     /**
+     * An unknown option name is refused here, with the nearest valid one,
+     * not at the first save(). Values and servers are the extension's to
+     * check, when a Key is first saved (its ValueError); the bundle checks
+     * them when the container is built.
+     *
      * @param string|array|null $servers one URL, or a list for Sentinel or Cluster; null: ini redislock.servers
      * @param array             $options the extension's options for RedisLock\Semaphore (prefix, cluster,
      *                                   sentinel, timeouts, TLS, auto_release, ...)
+     *
+     * @throws InvalidArgumentException on an unknown option (naming the nearest valid one)
      */
     public function __construct(
-        #[\SensitiveParameter] private string|array|null $servers = null,
-        #[\SensitiveParameter] private array $options = [],
+        #[\SensitiveParameter] string|array|null $servers = null,
+        #[\SensitiveParameter] array $options = [],
     ) {
+        OptionNames::refuseUnknown('RedisLockSemaphoreStore', InvalidArgumentException::class, $options);
+        $this->config = new StoreConfig($servers, $options);
         $this->saved = new \WeakMap();
     }
 
@@ -76,10 +91,28 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
      */
     public function __debugInfo(): array
     {
-        return [
-            'servers' => Masked::servers($this->servers, $this->options),
-            'options' => Masked::options($this->options),
-        ];
+        return $this->config->__debugInfo();
+    }
+
+    /**
+     * Refused, as Symfony refuses to serialize a Semaphore: the store
+     * carries its servers' credentials.
+     *
+     * @throws \BadMethodCallException always
+     */
+    public function __serialize(): array
+    {
+        throw new \BadMethodCallException('Cannot serialize ' . self::class);
+    }
+
+    /**
+     * Refused, as serialize() is.
+     *
+     * @throws \BadMethodCallException always
+     */
+    public function __unserialize(array $data): void
+    {
+        throw new \BadMethodCallException('Cannot unserialize ' . self::class);
     }
 
     /**
@@ -88,6 +121,7 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
      *
      * @throws SemaphoreAcquiringException when not enough permits are free, or the limit disagrees with Redis
      * @throws InvalidArgumentException    on a ttl that is not positive or a weight above 1,000
+     * @throws LockException               when Redis refuses the scripts (no script, ACL), is unreachable, ...
      */
     public function save(Key $key, float $ttlInSecond): void
     {
@@ -106,14 +140,17 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
             return;
         }
 
-        $semaphore = new Semaphore((string) $key, $key->getLimit(), $ttlInSecond, $this->servers, $this->options);
+        $semaphore = new Semaphore((string) $key, $key->getLimit(), $ttlInSecond, $this->config->servers(), $this->config->options());
         try {
             $acquired = $semaphore->acquire(0.0, $key->getWeight());
         } catch (LockException $e) {
-            if ($e::class !== LockException::class) {
-                throw $e;   // ConnectionException and the like
+            if (!self::isLimitMismatch($e)) {
+                // A server that refuses scripts, an ACL refusal, a lost
+                // connection: not "someone else has it". Symfony's
+                // Semaphore::acquire() wraps it in its RuntimeException
+                // (the extension's exception as previous).
+                throw $e;
             }
-            // The limit disagrees with the semaphore's in Redis.
             throw new SemaphoreAcquiringException($key, $e->getMessage());
         }
         if (!$acquired) {
@@ -167,6 +204,17 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
     {
         $this->saved = new \WeakMap();
         \RedisLock::releaseAll();
+    }
+
+    /**
+     * Whether the extension refused the Key because its limit disagrees
+     * with the semaphore's in Redis (a plain LockException, like a refused
+     * script: only its message tells them apart).
+     */
+    private static function isLimitMismatch(LockException $e): bool
+    {
+        return $e::class === LockException::class
+            && preg_match('/ has \d+ permits in Redis, but this object was built with \d+/', $e->getMessage()) === 1;
     }
 
     private function checkTtl(float $ttlInSecond): void

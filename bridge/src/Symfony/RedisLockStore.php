@@ -3,9 +3,9 @@
 namespace RedisLock\Bridge\Symfony;
 
 use RedisLock;
-use RedisLock\Bridge\Masked;
 use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
 use Symfony\Component\Lock\BlockingStoreInterface;
+use Symfony\Component\Lock\Exception\InvalidArgumentException;
 use Symfony\Component\Lock\Exception\InvalidTtlException;
 use Symfony\Component\Lock\Exception\LockConflictedException;
 use Symfony\Component\Lock\Key;
@@ -59,26 +59,39 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
     /** @var \WeakMap<Key, RedisLock> */
     private \WeakMap $locks;
 
+    /** The servers and options, out of every dump's reach. */
+    private readonly StoreConfig $config;
+
     /**
+     * An unknown option name is refused here, with the nearest valid one,
+     * not at the first acquire(). Values and servers are the extension's
+     * to check, when a Key is first saved (its ValueError); the bundle
+     * checks them when the container is built.
+     *
      * @param string|array|null $servers     URL(s) as for `new RedisLock()`; null: ini redislock.servers
      * @param array             $options     the extension's options (prefix, auto_renew, sentinel, cluster, ...);
      *                                       `reentrant` is always false here, and `owner` is refused
      * @param float             $initialTtl  the lease of save() in seconds, until the Lock's ttl is applied
+     *
+     * @throws InvalidTtlException      when $initialTtl is not positive
+     * @throws InvalidArgumentException on an unknown option (naming the nearest valid one), or `owner`
      */
     public function __construct(
-        #[\SensitiveParameter] private string|array|null $servers = null,
-        #[\SensitiveParameter] private array $options = [],
+        #[\SensitiveParameter] string|array|null $servers = null,
+        #[\SensitiveParameter] array $options = [],
         private float $initialTtl = 300.0,
     ) {
-        if ($initialTtl <= 0) {
+        if (!($initialTtl > 0)) {
             throw new InvalidTtlException(sprintf('"%s()" expects a strictly positive TTL, got %s.', __METHOD__, $initialTtl));
         }
         if (isset($options['owner'])) {
             // One owner for every Key would let one Key's release end
             // another's hold: each Key gets its own token.
-            throw new \InvalidArgumentException('RedisLockStore: option "owner" is not supported (each Key has its own token)');
+            throw new InvalidArgumentException('RedisLockStore: option "owner" is not supported (each Key has its own token)');
         }
-        $this->options['reentrant'] = false;
+        OptionNames::refuseUnknown('RedisLockStore', InvalidArgumentException::class, $options, ['owner']);
+        $options['reentrant'] = false;
+        $this->config = new StoreConfig($servers, $options);
         $this->locks = new \WeakMap();
     }
 
@@ -90,11 +103,28 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
      */
     public function __debugInfo(): array
     {
-        return [
-            'servers' => Masked::servers($this->servers, $this->options),
-            'options' => Masked::options($this->options),
-            'initialTtl' => $this->initialTtl,
-        ];
+        return $this->config->__debugInfo() + ['initialTtl' => $this->initialTtl];
+    }
+
+    /**
+     * Refused, as Symfony refuses to serialize a Lock: the store carries
+     * its servers' credentials.
+     *
+     * @throws \BadMethodCallException always
+     */
+    public function __serialize(): array
+    {
+        throw new \BadMethodCallException('Cannot serialize ' . self::class);
+    }
+
+    /**
+     * Refused, as serialize() is.
+     *
+     * @throws \BadMethodCallException always
+     */
+    public function __unserialize(array $data): void
+    {
+        throw new \BadMethodCallException('Cannot unserialize ' . self::class);
     }
 
     /**
@@ -224,10 +254,11 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
      * It is process-wide: the holds of every store and of every
      * `\RedisLock` used directly end too, not only this store's; a Lock
      * object that held one holds nothing afterwards (isAcquired() false,
-     * release() does nothing). Holds taken with `['auto_release' => false]`
-     * (e.g. a Key meant for another process) stay. Permits of
-     * `RedisLock\Semaphore` are not part of it: RedisLockSemaphoreStore's
-     * own reset() gives back the ones it handed out.
+     * release() does nothing). Semaphore permits are holds of the request
+     * too: every `RedisLock\Semaphore` permit with `auto_release` on is
+     * given back, RedisLockSemaphoreStore's and those of a Semaphore used
+     * directly. Holds taken with `['auto_release' => false]` (e.g. a Key
+     * meant for another process) stay.
      */
     public function reset(): void
     {
@@ -250,7 +281,7 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
     private function lockOf(Key $key): RedisLock
     {
         return $this->heldLockOf($key)
-            ?? $this->locks[$key] = new RedisLock((string) $key, $this->initialTtl, $this->servers, $this->options);
+            ?? $this->locks[$key] = new RedisLock((string) $key, $this->initialTtl, $this->config->servers(), $this->config->options());
     }
 
     /** The Key's lock object when the Key was saved (here, or in another process), else null. */
@@ -266,8 +297,8 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
             (string) $key,
             $key->getState(self::class),
             $this->initialTtl,
-            $this->servers,
-            $this->options,
+            $this->config->servers(),
+            $this->config->options(),
         );
     }
 }

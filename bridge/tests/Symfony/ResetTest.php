@@ -83,6 +83,27 @@ final class ResetTest extends TestCase
         $kept->release();
     }
 
+    /**
+     * The lock store's reset() is process-wide and covers permits too:
+     * one taken through the semaphore store and one of a
+     * RedisLock\Semaphore used directly are given back.
+     */
+    public function testLockStoreResetGivesPermitsBackToo(): void
+    {
+        $name = redislock_test_key('reset-lock-store-permits');
+        $semaphore = (new SemaphoreFactory(new RedisLockSemaphoreStore(self::url())))->createSemaphore($name, 2, 1, 30);
+        $this->assertTrue($semaphore->acquire());
+        $plain = new \RedisLock\Semaphore($name, 2, 30.0, self::url());
+        $this->assertTrue($plain->acquire());
+        $this->assertSame(2, redis_cmd(self::url(), 'ZCOUNT', "$name~~s", '(0', '+inf'));
+
+        (new RedisLockStore(self::url()))->reset();
+
+        $this->assertSame(0, redis_cmd(self::url(), 'ZCOUNT', "$name~~s", '(0', '+inf'), 'both permits given back in Redis');
+        $this->assertFalse($semaphore->isAcquired());
+        $this->assertFalse($plain->isAcquired());
+    }
+
     /** A store with auto_release off keeps its holds through reset() (meant to outlive the request). */
     public function testHoldsWithoutAutoReleaseSurviveReset(): void
     {
@@ -102,7 +123,7 @@ final class ResetTest extends TestCase
         $semaphore->release();
     }
 
-    /** The semaphore store's reset() gives back the permits it handed out (the extension's releaseAll() does not). */
+    /** The semaphore store's reset() gives back the permits it handed out. */
     public function testSemaphoreStoreResetGivesPermitsBack(): void
     {
         $store = new RedisLockSemaphoreStore(self::url());
