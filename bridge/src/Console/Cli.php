@@ -1,0 +1,186 @@
+<?php
+
+namespace RedisLock\Bridge\Console;
+
+/**
+ * The `redislock` command line (`vendor/bin/redislock`): who holds a lock,
+ * from a shell.
+ *
+ *     redislock inspect NAME [--servers=URL]... [--prefix=P] [--json]
+ *     redislock release NAME --force [--servers=URL]... [--prefix=P]
+ *     redislock watch NAME [--interval=S] [--count=N] [--servers=URL]... [--prefix=P]
+ *
+ * `inspect` prints what `RedisLock::inspect()` returns (mode, owners,
+ * ttl, readers, waiting, the semaphore of the same name), `--json` that
+ * array as JSON; `release --force` deletes the lock whoever holds it
+ * (`forceRelease()`); `watch` prints one line per interval until
+ * interrupted (or `--count` lines). Without `--servers`, the ini
+ * `redislock.servers`. Exit status: 0 done, 1 Redis failed or the lock
+ * was not there to release, 2 bad usage. No password is ever printed:
+ * messages are the extension's own, which mask it.
+ */
+final class Cli
+{
+    /** Exit status: bad usage. */
+    public const USAGE = 2;
+
+    private const HELP = <<<'TXT'
+        usage: redislock inspect NAME [--servers=URL]... [--prefix=P] [--json]
+               redislock release NAME --force [--servers=URL]... [--prefix=P]
+               redislock watch NAME [--interval=SECONDS] [--count=N] [--servers=URL]... [--prefix=P]
+
+        inspect  who holds NAME: mode (write/read), owners' tokens, ttl, readers,
+                 waiting, and the semaphore of the same name; --json: what
+                 RedisLock::inspect() returns, as JSON
+        release  deletes NAME whoever holds it (RedisLock::forceRelease()); needs --force
+        watch    one line per interval (default 1 s) until interrupted, or --count lines
+
+        --servers  a Redis URL (repeat it for Redlock); default: ini redislock.servers
+        --prefix   the key prefix your application uses (option "prefix")
+
+        TXT;
+
+    /** @var resource */
+    private $out;
+
+    /** @var resource */
+    private $err;
+
+    /**
+     * @param  resource  $out  where results go (STDOUT)
+     * @param  resource  $err  where errors and usage go (STDERR)
+     */
+    public function __construct($out, $err)
+    {
+        $this->out = $out;
+        $this->err = $err;
+    }
+
+    /**
+     * Runs one command line.
+     *
+     * @param  list<string>  $args  the arguments after the program name
+     * @return int the exit status
+     */
+    public function run(#[\SensitiveParameter] array $args): int
+    {
+        try {
+            [$command, $name, $flags] = self::parse($args);
+        } catch (\InvalidArgumentException $e) {
+            fwrite($this->err, 'redislock: ' . $e->getMessage() . "\n\n" . self::HELP);
+            return self::USAGE;
+        }
+        if ($command === 'help') {
+            fwrite($this->out, self::HELP);
+            return 0;
+        }
+        $servers = $flags['servers'] ?? null;
+        $servers = is_array($servers) && count($servers) === 1 ? $servers[0] : $servers;
+        $options = isset($flags['prefix']) ? ['prefix' => $flags['prefix']] : [];
+        try {
+            return match ($command) {
+                'inspect' => $this->inspect($name, $servers, $options, isset($flags['json'])),
+                'release' => $this->release($name, $servers, $options, isset($flags['force'])),
+                'watch' => $this->watch($name, $servers, $options, $flags),
+            };
+        } catch (\ValueError | \TypeError $e) {
+            fwrite($this->err, 'redislock: ' . $e->getMessage() . "\n");
+            return self::USAGE;
+        } catch (\RedisLock\LockException $e) {
+            fwrite($this->err, 'redislock: ' . $e->getMessage() . "\n");
+            return 1;
+        }
+    }
+
+    /**
+     * Splits the arguments into the command, the name and the flags.
+     *
+     * @param  list<string>  $args
+     * @return array{0: string, 1: string, 2: array<string, mixed>}
+     * @throws \InvalidArgumentException on bad usage
+     */
+    private static function parse(#[\SensitiveParameter] array $args): array
+    {
+        $known = ['servers' => 'list', 'prefix' => 'value', 'json' => 'switch', 'force' => 'switch',
+            'interval' => 'value', 'count' => 'value', 'help' => 'switch'];
+        $flags = [];
+        $words = [];
+        foreach ($args as $arg) {
+            if (!str_starts_with($arg, '--')) {
+                $words[] = $arg;
+                continue;
+            }
+            [$flag, $value] = array_pad(explode('=', substr($arg, 2), 2), 2, null);
+            $kind = $known[$flag] ?? throw new \InvalidArgumentException(sprintf('unknown option --%s', $flag));
+            if ($kind === 'switch' && $value !== null) {
+                throw new \InvalidArgumentException(sprintf('--%s takes no value', $flag));
+            }
+            if ($kind !== 'switch' && ($value === null || $value === '')) {
+                throw new \InvalidArgumentException(sprintf('--%s needs a value: --%s=...', $flag, $flag));
+            }
+            $kind === 'list' ? $flags[$flag][] = $value : $flags[$flag] = $value ?? true;
+        }
+        if (isset($flags['help']) || $words === [] || $words === ['help']) {
+            return ['help', '', []];
+        }
+        $command = array_shift($words);
+        if (!in_array($command, ['inspect', 'release', 'watch'], true)) {
+            throw new \InvalidArgumentException(sprintf('unknown command "%s"', $command));
+        }
+        if (count($words) !== 1) {
+            throw new \InvalidArgumentException(sprintf('%s takes one lock name', $command));
+        }
+        $allowed = ['inspect' => ['json'], 'release' => ['force'], 'watch' => ['interval', 'count']][$command];
+        foreach (array_keys($flags) as $flag) {
+            if (!in_array($flag, ['servers', 'prefix', ...$allowed], true)) {
+                throw new \InvalidArgumentException(sprintf('--%s is not an option of %s', $flag, $command));
+            }
+        }
+        return [$command, $words[0], $flags];
+    }
+
+    /** @param string|list<string>|null $servers */
+    private function inspect(string $name, #[\SensitiveParameter] string|array|null $servers, array $options, bool $json): int
+    {
+        $seen = \RedisLock::inspect($name, $servers, $options);
+        fwrite($this->out, $json
+            ? json_encode($seen, JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_THROW_ON_ERROR) . "\n"
+            : Describe::inspection($name, $seen));
+        return 0;
+    }
+
+    /** @param string|list<string>|null $servers */
+    private function release(string $name, #[\SensitiveParameter] string|array|null $servers, array $options, bool $force): int
+    {
+        if (!$force) {
+            fwrite($this->err, "redislock: release deletes \"$name\" whoever holds it; say --force to do it\n");
+            return self::USAGE;
+        }
+        $deleted = (new \RedisLock($name, 1.0, $servers, $options))->forceRelease();
+        fwrite($this->out, $deleted ? "released \"$name\"\n" : "\"$name\" was not held\n");
+        return $deleted ? 0 : 1;
+    }
+
+    /**
+     * @param  string|list<string>|null  $servers
+     * @param  array<string, mixed>  $flags
+     */
+    private function watch(string $name, #[\SensitiveParameter] string|array|null $servers, array $options, array $flags): int
+    {
+        $interval = $flags['interval'] ?? '1';
+        $count = $flags['count'] ?? null;
+        if (!is_numeric($interval) || (float) $interval <= 0 || (float) $interval > 3600) {
+            throw new \ValueError('--interval must be a number of seconds above 0, at most 3600');
+        }
+        if ($count !== null && (!preg_match('/^[0-9]+$/', $count) || (int) $count < 1)) {
+            throw new \ValueError('--count must be a whole number above 0');
+        }
+        for ($i = 0; $count === null || $i < (int) $count; $i++) {
+            if ($i > 0) {
+                usleep((int) ((float) $interval * 1e6));
+            }
+            fwrite($this->out, date('H:i:s') . ' ' . Describe::line(\RedisLock::inspect($name, $servers, $options)) . "\n");
+        }
+        return 0;
+    }
+}
