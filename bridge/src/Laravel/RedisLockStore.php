@@ -124,8 +124,12 @@ class RedisLockStore implements Store, LockProvider
     public function funnel($name)
     {
         $options = $this->options;
-        // Lock options that a semaphore refuses; the store's locks keep them.
-        unset($options['auto_renew'], $options['max_hold'], $options['fencing'], $options['owner'], $options['replicas'], $options['reentrant']);
+        // Lock options that a semaphore refuses or has no use for (on_lost
+        // "interrupt" is for locks only); the store's locks keep them.
+        unset(
+            $options['auto_renew'], $options['max_hold'], $options['fencing'], $options['owner'],
+            $options['replicas'], $options['reentrant'], $options['on_lost'],
+        );
         $options['prefix'] = $this->prefix;
 
         return new ConcurrencyLimiterBuilder((string) $name, $this->servers, $options);
