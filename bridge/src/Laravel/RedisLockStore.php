@@ -20,7 +20,8 @@ use Illuminate\Contracts\Cache\Store;
  * config's `store` key (resolved through the cache manager at first use).
  * Without `store` they throw a \LogicException that says to set it.
  *
- * Config keys: `servers` (a URL or a list of URLs; null: ini
+ * Config keys (any other is refused when the store is built, see
+ * {@see StoreConfig}): `servers` (a URL or a list of URLs; null: ini
  * redislock.servers), `options` (RedisLock options; `prefix`, `owner`,
  * `reentrant` and `auto_release` are set by the bridge), `prefix` (the key
  * prefix; null: the application's `cache.prefix`), `store` (the store for
@@ -52,41 +53,17 @@ class RedisLockStore implements Store, LockProvider
      * @param  array<string, mixed>  $config  the store's config: servers, options, prefix, store, auto_renew_ttl
      * @param  string  $defaultPrefix  the prefix when the config has none (the application's cache.prefix)
      *
-     * @throws \InvalidArgumentException when a config value has the wrong type
+     * @throws \InvalidArgumentException when a config key is unknown or a value is wrong
      */
     public function __construct(?CacheFactory $cache, #[\SensitiveParameter] array $config = [], string $defaultPrefix = '')
     {
+        $read = StoreConfig::read($config, $defaultPrefix);
         $this->cache = $cache;
-
-        $servers = $config['servers'] ?? null;
-        if (!is_string($servers) && !is_array($servers) && $servers !== null) {
-            throw new \InvalidArgumentException('redislock cache store: "servers" must be a URL, a list of URLs or null');
-        }
-        $this->servers = $servers;
-
-        $options = $config['options'] ?? [];
-        if (!is_array($options)) {
-            throw new \InvalidArgumentException('redislock cache store: "options" must be an array of RedisLock options');
-        }
-        $this->options = $options;
-
-        $prefix = $config['prefix'] ?? $defaultPrefix;
-        if (!is_string($prefix)) {
-            throw new \InvalidArgumentException('redislock cache store: "prefix" must be a string');
-        }
-        $this->prefix = $prefix;
-
-        $store = $config['store'] ?? null;
-        if ($store !== null && (!is_string($store) || $store === '')) {
-            throw new \InvalidArgumentException('redislock cache store: "store" must name a cache store');
-        }
-        $this->entryStoreName = $store;
-
-        $ttl = $config['auto_renew_ttl'] ?? RedisLockLock::AUTO_RENEW_TTL;
-        if (!is_numeric($ttl) || !is_finite((float) $ttl) || (float) $ttl <= 0) {
-            throw new \InvalidArgumentException('redislock cache store: "auto_renew_ttl" must be a number of seconds greater than 0');
-        }
-        $this->autoRenewTtl = (float) $ttl;
+        $this->servers = $read['servers'];
+        $this->options = $read['options'];
+        $this->prefix = $read['prefix'];
+        $this->entryStoreName = $read['store'];
+        $this->autoRenewTtl = $read['auto_renew_ttl'];
     }
 
     /**

@@ -1,0 +1,75 @@
+<?php
+
+namespace RedisLock\Bridge\Tests\Laravel;
+
+use Illuminate\Support\Facades\Cache;
+use RedisLock\Bridge\Laravel\RedisLockStore;
+
+/**
+ * A store's configuration is checked when the store is built
+ * (`Cache::store()`), before any lock: unknown keys and RedisLock options
+ * are refused naming the nearest valid name, option values the extension
+ * refuses likewise. Building sends nothing to Redis.
+ */
+class StoreConfigTest extends LaravelTestCase
+{
+    /** Builds the store `probe` from $config (the driver is added). */
+    private function build(array $config): RedisLockStore
+    {
+        $this->app['config']->set('cache.stores.probe', ['driver' => 'redislock'] + $config);
+
+        return Cache::store('probe')->getStore();
+    }
+
+    /** Asserts that building $config throws InvalidArgumentException with $message (exactly, or containing it). */
+    private function assertRefused(array $config, string $message, bool $exact = false): void
+    {
+        try {
+            $this->build($config);
+            $this->fail('the config was accepted: ' . json_encode(array_keys($config)));
+        } catch (\InvalidArgumentException $e) {
+            $exact
+                ? $this->assertSame($message, $e->getMessage())
+                : $this->assertStringContainsString($message, $e->getMessage());
+        }
+    }
+
+    public function testAnUnknownKeyNamesTheNearestValidKey(): void
+    {
+        $this->assertRefused(['server' => $this->url()], 'redislock cache store: unknown key "server" (did you mean "servers"?)', true);
+        $this->assertRefused(['optoins' => []], 'unknown key "optoins" (did you mean "options"?)');
+        $this->assertRefused(['auto_renew' => 5], 'unknown key "auto_renew" (did you mean "auto_renew_ttl"?)');
+        $this->assertRefused(['colour' => 'blue'], 'unknown key "colour" (valid keys: driver, servers, options,');
+    }
+
+    public function testAnUnknownOptionNamesTheNearestValidOption(): void
+    {
+        $this->assertRefused(
+            ['servers' => $this->url(), 'options' => ['retry_dealy' => 0.5]],
+            'redislock cache store: unknown option "retry_dealy" in "options" (did you mean "retry_delay"?)',
+            true,
+        );
+        $this->assertRefused(['options' => ['autorenew' => true]], 'unknown option "autorenew" in "options" (did you mean "auto_renew"?)');
+        $this->assertRefused(['options' => ['tll' => 1]], 'unknown option "tll" in "options" (options: prefix, auto_release,');
+        $this->assertRefused(['options' => ['x']], 'unknown option "0" in "options"');
+    }
+
+    public function testAnOptionValueTheExtensionRefusesIsRefused(): void
+    {
+        $this->assertRefused(['options' => ['retry_delay' => -1]], 'bad value of option "retry_delay": ');
+        $this->assertRefused(['options' => ['auto_release' => 'false-ish']], 'bad value of option "auto_release": ');
+    }
+
+    /** Valid configs build (driver is a valid key), and building sends nothing: a closed port is fine. */
+    public function testAValidConfigBuildsWithoutTalkingToRedis(): void
+    {
+        $store = $this->build([
+            'servers' => 'redis://127.0.0.1:1',
+            'options' => ['retry_delay' => 0.5, 'on_lost' => 'interrupt', 'sentinel_password' => 'only checked at use'],
+            'prefix' => 'p:', 'store' => 'array', 'auto_renew_ttl' => 3, 'events' => false,
+        ]);
+        $this->assertSame('p:', $store->getPrefix());
+        $this->expectException(\ValueError::class);  // the combination, at first use
+        $store->lock('x', 1)->get();
+    }
+}
