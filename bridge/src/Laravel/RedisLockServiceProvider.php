@@ -8,15 +8,19 @@ use Illuminate\Support\ServiceProvider;
 /**
  * Registers the cache driver `redislock` with Laravel's cache manager.
  *
- * A store of that driver (config/cache.php):
+ * A store of that driver (config/cache.php), on a Redis connection of
+ * config/database.php, locking the keys of Laravel's own redis store:
  *
  *     'locks' => [
  *         'driver' => 'redislock',
- *         'servers' => 'redis://127.0.0.1:6379',   // a URL or a list; null: ini redislock.servers
+ *         'connection' => 'default',               // database.redis.default: server, password, db, prefix
  *         'options' => ['retry_delay' => 0.5],     // RedisLock options (see the README)
- *         'prefix' => 'app:lock:',                 // null: cache.prefix
  *         'store' => 'redis',                      // where get/put/... of this store go
  *     ],
+ *
+ * or on servers of its own: `'servers' => 'redis://127.0.0.1:6379'` (a URL
+ * or a list; null: ini redislock.servers) and `'prefix' => 'app:lock:'`
+ * (null: cache.prefix) instead of `connection`. See {@see RedisLockStore}.
  *
  * answers `Cache::store('locks')->lock($name, $seconds, $owner)` and
  * `restoreLock($name, $owner)` with a {@see RedisLockLock}, and
@@ -115,7 +119,12 @@ class RedisLockServiceProvider extends ServiceProvider
         // Not a static closure: CacheManager::extend() binds it to the
         // manager, which also makes `self` the manager's class inside it.
         $manager->extend(self::DRIVER, function ($app, #[\SensitiveParameter] array $config) use ($manager) {
-            $store = new RedisLockStore($manager, $config, RedisLockServiceProvider::defaultPrefix($app));
+            $store = new RedisLockStore(
+                $manager,
+                $config,
+                RedisLockServiceProvider::defaultPrefix($app),
+                RedisLockServiceProvider::redisConfig($app),
+            );
 
             // Laravel 11+ takes the store's config as a second argument
             // (for its `events` flag); Laravel 8-10 ignore it.
@@ -131,12 +140,36 @@ class RedisLockServiceProvider extends ServiceProvider
      */
     public static function defaultPrefix($app): string
     {
-        try {
-            $prefix = $app['config']['cache.prefix'] ?? '';
-        } catch (\Throwable) {
-            $prefix = '';
-        }
+        $prefix = self::config($app, 'cache.prefix');
 
         return is_string($prefix) ? $prefix : '';
+    }
+
+    /**
+     * The application's `database.redis` (the connections a store's
+     * `connection` names), or null.
+     *
+     * @param  mixed  $app  the container the cache manager was built with
+     * @return array<string, mixed>|null
+     */
+    public static function redisConfig($app): ?array
+    {
+        $redis = self::config($app, 'database.redis');
+
+        return is_array($redis) ? $redis : null;
+    }
+
+    /**
+     * A value of the application's config, or null.
+     *
+     * @param  mixed  $app
+     */
+    private static function config($app, string $key): mixed
+    {
+        try {
+            return $app['config'][$key] ?? null;
+        } catch (\Throwable) {
+            return null;
+        }
     }
 }

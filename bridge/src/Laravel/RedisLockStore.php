@@ -21,12 +21,20 @@ use Illuminate\Contracts\Cache\Store;
  * Without `store` they throw a \LogicException that says to set it.
  *
  * Config keys (any other is refused when the store is built, see
- * {@see StoreConfig}): `servers` (a URL or a list of URLs; null: ini
- * redislock.servers), `options` (RedisLock options; `prefix`, `owner`,
- * `reentrant` and `auto_release` are set by the bridge), `prefix` (the key
- * prefix; null: the application's `cache.prefix`), `store` (the store for
- * cache entries), `auto_renew_ttl` (seconds, default 15: the lease of a
- * lock taken with `$seconds = 0`, renewed every third of it).
+ * {@see StoreConfig}):
+ * - `connection` (a `database.redis` connection, e.g. `default`; or
+ *   `lock_connection`, which wins, as in Laravel's redis store): the
+ *   server, credentials, database and TLS of that connection, and the
+ *   key of Laravel's own redis store: the connection's prefix, the cache
+ *   prefix (`prefix`, else `cache.prefix`), `:`, the name. A lock here and
+ *   a lock of Laravel's redis store on the same name exclude each other.
+ * - `servers` (a URL or a list of URLs; null: ini redislock.servers), not
+ *   with `connection`; the key is then `prefix . $name` (no `:` added).
+ * - `options` (RedisLock options; `prefix`, `owner`, `reentrant` and
+ *   `auto_release` are set by the bridge), `prefix` (null: the
+ *   application's `cache.prefix`), `store` (the store for cache entries),
+ *   `auto_renew_ttl` (seconds, default 15: the lease of a lock taken with
+ *   `$seconds = 0`, renewed every third of it).
  */
 class RedisLockStore implements Store, LockProvider
 {
@@ -39,7 +47,11 @@ class RedisLockStore implements Store, LockProvider
     /** @var array<string, mixed> */
     private array $options;
 
+    /** The Redis key prefix of the locks (the connection's prefix included). */
     private string $prefix;
+
+    /** The database.redis connection of the locks, or null (`servers`). */
+    private ?string $connection;
 
     private ?string $entryStoreName;
 
@@ -50,18 +62,24 @@ class RedisLockStore implements Store, LockProvider
 
     /**
      * @param  CacheFactory|null  $cache  resolves the `store` for cache entries (the cache manager)
-     * @param  array<string, mixed>  $config  the store's config: servers, options, prefix, store, auto_renew_ttl
+     * @param  array<string, mixed>  $config  the store's config: connection or servers, options, prefix, store, auto_renew_ttl
      * @param  string  $defaultPrefix  the prefix when the config has none (the application's cache.prefix)
+     * @param  array<string, mixed>|null  $redis  the application's database.redis configuration (for `connection`)
      *
      * @throws \InvalidArgumentException when a config key is unknown or a value is wrong
      */
-    public function __construct(?CacheFactory $cache, #[\SensitiveParameter] array $config = [], string $defaultPrefix = '')
-    {
-        $read = StoreConfig::read($config, $defaultPrefix);
+    public function __construct(
+        ?CacheFactory $cache,
+        #[\SensitiveParameter] array $config = [],
+        string $defaultPrefix = '',
+        #[\SensitiveParameter] ?array $redis = null,
+    ) {
+        $read = StoreConfig::read($config, $defaultPrefix, $redis);
         $this->cache = $cache;
         $this->servers = $read['servers'];
         $this->options = $read['options'];
         $this->prefix = $read['prefix'];
+        $this->connection = $read['connection'];
         $this->entryStoreName = $read['store'];
         $this->autoRenewTtl = $read['auto_renew_ttl'];
     }
@@ -126,13 +144,32 @@ class RedisLockStore implements Store, LockProvider
     }
 
     /**
-     * The key prefix of the locks (their Redis key is prefix . name).
+     * The Redis key prefix of the locks (their key is prefix . name; with
+     * `connection`, the connection's prefix and the cache prefix with `:`).
      *
      * @return string
      */
     public function getPrefix()
     {
         return $this->prefix;
+    }
+
+    /**
+     * The Redis key of the lock $name (with `connection`: the key of
+     * Laravel's own redis store for that name).
+     */
+    public function lockKey(string $name): string
+    {
+        return $this->prefix . $name;
+    }
+
+    /**
+     * The database.redis connection of the locks, or null when the store
+     * was given `servers`.
+     */
+    public function getConnectionName(): ?string
+    {
+        return $this->connection;
     }
 
     /**
@@ -174,6 +211,31 @@ class RedisLockStore implements Store, LockProvider
     public function put($key, $value, $seconds)
     {
         return $this->entries()->put($key, $value, $seconds);
+    }
+
+    /**
+     * Stores an item in the entry store unless it is there, atomically
+     * when that store can (Laravel's redis, database, file, memcached and
+     * DynamoDB stores have add()): Laravel's repository calls this when it
+     * exists, else it falls back to a get and a put, two steps another
+     * process can come between. The scheduler's `withoutOverlapping()` and
+     * `onOneServer()` mutexes are such adds.
+     *
+     * @param  string  $key
+     * @param  mixed  $value
+     * @param  int  $seconds
+     * @return bool true when it was added
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function add($key, $value, $seconds)
+    {
+        $store = $this->entries();
+        if (method_exists($store, 'add')) {
+            return $store->add($key, $value, $seconds);
+        }
+
+        return $store->get($key) === null && $store->put($key, $value, $seconds);
     }
 
     /**
@@ -297,6 +359,7 @@ class RedisLockStore implements Store, LockProvider
     {
         return [
             'prefix' => $this->prefix,
+            'connection' => $this->connection,
             'store' => $this->entryStoreName,
             'servers' => Masked::servers($this->servers, $this->options),
             'options' => Masked::options($this->options),

@@ -18,7 +18,7 @@ final class StoreConfig
      * The keys a store's config may have: the bridge's, plus what Laravel
      * itself puts there (`driver`; `store`, `name` and `events` in Laravel 11+).
      */
-    public const KEYS = ['driver', 'servers', 'options', 'prefix', 'store', 'auto_renew_ttl', 'events', 'name'];
+    public const KEYS = ['driver', 'connection', 'lock_connection', 'servers', 'options', 'prefix', 'store', 'auto_renew_ttl', 'events', 'name'];
 
     /** RedisLock's options (DESIGN "Options"), used when the extension's message lists none. */
     public const OPTIONS = [
@@ -30,12 +30,13 @@ final class StoreConfig
     /**
      * @param  array<mixed>  $config  the store's config
      * @param  string  $defaultPrefix  the application's cache.prefix
+     * @param  array<string, mixed>|null  $redis  the application's database.redis (for `connection`)
      * @return array{servers: string|array<int, string>|null, options: array<string, mixed>, prefix: string,
-     *               store: ?string, auto_renew_ttl: float}
+     *               connection: ?string, store: ?string, auto_renew_ttl: float}
      *
      * @throws \InvalidArgumentException naming the key or option at fault
      */
-    public static function read(#[\SensitiveParameter] array $config, string $defaultPrefix): array
+    public static function read(#[\SensitiveParameter] array $config, string $defaultPrefix, #[\SensitiveParameter] ?array $redis): array
     {
         foreach (array_keys($config) as $key) {
             if (!in_array($key, self::KEYS, true)) {
@@ -50,8 +51,17 @@ final class StoreConfig
         if (!is_string($prefix)) {
             throw self::error('"prefix" must be a string');
         }
+        foreach (['connection', 'lock_connection'] as $key) {
+            if (isset($config[$key]) && (!is_string($config[$key]) || $config[$key] === '')) {
+                throw self::error(sprintf('"%s" must name a connection of database.redis', $key));
+            }
+        }
+        // As Laravel's redis store: locks go to lock_connection, else connection.
+        $connection = $config['lock_connection'] ?? $config['connection'] ?? null;
         $servers = $config['servers'] ?? null;
-        if (!is_string($servers) && !is_array($servers) && $servers !== null) {
+        if ($connection !== null) {
+            [$servers, $options, $prefix] = self::fromConnection($servers, $options, $prefix, $redis, $connection);
+        } elseif (!is_string($servers) && !is_array($servers) && $servers !== null) {
             throw self::error('"servers" must be a URL, a list of URLs or null');
         }
         $store = $config['store'] ?? null;
@@ -68,6 +78,7 @@ final class StoreConfig
             'servers' => $servers,
             'options' => $options,
             'prefix' => $prefix,
+            'connection' => $connection,
             'store' => $store,
             'auto_renew_ttl' => (float) $ttl,
         ];
@@ -94,6 +105,40 @@ final class StoreConfig
         }
 
         return sprintf(' (%s: %s)', $what, implode(', ', $names));
+    }
+
+    /**
+     * Servers, options and key prefix of a store on a database.redis
+     * connection: Laravel's redis store's key is the connection's prefix,
+     * the cache prefix, `:` and the name.
+     *
+     * @param  array<string, mixed>  $options
+     * @param  array<string, mixed>|null  $redis
+     * @return array{0: string, 1: array<string, mixed>, 2: string}
+     */
+    private static function fromConnection(
+        #[\SensitiveParameter] mixed $servers,
+        #[\SensitiveParameter] array $options,
+        string $prefix,
+        #[\SensitiveParameter] ?array $redis,
+        string $connection,
+    ): array {
+        if ($servers !== null) {
+            throw self::error('set either "connection" (a database.redis connection) or "servers" (Redis URLs), not both');
+        }
+        foreach (['cluster', 'sentinel'] as $option) {
+            if (!empty($options[$option])) {
+                throw self::error(sprintf('the option "%s" does not go with "connection" (one Redis server); use "servers"', $option));
+            }
+        }
+        if ($redis === null) {
+            throw self::error('"connection" needs the application\'s database.redis configuration');
+        }
+        $resolved = RedisConnection::resolve($redis, $connection);
+        // Laravel's RedisStore::setPrefix(): a non-empty cache prefix gets a ':'.
+        $prefix = $resolved['prefix'] . (empty($prefix) ? '' : $prefix . ':');
+
+        return [$resolved['url'], $options + $resolved['options'], $prefix];
     }
 
     /**

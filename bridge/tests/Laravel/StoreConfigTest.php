@@ -9,7 +9,8 @@ use RedisLock\Bridge\Laravel\RedisLockStore;
  * A store's configuration is checked when the store is built
  * (`Cache::store()`), before any lock: unknown keys and RedisLock options
  * are refused naming the nearest valid name, option values the extension
- * refuses likewise. Building sends nothing to Redis.
+ * refuses likewise, `connection` and `servers` together, and connections
+ * that cannot be Laravel's keys. Building sends nothing to Redis.
  */
 class StoreConfigTest extends LaravelTestCase
 {
@@ -37,9 +38,9 @@ class StoreConfigTest extends LaravelTestCase
     public function testAnUnknownKeyNamesTheNearestValidKey(): void
     {
         $this->assertRefused(['server' => $this->url()], 'redislock cache store: unknown key "server" (did you mean "servers"?)', true);
-        $this->assertRefused(['optoins' => []], 'unknown key "optoins" (did you mean "options"?)');
+        $this->assertRefused(['conection' => 'default'], 'unknown key "conection" (did you mean "connection"?)');
         $this->assertRefused(['auto_renew' => 5], 'unknown key "auto_renew" (did you mean "auto_renew_ttl"?)');
-        $this->assertRefused(['colour' => 'blue'], 'unknown key "colour" (valid keys: driver, servers, options,');
+        $this->assertRefused(['colour' => 'blue'], 'unknown key "colour" (valid keys: driver, connection, lock_connection, servers,');
     }
 
     public function testAnUnknownOptionNamesTheNearestValidOption(): void
@@ -69,7 +70,35 @@ class StoreConfigTest extends LaravelTestCase
             'prefix' => 'p:', 'store' => 'array', 'auto_renew_ttl' => 3, 'events' => false,
         ]);
         $this->assertSame('p:', $store->getPrefix());
+        $this->assertNull($store->getConnectionName());
         $this->expectException(\ValueError::class);  // the combination, at first use
         $store->lock('x', 1)->get();
+    }
+
+    public function testConnectionAndServersTogetherAreRefused(): void
+    {
+        $this->app['config']->set('database.redis', ['default' => ['host' => '127.0.0.1', 'port' => 6379]]);
+        $this->assertRefused(
+            ['connection' => 'default', 'servers' => $this->url()],
+            'redislock cache store: set either "connection" (a database.redis connection) or "servers" (Redis URLs), not both',
+            true,
+        );
+        $this->assertRefused(['connection' => 'default', 'options' => ['cluster' => true]], 'the option "cluster" does not go with "connection"');
+    }
+
+    public function testConnectionsThatCannotBeUsedAreRefused(): void
+    {
+        $this->assertRefused(['connection' => 'default'], 'redislock cache store: "connection" needs the application\'s database.redis configuration', true);
+        $this->app['config']->set('database.redis', [
+            'client' => 'phpredis',
+            'options' => ['prefix' => 'x_'],
+            'default' => ['host' => '127.0.0.1', 'port' => 6379],
+            'clusters' => ['shards' => [['host' => '127.0.0.1', 'port' => 7000]]],
+        ]);
+        $this->assertRefused(['connection' => 'cache'], 'the Redis connection "cache" is not configured in database.redis (connections: default)');
+        $this->assertRefused(['connection' => 'options'], 'the Redis connection "options" is not configured');
+        $this->assertRefused(['connection' => 'shards'], 'the Redis connection "shards" is a cluster');
+        $this->assertRefused(['lock_connection' => ''], '"lock_connection" must name a connection of database.redis');
+        $this->assertSame('x_laravel_cache:', $this->build(['connection' => 'default', 'prefix' => 'laravel_cache'])->getPrefix());
     }
 }
