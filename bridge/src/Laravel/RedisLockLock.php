@@ -46,22 +46,24 @@ use Illuminate\Contracts\Cache\LockTimeoutException;
  * - The option `on_lost` acts on auto-renewed holds (`$seconds = 0`, or
  *   every lock with the option `auto_renew`); a hold with a fixed lease is
  *   not renewed, so it has nothing to report, and the option is left out.
+ * - The servers and options are kept out of the object's properties (no
+ *   password in var_export() or an (array) cast); var_dump(), print_r()
+ *   and json_encode() show them masked; serialize() is refused (keep the
+ *   name and owner() and call restoreLock()).
  */
-class RedisLockLock extends Lock
+class RedisLockLock extends Lock implements \JsonSerializable
 {
+    use KeepsSecrets;
+
     /** Lease in seconds of a lock taken with `$seconds = 0`, renewed every third of it. */
     public const AUTO_RENEW_TTL = 15.0;
 
-    /** @var string|array<int, string>|null */
-    private string|array|null $servers;
-
     /**
-     * The RedisLock options of every object made here: the user's, with
-     * prefix set, reentrancy and auto_release off, and no owner.
-     *
-     * @var array<string, mixed>
+     * The servers, and the RedisLock options of every object made here:
+     * the user's, with prefix set, reentrancy and auto_release off, and no
+     * owner.
      */
-    private array $options;
+    private Sealed $sealed;
 
     private string $prefix;
 
@@ -95,8 +97,7 @@ class RedisLockLock extends Lock
         $options['reentrant'] = false;
         $options['auto_release'] = false;
 
-        $this->servers = $servers;
-        $this->options = $options;
+        $this->sealed = new Sealed(['servers' => $servers, 'options' => $options]);
         $this->prefix = $prefix;
         $this->autoRenewTtl = $autoRenewTtl;
     }
@@ -300,8 +301,8 @@ class RedisLockLock extends Lock
             'owner' => Masked::owner($this->owner),
             'seconds' => $this->seconds,
             'prefix' => $this->prefix,
-            'servers' => Masked::servers($this->servers, $this->options),
-            'options' => Masked::options($this->options),
+            'servers' => Masked::servers($this->sealed->get('servers'), $this->sealed->get('options')),
+            'options' => Masked::options($this->sealed->get('options')),
             'held' => $this->lock?->token() !== null,
         ];
     }
@@ -324,7 +325,7 @@ class RedisLockLock extends Lock
         if ($this->lock === null) {
             $options = $this->options($this->expires() ? null : true);
             $options['owner'] = $this->owner;
-            $this->lock = new \RedisLock($this->name, $this->ttl(), $this->servers, $options);
+            $this->lock = new \RedisLock($this->name, $this->ttl(), $this->sealed->get('servers'), $options);
         }
 
         return $this->lock;
@@ -337,7 +338,7 @@ class RedisLockLock extends Lock
     private function restored(?float $ttl = null, bool $renew = false, ?string $owner = null): \RedisLock
     {
         return \RedisLock::restore(
-            $this->name, $owner ?? $this->owner, $ttl ?? $this->ttl(), $this->servers, $this->options($renew)
+            $this->name, $owner ?? $this->owner, $ttl ?? $this->ttl(), $this->sealed->get('servers'), $this->options($renew)
         );
     }
 
@@ -350,7 +351,7 @@ class RedisLockLock extends Lock
      */
     private function options(?bool $renew): array
     {
-        $options = $this->options;
+        $options = $this->sealed->get('options');
         if ($renew !== null) {
             $options['auto_renew'] = $renew;
         }

@@ -35,17 +35,20 @@ use Illuminate\Contracts\Cache\Store;
  *   application's `cache.prefix`), `store` (the store for cache entries),
  *   `auto_renew_ttl` (seconds, default 15: the lease of a lock taken with
  *   `$seconds = 0`, renewed every third of it).
+ *
+ * The servers and options are kept out of the object's properties, so no
+ * password shows in var_export() or an (array) cast; var_dump(),
+ * print_r() and json_encode() show them masked; serialize() is refused.
  */
-class RedisLockStore implements Store, LockProvider
+class RedisLockStore implements Store, LockProvider, \JsonSerializable
 {
-    /** The cache manager that resolves the `store` for cache entries. */
-    private ?CacheFactory $cache;
+    use KeepsSecrets;
 
-    /** @var string|array<int, string>|null */
-    private string|array|null $servers;
+    /** The cache manager that resolves the `store` for cache entries (it holds this store). */
+    private ?\WeakReference $cache;
 
-    /** @var array<string, mixed> */
-    private array $options;
+    /** Servers and options (they may carry a password). */
+    private Sealed $sealed;
 
     /** The Redis key prefix of the locks (the connection's prefix included). */
     private string $prefix;
@@ -56,9 +59,6 @@ class RedisLockStore implements Store, LockProvider
     private ?string $entryStoreName;
 
     private float $autoRenewTtl;
-
-    /** The store that keeps this store's cache entries, once resolved. */
-    private ?Store $entryStore = null;
 
     /**
      * @param  CacheFactory|null  $cache  resolves the `store` for cache entries (the cache manager)
@@ -75,9 +75,8 @@ class RedisLockStore implements Store, LockProvider
         #[\SensitiveParameter] ?array $redis = null,
     ) {
         $read = StoreConfig::read($config, $defaultPrefix, $redis);
-        $this->cache = $cache;
-        $this->servers = $read['servers'];
-        $this->options = $read['options'];
+        $this->cache = $cache === null ? null : \WeakReference::create($cache);
+        $this->sealed = new Sealed(['servers' => $read['servers'], 'options' => $read['options']]);
         $this->prefix = $read['prefix'];
         $this->connection = $read['connection'];
         $this->entryStoreName = $read['store'];
@@ -98,8 +97,8 @@ class RedisLockStore implements Store, LockProvider
             (string) $name,
             $seconds,
             $owner,
-            $this->servers,
-            $this->options,
+            $this->sealed->get('servers'),
+            $this->sealed->get('options'),
             $this->prefix,
             $this->autoRenewTtl,
         );
@@ -118,7 +117,7 @@ class RedisLockStore implements Store, LockProvider
      */
     public function funnel($name)
     {
-        $options = $this->options;
+        $options = $this->sealed->get('options');
         // Lock options that a semaphore refuses or has no use for (on_lost
         // "interrupt" is for locks only); the store's locks keep them.
         unset(
@@ -127,7 +126,7 @@ class RedisLockStore implements Store, LockProvider
         );
         $options['prefix'] = $this->prefix;
 
-        return new ConcurrencyLimiterBuilder((string) $name, $this->servers, $options);
+        return new ConcurrencyLimiterBuilder((string) $name, $this->sealed->get('servers'), $options);
     }
 
     /**
@@ -357,37 +356,39 @@ class RedisLockStore implements Store, LockProvider
      */
     public function __debugInfo(): array
     {
+        $options = $this->sealed->get('options');
+
         return [
             'prefix' => $this->prefix,
             'connection' => $this->connection,
             'store' => $this->entryStoreName,
-            'servers' => Masked::servers($this->servers, $this->options),
-            'options' => Masked::options($this->options),
+            'servers' => Masked::servers($this->sealed->get('servers'), $options),
+            'options' => Masked::options($options),
             'autoRenewTtl' => $this->autoRenewTtl,
         ];
     }
 
     /**
-     * The store that keeps this store's cache entries.
+     * The store that keeps this store's cache entries, asked of the cache
+     * manager each time (it keeps its stores): a property holding it would
+     * show its Redis connection, password included, in var_export().
      *
      * @throws \LogicException when the config names none, or names a redislock store
      */
     private function entries(): Store
     {
-        if ($this->entryStore !== null) {
-            return $this->entryStore;
-        }
         if ($this->entryStoreName === null) {
             throw new \LogicException(
                 'The redislock cache store keeps locks only: set its "store" config key to the name of '
                 . 'another cache store (e.g. \'store\' => \'redis\') to keep cache entries there.'
             );
         }
-        if ($this->cache === null) {
-            throw new \LogicException('The redislock cache store has no cache manager to resolve its "store" ['
+        $cache = $this->cache?->get();
+        if (!$cache instanceof CacheFactory) {
+            throw new \LogicException('The redislock cache store has no cache manager (any more) to resolve its "store" ['
                 . $this->entryStoreName . '] with.');
         }
-        $repository = $this->cache->store($this->entryStoreName);
+        $repository = $cache->store($this->entryStoreName);
         $store = $repository instanceof CacheRepository && method_exists($repository, 'getStore')
             ? $repository->getStore()
             : $repository;
@@ -399,6 +400,6 @@ class RedisLockStore implements Store, LockProvider
                 . 'another driver than redislock.');
         }
 
-        return $this->entryStore = $store;
+        return $store;
     }
 }
