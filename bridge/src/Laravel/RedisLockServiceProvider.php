@@ -121,7 +121,7 @@ class RedisLockServiceProvider extends ServiceProvider
         $manager->extend(self::DRIVER, function ($app, #[\SensitiveParameter] array $config) use ($manager) {
             $store = new RedisLockStore(
                 $manager,
-                $config,
+                RedisLockServiceProvider::withoutAddedStore($app, $config),
                 RedisLockServiceProvider::defaultPrefix($app),
                 RedisLockServiceProvider::redisConfig($app),
             );
@@ -157,6 +157,35 @@ class RedisLockServiceProvider extends ServiceProvider
         $redis = self::config($app, 'database.redis');
 
         return is_array($redis) ? $redis : null;
+    }
+
+    /**
+     * The store's config without the `store` key that Laravel 11+ adds
+     * itself (`Arr::add($config, 'store', $name)`, the store's own name),
+     * which would make the store keep its cache entries in itself: dropped
+     * when it names a redislock store whose configuration has no `store`.
+     * Without a `store`, cache entries throw the LogicException that says
+     * to set one.
+     *
+     * @param  mixed  $app  the container the cache manager was built with
+     * @param  array<string, mixed>  $config
+     * @return array<string, mixed>
+     */
+    public static function withoutAddedStore($app, #[\SensitiveParameter] array $config): array
+    {
+        $name = $config['store'] ?? null;
+        if (!is_string($name) || $name === '') {
+            return $config;
+        }
+        $named = self::config($app, 'cache.stores.' . $name);
+        $added = is_array($named)
+            ? ($named['driver'] ?? null) === self::DRIVER && !array_key_exists('store', $named)
+            : $name === ($config['name'] ?? 'ondemand');  // Laravel 11+'s Cache::build()
+        if ($added) {
+            unset($config['store']);
+        }
+
+        return $config;
     }
 
     /**

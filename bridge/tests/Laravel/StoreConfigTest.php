@@ -101,4 +101,20 @@ class StoreConfigTest extends LaravelTestCase
         $this->assertRefused(['lock_connection' => ''], '"lock_connection" must name a connection of database.redis');
         $this->assertSame('x_laravel_cache:', $this->build(['connection' => 'default', 'prefix' => 'laravel_cache'])->getPrefix());
     }
+
+    /**
+     * Laravel 11+ adds `'store' => <the store's name>` to the config it
+     * passes (Arr::add in CacheManager::resolve); that is not a store for
+     * entries, so entries still say to set one (not "must use another driver").
+     */
+    public function testTheStoreNameLaravelAddsIsNotTheEntryStore(): void
+    {
+        $this->app['config']->set('cache.stores.probe', ['driver' => 'redislock', 'servers' => $this->url()]);
+        $creator = (fn () => $this->customCreators['redislock'])->call(Cache::getFacadeRoot());
+        $repository = $creator($this->app, ['driver' => 'redislock', 'servers' => $this->url(), 'store' => 'probe']);
+        $this->assertNull($repository->getStore()->getEntryStoreName());
+        $this->expectException(\LogicException::class);
+        $this->expectExceptionMessage('set its "store" config key');
+        $repository->get('k');
+    }
 }
