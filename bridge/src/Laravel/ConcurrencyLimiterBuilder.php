@@ -29,10 +29,15 @@ use Illuminate\Support\InteractsWithTime;
  *   works on Redis Cluster as is;
  * - every user of a name must pass the same limit (a LockException says
  *   so otherwise).
+ *
+ * The servers and options are kept out of the object's properties (no
+ * password in var_export() or an (array) cast); var_dump(), print_r() and
+ * json_encode() show them masked; serialize() is refused.
  */
-class ConcurrencyLimiterBuilder
+class ConcurrencyLimiterBuilder implements \JsonSerializable
 {
     use InteractsWithTime;
+    use KeepsSecrets;
 
     /** The funnel's name (its Redis keys start with the store's prefix and this). */
     public $name;
@@ -46,11 +51,8 @@ class ConcurrencyLimiterBuilder
     /** How long then() waits for a slot, in seconds. */
     public $timeout = 3;
 
-    /** @var string|array<int, string>|null */
-    private string|array|null $servers;
-
-    /** @var array<string, mixed> */
-    private array $options;
+    /** The servers and RedisLock\Semaphore options (they may carry a password). */
+    private Sealed $sealed;
 
     /**
      * @param  string  $name  the funnel's name
@@ -60,8 +62,7 @@ class ConcurrencyLimiterBuilder
     public function __construct($name, #[\SensitiveParameter] string|array|null $servers = null, #[\SensitiveParameter] array $options = [])
     {
         $this->name = (string) $name;
-        $this->servers = $servers;
-        $this->options = $options;
+        $this->sealed = new Sealed(['servers' => $servers, 'options' => $options]);
     }
 
     /**
@@ -132,7 +133,9 @@ class ConcurrencyLimiterBuilder
         if (!is_numeric($this->maxLocks) || (int) $this->maxLocks < 1) {
             throw new \InvalidArgumentException(sprintf('The funnel [%s] needs a limit of at least 1: call limit($n).', $this->name));
         }
-        $semaphore = new Semaphore($this->name, (int) $this->maxLocks, (float) $this->releaseAfter, $this->servers, $this->options);
+        $semaphore = new Semaphore(
+            $this->name, (int) $this->maxLocks, (float) $this->releaseAfter, $this->sealed->get('servers'), $this->sealed->get('options')
+        );
 
         try {
             $wait = max(0.0, (float) $this->timeout);
@@ -169,8 +172,8 @@ class ConcurrencyLimiterBuilder
             'maxLocks' => $this->maxLocks,
             'releaseAfter' => $this->releaseAfter,
             'timeout' => $this->timeout,
-            'servers' => Masked::servers($this->servers, $this->options),
-            'options' => Masked::options($this->options),
+            'servers' => Masked::servers($this->sealed->get('servers'), $this->sealed->get('options')),
+            'options' => Masked::options($this->sealed->get('options')),
         ];
     }
 }

@@ -41,23 +41,29 @@ use Illuminate\Contracts\Cache\LockTimeoutException;
  * - getCurrentOwner(): the extension does not read other holders' tokens
  *   back. It returns this lock's owner when that owner holds the lock, ''
  *   when someone else holds it, and null when it is free. isOwnedBy($owner)
- *   asks Redis about any owner exactly.
+ *   asks Redis about any owner exactly (false for an owner no lock can
+ *   have: '', longer than 1024 bytes, or starting with `~~read`).
+ * - The option `on_lost` acts on auto-renewed holds (`$seconds = 0`, or
+ *   every lock with the option `auto_renew`); a hold with a fixed lease is
+ *   not renewed, so it has nothing to report, and the option is left out.
+ * - The servers and options are kept out of the object's properties (no
+ *   password in var_export() or an (array) cast); var_dump(), print_r()
+ *   and json_encode() show them masked; serialize() is refused (keep the
+ *   name and owner() and call restoreLock()).
  */
-class RedisLockLock extends Lock
+class RedisLockLock extends Lock implements \JsonSerializable
 {
+    use KeepsSecrets;
+
     /** Lease in seconds of a lock taken with `$seconds = 0`, renewed every third of it. */
     public const AUTO_RENEW_TTL = 15.0;
 
-    /** @var string|array<int, string>|null */
-    private string|array|null $servers;
-
     /**
-     * The RedisLock options of every object made here: the user's, with
-     * prefix set, reentrancy and auto_release off, and no owner.
-     *
-     * @var array<string, mixed>
+     * The servers, and the RedisLock options of every object made here:
+     * the user's, with prefix set, reentrancy and auto_release off, and no
+     * owner.
      */
-    private array $options;
+    private Sealed $sealed;
 
     private string $prefix;
 
@@ -91,8 +97,7 @@ class RedisLockLock extends Lock
         $options['reentrant'] = false;
         $options['auto_release'] = false;
 
-        $this->servers = $servers;
-        $this->options = $options;
+        $this->sealed = new Sealed(['servers' => $servers, 'options' => $options]);
         $this->prefix = $prefix;
         $this->autoRenewTtl = $autoRenewTtl;
     }
@@ -199,11 +204,16 @@ class RedisLockLock extends Lock
             return false;
         }
         $owner = (string) $owner;
-        if ($owner === '' || strlen($owner) > 1024) {
+        if ($owner === '' || strlen($owner) > 1024 || str_starts_with($owner, '~~read')) {
             return false;  // no lock can have that owner
         }
+        try {
+            $restored = $this->restored(null, false, $owner);
+        } catch (\ValueError) {
+            return false;  // an owner token the extension refuses: no lock has it
+        }
 
-        return $this->restored(null, false, $owner)->isAcquired();
+        return $restored->isAcquired();
     }
 
     /**
@@ -291,8 +301,8 @@ class RedisLockLock extends Lock
             'owner' => Masked::owner($this->owner),
             'seconds' => $this->seconds,
             'prefix' => $this->prefix,
-            'servers' => Masked::servers($this->servers, $this->options),
-            'options' => Masked::options($this->options),
+            'servers' => Masked::servers($this->sealed->get('servers'), $this->sealed->get('options')),
+            'options' => Masked::options($this->sealed->get('options')),
             'held' => $this->lock?->token() !== null,
         ];
     }
@@ -312,13 +322,13 @@ class RedisLockLock extends Lock
     /** The RedisLock that acquires for this object. */
     private function lock(): \RedisLock
     {
-        $options = $this->options;
-        $options['owner'] = $this->owner;
-        if (!$this->expires()) {
-            $options['auto_renew'] = true;
+        if ($this->lock === null) {
+            $options = $this->options($this->expires() ? null : true);
+            $options['owner'] = $this->owner;
+            $this->lock = new \RedisLock($this->name, $this->ttl(), $this->sealed->get('servers'), $options);
         }
 
-        return $this->lock ??= new \RedisLock($this->name, $this->ttl(), $this->servers, $options);
+        return $this->lock;
     }
 
     /**
@@ -327,9 +337,30 @@ class RedisLockLock extends Lock
      */
     private function restored(?float $ttl = null, bool $renew = false, ?string $owner = null): \RedisLock
     {
-        $options = $this->options;
-        $options['auto_renew'] = $renew;
+        return \RedisLock::restore(
+            $this->name, $owner ?? $this->owner, $ttl ?? $this->ttl(), $this->sealed->get('servers'), $this->options($renew)
+        );
+    }
 
-        return \RedisLock::restore($this->name, $owner ?? $this->owner, $ttl ?? $this->ttl(), $this->servers, $options);
+    /**
+     * The options of a RedisLock made here: auto_renew set to $renew (null:
+     * the store's options decide), and on_lost only on a renewed hold
+     * (the extension refuses it without auto_renew).
+     *
+     * @return array<string, mixed>
+     */
+    private function options(?bool $renew): array
+    {
+        $options = $this->sealed->get('options');
+        if ($renew !== null) {
+            $options['auto_renew'] = $renew;
+        }
+        // Not renewed: on_lost has nothing to act on. (A malformed
+        // auto_renew gives null here and the extension's own error.)
+        if (filter_var($options['auto_renew'] ?? false, FILTER_VALIDATE_BOOLEAN, FILTER_NULL_ON_FAILURE) === false) {
+            unset($options['on_lost']);
+        }
+
+        return $options;
     }
 }

@@ -8,15 +8,19 @@ use Illuminate\Support\ServiceProvider;
 /**
  * Registers the cache driver `redislock` with Laravel's cache manager.
  *
- * A store of that driver (config/cache.php):
+ * A store of that driver (config/cache.php), on a Redis connection of
+ * config/database.php, locking the keys of Laravel's own redis store:
  *
  *     'locks' => [
  *         'driver' => 'redislock',
- *         'servers' => 'redis://127.0.0.1:6379',   // a URL or a list; null: ini redislock.servers
+ *         'connection' => 'default',               // database.redis.default: server, password, db, prefix
  *         'options' => ['retry_delay' => 0.5],     // RedisLock options (see the README)
- *         'prefix' => 'app:lock:',                 // null: cache.prefix
  *         'store' => 'redis',                      // where get/put/... of this store go
  *     ],
+ *
+ * or on servers of its own: `'servers' => 'redis://127.0.0.1:6379'` (a URL
+ * or a list; null: ini redislock.servers) and `'prefix' => 'app:lock:'`
+ * (null: cache.prefix) instead of `connection`. See {@see RedisLockStore}.
  *
  * answers `Cache::store('locks')->lock($name, $seconds, $owner)` and
  * `restoreLock($name, $owner)` with a {@see RedisLockLock}, and
@@ -115,7 +119,12 @@ class RedisLockServiceProvider extends ServiceProvider
         // Not a static closure: CacheManager::extend() binds it to the
         // manager, which also makes `self` the manager's class inside it.
         $manager->extend(self::DRIVER, function ($app, #[\SensitiveParameter] array $config) use ($manager) {
-            $store = new RedisLockStore($manager, $config, RedisLockServiceProvider::defaultPrefix($app));
+            $store = new RedisLockStore(
+                $manager,
+                RedisLockServiceProvider::withoutAddedStore($app, $config),
+                RedisLockServiceProvider::defaultPrefix($app),
+                RedisLockServiceProvider::redisConfig($app),
+            );
 
             // Laravel 11+ takes the store's config as a second argument
             // (for its `events` flag); Laravel 8-10 ignore it.
@@ -131,12 +140,65 @@ class RedisLockServiceProvider extends ServiceProvider
      */
     public static function defaultPrefix($app): string
     {
-        try {
-            $prefix = $app['config']['cache.prefix'] ?? '';
-        } catch (\Throwable) {
-            $prefix = '';
-        }
+        $prefix = self::config($app, 'cache.prefix');
 
         return is_string($prefix) ? $prefix : '';
+    }
+
+    /**
+     * The application's `database.redis` (the connections a store's
+     * `connection` names), or null.
+     *
+     * @param  mixed  $app  the container the cache manager was built with
+     * @return array<string, mixed>|null
+     */
+    public static function redisConfig($app): ?array
+    {
+        $redis = self::config($app, 'database.redis');
+
+        return is_array($redis) ? $redis : null;
+    }
+
+    /**
+     * The store's config without the `store` key that Laravel 11+ adds
+     * itself (`Arr::add($config, 'store', $name)`, the store's own name),
+     * which would make the store keep its cache entries in itself: dropped
+     * when it names a redislock store whose configuration has no `store`.
+     * Without a `store`, cache entries throw the LogicException that says
+     * to set one.
+     *
+     * @param  mixed  $app  the container the cache manager was built with
+     * @param  array<string, mixed>  $config
+     * @return array<string, mixed>
+     */
+    public static function withoutAddedStore($app, #[\SensitiveParameter] array $config): array
+    {
+        $name = $config['store'] ?? null;
+        if (!is_string($name) || $name === '') {
+            return $config;
+        }
+        $named = self::config($app, 'cache.stores.' . $name);
+        $added = is_array($named)
+            ? ($named['driver'] ?? null) === self::DRIVER && !array_key_exists('store', $named)
+            : $name === ($config['name'] ?? 'ondemand');  // Laravel 11+'s Cache::build()
+        if ($added) {
+            unset($config['store']);
+        }
+
+        return $config;
+    }
+
+    /**
+     * A value of the application's config, or null.
+     *
+     * @param  mixed  $app
+     */
+    private static function config($app, string $key): mixed
+    {
+        try {
+            return $app['config'][$key] ?? null;
+        } catch (\Throwable) {
+            return null;
+        }
     }
 }

@@ -20,73 +20,67 @@ use Illuminate\Contracts\Cache\Store;
  * config's `store` key (resolved through the cache manager at first use).
  * Without `store` they throw a \LogicException that says to set it.
  *
- * Config keys: `servers` (a URL or a list of URLs; null: ini
- * redislock.servers), `options` (RedisLock options; `prefix`, `owner`,
- * `reentrant` and `auto_release` are set by the bridge), `prefix` (the key
- * prefix; null: the application's `cache.prefix`), `store` (the store for
- * cache entries), `auto_renew_ttl` (seconds, default 15: the lease of a
- * lock taken with `$seconds = 0`, renewed every third of it).
+ * Config keys (any other is refused when the store is built, see
+ * {@see StoreConfig}):
+ * - `connection` (a `database.redis` connection, e.g. `default`; or
+ *   `lock_connection`, which wins, as in Laravel's redis store): the
+ *   server, credentials, database and TLS of that connection, and the
+ *   key of Laravel's own redis store: the connection's prefix, the cache
+ *   prefix (`prefix`, else `cache.prefix`), `:`, the name. A lock here and
+ *   a lock of Laravel's redis store on the same name exclude each other.
+ * - `servers` (a URL or a list of URLs; null: ini redislock.servers), not
+ *   with `connection`; the key is then `prefix . $name` (no `:` added).
+ * - `options` (RedisLock options; `prefix`, `owner`, `reentrant` and
+ *   `auto_release` are set by the bridge), `prefix` (null: the
+ *   application's `cache.prefix`), `store` (the store for cache entries),
+ *   `auto_renew_ttl` (seconds, default 15: the lease of a lock taken with
+ *   `$seconds = 0`, renewed every third of it).
+ *
+ * The servers and options are kept out of the object's properties, so no
+ * password shows in var_export() or an (array) cast; var_dump(),
+ * print_r() and json_encode() show them masked; serialize() is refused.
  */
-class RedisLockStore implements Store, LockProvider
+class RedisLockStore implements Store, LockProvider, \JsonSerializable
 {
-    /** The cache manager that resolves the `store` for cache entries. */
-    private ?CacheFactory $cache;
+    use KeepsSecrets;
 
-    /** @var string|array<int, string>|null */
-    private string|array|null $servers;
+    /** The cache manager that resolves the `store` for cache entries (it holds this store). */
+    private ?\WeakReference $cache;
 
-    /** @var array<string, mixed> */
-    private array $options;
+    /** Servers and options (they may carry a password). */
+    private Sealed $sealed;
 
+    /** The Redis key prefix of the locks (the connection's prefix included). */
     private string $prefix;
+
+    /** The database.redis connection of the locks, or null (`servers`). */
+    private ?string $connection;
 
     private ?string $entryStoreName;
 
     private float $autoRenewTtl;
 
-    /** The store that keeps this store's cache entries, once resolved. */
-    private ?Store $entryStore = null;
-
     /**
      * @param  CacheFactory|null  $cache  resolves the `store` for cache entries (the cache manager)
-     * @param  array<string, mixed>  $config  the store's config: servers, options, prefix, store, auto_renew_ttl
+     * @param  array<string, mixed>  $config  the store's config: connection or servers, options, prefix, store, auto_renew_ttl
      * @param  string  $defaultPrefix  the prefix when the config has none (the application's cache.prefix)
+     * @param  array<string, mixed>|null  $redis  the application's database.redis configuration (for `connection`)
      *
-     * @throws \InvalidArgumentException when a config value has the wrong type
+     * @throws \InvalidArgumentException when a config key is unknown or a value is wrong
      */
-    public function __construct(?CacheFactory $cache, #[\SensitiveParameter] array $config = [], string $defaultPrefix = '')
-    {
-        $this->cache = $cache;
-
-        $servers = $config['servers'] ?? null;
-        if (!is_string($servers) && !is_array($servers) && $servers !== null) {
-            throw new \InvalidArgumentException('redislock cache store: "servers" must be a URL, a list of URLs or null');
-        }
-        $this->servers = $servers;
-
-        $options = $config['options'] ?? [];
-        if (!is_array($options)) {
-            throw new \InvalidArgumentException('redislock cache store: "options" must be an array of RedisLock options');
-        }
-        $this->options = $options;
-
-        $prefix = $config['prefix'] ?? $defaultPrefix;
-        if (!is_string($prefix)) {
-            throw new \InvalidArgumentException('redislock cache store: "prefix" must be a string');
-        }
-        $this->prefix = $prefix;
-
-        $store = $config['store'] ?? null;
-        if ($store !== null && (!is_string($store) || $store === '')) {
-            throw new \InvalidArgumentException('redislock cache store: "store" must name a cache store');
-        }
-        $this->entryStoreName = $store;
-
-        $ttl = $config['auto_renew_ttl'] ?? RedisLockLock::AUTO_RENEW_TTL;
-        if (!is_numeric($ttl) || !is_finite((float) $ttl) || (float) $ttl <= 0) {
-            throw new \InvalidArgumentException('redislock cache store: "auto_renew_ttl" must be a number of seconds greater than 0');
-        }
-        $this->autoRenewTtl = (float) $ttl;
+    public function __construct(
+        ?CacheFactory $cache,
+        #[\SensitiveParameter] array $config = [],
+        string $defaultPrefix = '',
+        #[\SensitiveParameter] ?array $redis = null,
+    ) {
+        $read = StoreConfig::read($config, $defaultPrefix, $redis);
+        $this->cache = $cache === null ? null : \WeakReference::create($cache);
+        $this->sealed = new Sealed(['servers' => $read['servers'], 'options' => $read['options']]);
+        $this->prefix = $read['prefix'];
+        $this->connection = $read['connection'];
+        $this->entryStoreName = $read['store'];
+        $this->autoRenewTtl = $read['auto_renew_ttl'];
     }
 
     /**
@@ -103,8 +97,8 @@ class RedisLockStore implements Store, LockProvider
             (string) $name,
             $seconds,
             $owner,
-            $this->servers,
-            $this->options,
+            $this->sealed->get('servers'),
+            $this->sealed->get('options'),
             $this->prefix,
             $this->autoRenewTtl,
         );
@@ -123,12 +117,16 @@ class RedisLockStore implements Store, LockProvider
      */
     public function funnel($name)
     {
-        $options = $this->options;
-        // Lock options that a semaphore refuses; the store's locks keep them.
-        unset($options['auto_renew'], $options['max_hold'], $options['fencing'], $options['owner'], $options['replicas'], $options['reentrant']);
+        $options = $this->sealed->get('options');
+        // Lock options that a semaphore refuses or has no use for (on_lost
+        // "interrupt" is for locks only); the store's locks keep them.
+        unset(
+            $options['auto_renew'], $options['max_hold'], $options['fencing'], $options['owner'],
+            $options['replicas'], $options['reentrant'], $options['on_lost'],
+        );
         $options['prefix'] = $this->prefix;
 
-        return new ConcurrencyLimiterBuilder((string) $name, $this->servers, $options);
+        return new ConcurrencyLimiterBuilder((string) $name, $this->sealed->get('servers'), $options);
     }
 
     /**
@@ -145,13 +143,32 @@ class RedisLockStore implements Store, LockProvider
     }
 
     /**
-     * The key prefix of the locks (their Redis key is prefix . name).
+     * The Redis key prefix of the locks (their key is prefix . name; with
+     * `connection`, the connection's prefix and the cache prefix with `:`).
      *
      * @return string
      */
     public function getPrefix()
     {
         return $this->prefix;
+    }
+
+    /**
+     * The Redis key of the lock $name (with `connection`: the key of
+     * Laravel's own redis store for that name).
+     */
+    public function lockKey(string $name): string
+    {
+        return $this->prefix . $name;
+    }
+
+    /**
+     * The database.redis connection of the locks, or null when the store
+     * was given `servers`.
+     */
+    public function getConnectionName(): ?string
+    {
+        return $this->connection;
     }
 
     /**
@@ -193,6 +210,31 @@ class RedisLockStore implements Store, LockProvider
     public function put($key, $value, $seconds)
     {
         return $this->entries()->put($key, $value, $seconds);
+    }
+
+    /**
+     * Stores an item in the entry store unless it is there, atomically
+     * when that store can (Laravel's redis, database, file, memcached and
+     * DynamoDB stores have add()): Laravel's repository calls this when it
+     * exists, else it falls back to a get and a put, two steps another
+     * process can come between. The scheduler's `withoutOverlapping()` and
+     * `onOneServer()` mutexes are such adds.
+     *
+     * @param  string  $key
+     * @param  mixed  $value
+     * @param  int  $seconds
+     * @return bool true when it was added
+     *
+     * @throws \LogicException without a `store`
+     */
+    public function add($key, $value, $seconds)
+    {
+        $store = $this->entries();
+        if (method_exists($store, 'add')) {
+            return $store->add($key, $value, $seconds);
+        }
+
+        return $store->get($key) === null && $store->put($key, $value, $seconds);
     }
 
     /**
@@ -314,36 +356,39 @@ class RedisLockStore implements Store, LockProvider
      */
     public function __debugInfo(): array
     {
+        $options = $this->sealed->get('options');
+
         return [
             'prefix' => $this->prefix,
+            'connection' => $this->connection,
             'store' => $this->entryStoreName,
-            'servers' => Masked::servers($this->servers, $this->options),
-            'options' => Masked::options($this->options),
+            'servers' => Masked::servers($this->sealed->get('servers'), $options),
+            'options' => Masked::options($options),
             'autoRenewTtl' => $this->autoRenewTtl,
         ];
     }
 
     /**
-     * The store that keeps this store's cache entries.
+     * The store that keeps this store's cache entries, asked of the cache
+     * manager each time (it keeps its stores): a property holding it would
+     * show its Redis connection, password included, in var_export().
      *
      * @throws \LogicException when the config names none, or names a redislock store
      */
     private function entries(): Store
     {
-        if ($this->entryStore !== null) {
-            return $this->entryStore;
-        }
         if ($this->entryStoreName === null) {
             throw new \LogicException(
                 'The redislock cache store keeps locks only: set its "store" config key to the name of '
                 . 'another cache store (e.g. \'store\' => \'redis\') to keep cache entries there.'
             );
         }
-        if ($this->cache === null) {
-            throw new \LogicException('The redislock cache store has no cache manager to resolve its "store" ['
+        $cache = $this->cache?->get();
+        if (!$cache instanceof CacheFactory) {
+            throw new \LogicException('The redislock cache store has no cache manager (any more) to resolve its "store" ['
                 . $this->entryStoreName . '] with.');
         }
-        $repository = $this->cache->store($this->entryStoreName);
+        $repository = $cache->store($this->entryStoreName);
         $store = $repository instanceof CacheRepository && method_exists($repository, 'getStore')
             ? $repository->getStore()
             : $repository;
@@ -355,6 +400,6 @@ class RedisLockStore implements Store, LockProvider
                 . 'another driver than redislock.');
         }
 
-        return $this->entryStore = $store;
+        return $store;
     }
 }

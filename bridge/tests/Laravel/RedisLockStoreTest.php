@@ -49,15 +49,16 @@ class RedisLockStoreTest extends LaravelTestCase
         $lock->release();
     }
 
-    /** RedisLock options reach the extension (an unknown one is its ValueError). */
+    /** RedisLock options reach the extension: one it refuses fails at first use. */
     public function testOptionsReachTheExtension(): void
     {
         $this->app['config']->set('cache.stores.bad_options', [
-            'driver' => 'redislock', 'servers' => $this->url(), 'options' => ['tll' => 1],
+            'driver' => 'redislock', 'servers' => $this->url(), 'options' => ['tls_cert' => '/only/the/cert.pem'],
         ]);
+        $store = Cache::store('bad_options');
         $this->expectException(\ValueError::class);
-        $this->expectExceptionMessage('tll');
-        Cache::store('bad_options')->lock('foo', 10)->get();
+        $this->expectExceptionMessage('tls_cert and tls_key');
+        $store->lock('foo', 10)->get();
     }
 
     /** Cache entries without `store`: a LogicException that says to set it; locks still work. */
