@@ -13,7 +13,7 @@
 -- others wait behind them, and the caller sends the same call again.
 -- @include queue
 local handed = ARGV[3] ~= '1' or redis.call('GET', mark_key(KEYS[1], ARGV[1])) == 'h'
-if not handed or redis.call('GET', KEYS[1]) ~= ARGV[1] then
+if not handed or redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
   leave_queue(KEYS[1], KEYS[2], ARGV[1])
   return 0
 end

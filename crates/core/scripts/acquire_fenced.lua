@@ -12,7 +12,7 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('SET', KEYS[2], fence, 'PX', ARGV[2])
   return fence
 end
-if ARGV[4] == '1' and redis.call('GET', KEYS[1]) == ARGV[1] then
+if ARGV[4] == '1' and redis.pcall('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   local fence = tonumber(redis.call('GET', KEYS[2])) or next_fence(KEYS[3], ARGV[3])
   redis.call('SET', KEYS[2], fence, 'PX', ARGV[2])

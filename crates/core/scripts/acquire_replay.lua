@@ -6,7 +6,7 @@
 if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 1
 end
-if redis.call('get', KEYS[1]) == ARGV[1] then
+if redis.pcall('get', KEYS[1]) == ARGV[1] then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return 1
 end

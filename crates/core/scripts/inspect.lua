@@ -54,7 +54,12 @@ local function holders(set)
   return {live, tokens, tonumber(last[2]) - now}
 end
 
-local owner = redis.call('GET', lock)
+local owner = redis.pcall('GET', lock)
+if type(owner) == 'table' then
+  -- Another client's lock of another type (Symfony's RedisStore: a
+  -- sorted set): held, its owner named by the type.
+  owner = '~~' .. redis.call('TYPE', lock).ok
+end
 local readers = false
 if owner == '~~read' then
   readers = holders(KEYS[4])

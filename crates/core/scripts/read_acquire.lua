@@ -15,7 +15,14 @@ local token, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local mode, grace = ARGV[4], tonumber(ARGV[7])
 local MARK = '~~read'
 local LONE = '~~read:'
-local held = redis.call('GET', lock)
+-- K of another type (another client's lock on this name: Symfony's
+-- RedisStore keeps a sorted set) is held by a writer not of ours; it reads
+-- as "~~read~other", which no token equals (none starts with "~~read") and
+-- which is neither the read mark nor a lone reader.
+local held = redis.pcall('GET', lock)
+if type(held) == 'table' then
+  held = '~~read~other'
+end
 
 -- Fast path: K is free, so no hand-over is on its way to a waiter (a
 -- writer's plain SET NX takes it alike). A lone reader is written into K

@@ -11,7 +11,10 @@
 -- it, {2} after giving up, {-3} when our read hold is gone.
 local readers, queue, lock = KEYS[1], KEYS[2], KEYS[3]
 local token, now, ttl, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local held = redis.call('GET', lock)
+local held = redis.pcall('GET', lock)
+if type(held) == 'table' then
+  held = '~~read~other'
+end
 -- @include queue
 -- @include readers
 if held == token then

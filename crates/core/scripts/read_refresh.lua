@@ -12,7 +12,10 @@ local readers, lock = KEYS[1], KEYS[2]
 local token, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 -- A lone reader (K holds "~~read:<token>:<lease end>"): its lease is K's
 -- expiry, and the lease end it keeps there moves with it.
-local held = redis.call('GET', lock)
+local held = redis.pcall('GET', lock)
+if type(held) == 'table' then
+  held = '~~read~other'
+end
 local mine = '~~read:' .. token .. ':'
 if held and string.sub(held, 1, #mine) == mine then
   if ttl == 0 then

@@ -18,7 +18,8 @@ local MARK = '~~read'
 -- A lone reader (K holds "~~read:<token>:<lease end>", read_acquire.lua's
 -- fast path) gives K back as a writer does (release.lua): GET, EXISTS, DEL.
 local mine = '~~read:' .. token .. ':'
-local lone = string.sub(redis.call('GET', lock) or '', 1, #mine) == mine
+local k = redis.pcall('GET', lock)
+local lone = type(k) == 'string' and string.sub(k, 1, #mine) == mine
 if lone and redis.call('EXISTS', queue) == 0 then
   redis.call('DEL', lock)
   return 1
@@ -38,7 +39,7 @@ if lone then
   end
   return 1
 end
-if abandon and redis.call('GET', lock) == token then
+if abandon and redis.pcall('GET', lock) == token then
   -- A release handed us the lock and we are gone before we took it: it
   -- goes on to the next waiter (our mark stays until it is freed, so the
   -- same call sent again still finds it ours).
@@ -52,7 +53,7 @@ end
 if abandon then
   leave_queue(lock, queue, token)
 end
-if redis.call('GET', lock) ~= MARK then
+if redis.pcall('GET', lock) ~= MARK then
   -- No reader holds K (our lease ran out and a writer may have it).
   return 0
 end

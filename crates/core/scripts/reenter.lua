@@ -5,7 +5,7 @@
 -- KEYS[1] = lock key, KEYS[2] = hold fence (fenced holds only),
 -- ARGV[1] = owner token, ARGV[2] = lease in ms
 -- Returns 1 when the lease is ours (and now long enough), 0 when it was lost.
-if redis.call('get', KEYS[1]) ~= ARGV[1] then
+if redis.pcall('get', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then

@@ -5,7 +5,7 @@
 -- KEYS[1] = lock key, KEYS[2] = hold fence (fenced holds only),
 -- ARGV[1] = owner token, ARGV[2] = new lease in ms
 -- Returns 1 when the lease was ours and is extended, 0 otherwise.
-if redis.call('get', KEYS[1]) == ARGV[1] then
+if redis.pcall('get', KEYS[1]) == ARGV[1] then
   if KEYS[2] then
     redis.call('pexpire', KEYS[2], ARGV[2])
   end

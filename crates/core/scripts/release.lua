@@ -10,7 +10,7 @@
 -- when we hold it still: only departed waiters were looked at, others wait
 -- behind them, and we call again (lib/queue.lua's free_lock).
 local lock = KEYS[1]
-if redis.call('GET', lock) ~= ARGV[1] then
+if redis.pcall('GET', lock) ~= ARGV[1] then
   return 0
 end
 if ARGV[2] == '1' then

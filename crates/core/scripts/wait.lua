@@ -31,7 +31,7 @@ local function won(fence)
   return {1, fence or -1}
 end
 
-if redis.call('GET', lock) == token
+if redis.pcall('GET', lock) == token
     and (ARGV[8] == '1' or redis.call('GET', mark_key(lock, token)) == 'h') then
   redis.call('PEXPIRE', lock, ttl)
   local fence = nil
