@@ -4,7 +4,6 @@ namespace RedisLock\Bridge\Tests\Symfony;
 
 use PHPUnit\Framework\TestCase;
 use RedisLock\Bridge\Symfony\RedisLockStore;
-use Symfony\Component\Lock\Exception\LockAcquiringException;
 use Symfony\Component\Lock\LockFactory;
 use Symfony\Component\Lock\Store\RedisStore;
 
@@ -14,8 +13,8 @@ use Symfony\Component\Lock\Store\RedisStore;
  * worker: both use the resource name itself as the key (RedisStore a
  * sorted set, redislock a string), so each one's lock keeps the other
  * out, for write and read locks; a RedisStore waiter gets the lock at its
- * next poll after redislock's release. A redislock wait or read lock on a
- * name that RedisStore holds fails (WRONGTYPE) instead of waiting.
+ * next poll after redislock's release; a redislock wait or read lock on a
+ * name that RedisStore holds waits for it and enters once it is gone.
  */
 final class RedisStoreInteropTest extends TestCase
 {
@@ -105,17 +104,17 @@ final class RedisStoreInteropTest extends TestCase
     }
 
     /**
-     * Only our non-blocking write acquire reads their sorted set as
-     * "held": a blocking acquire and a read lock fail with the
-     * extension's LockException (WRONGTYPE: their scripts read the key as
-     * a string), which Symfony's Lock wraps in LockAcquiringException.
-     * They take nothing and leave nothing behind, and their lock stays.
-     * (Extension behaviour, reported; docs/migration.md says so.)
+     * Every acquire of ours finds their sorted set held: a try and a read
+     * try return false, a wait runs out, and none takes anything or
+     * leaves anything behind; their lock stays. A blocking acquire waits
+     * for their lock and enters once it is gone. (Until issue 29 every
+     * wait and read lock here failed with WRONGTYPE: the extension's
+     * scripts read the key as a string.)
      */
-    public function testOurWaitsAndReadLocksOnTheirLockFailWithoutTakingIt(): void
+    public function testOurWaitsAndReadLocksOnTheirLockWaitForIt(): void
     {
         foreach (['write' => 'acquire', 'read' => 'acquireRead'] as $mode => $take) {
-            $name = redislock_test_key("interop-wrongtype-$mode");
+            $name = redislock_test_key("interop-foreign-$mode");
             $theirs = self::symfony()->createLock($name, 30);
             $this->assertTrue($theirs->$take());
             foreach ([
@@ -125,29 +124,37 @@ final class RedisStoreInteropTest extends TestCase
                 'acquireRead(0.2)' => fn (\RedisLock $l) => $l->acquireRead(0.2),
             ] as $how => $try) {
                 $outcome = self::attempt(fn () => $try(new \RedisLock($name, 30.0, self::url(), ['reentrant' => false])));
-                if ($how === 'acquire()') {
-                    $this->assertSame('refused', $outcome, "their $mode lock, our $how");
-                } else {
-                    $this->assertStringStartsWith('RedisLock\\LockException', $outcome, "their $mode lock, our $how");
-                    $this->assertStringContainsString('WRONGTYPE', $outcome, "their $mode lock, our $how");
-                }
+                $this->assertSame('refused', $outcome, "their $mode lock, our $how");
                 $this->assertSame([$name], redis_keys_left(self::url(), "$name*"), "their $mode lock, our $how: nothing of ours left");
                 $this->assertSame('zset', redis_cmd(self::url(), 'TYPE', $name));
             }
             $this->assertTrue($theirs->isAcquired());
             $theirs->release();
         }
-        $name = redislock_test_key('interop-wrongtype-blocking');
-        $blocking = self::ours()->createLock($name, 30);
-        $theirs = self::symfony()->createLock($name, 30);
-        $this->assertTrue($theirs->acquire());
-        try {
-            $blocking->acquire(true);
-            $this->fail('our blocking acquire took their lock');
-        } catch (LockAcquiringException $e) {
-            $this->assertStringContainsString('WRONGTYPE', $e->getPrevious()?->getMessage() ?? '');
+        foreach (['expires' => 0.4, 'is released' => null] as $how => $ttl) {
+            $name = redislock_test_key('interop-foreign-blocking');
+            $blocking = self::ours()->createLock($name, 30);
+            $theirs = self::symfony()->createLock($name, $ttl ?? 30, false);
+            $this->assertTrue($theirs->acquire());
+            $pid = null;
+            if ($ttl === null) {
+                // Their holder releases from another process after 0.4 s.
+                $pid = pcntl_fork();
+                if ($pid === 0) {
+                    usleep(400_000);
+                    $theirs->release();
+                    posix_kill(posix_getpid(), SIGKILL);
+                }
+            }
+            $began = hrtime(true);
+            $this->assertTrue($blocking->acquire(true), "their lock $how: our blocking acquire enters");
+            $took = (hrtime(true) - $began) / 1e9;
+            $pid !== null && pcntl_waitpid($pid, $status);
+            $this->assertGreaterThan(0.3, $took, "their lock $how: we entered while it was held");
+            $this->assertLessThan(3.0, $took, "their lock $how: we entered late");
+            $this->assertSame('string', redis_cmd(self::url(), 'TYPE', $name));
+            $blocking->release();
         }
-        $theirs->release();
     }
 
     /** Their waiter (a blocking acquire, polling every 100 ms) gets the lock after our release. */
