@@ -11,7 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh phpunit php-symfony-lock php-symfony-semaphore \
   php-symfony-service-contracts php-laravel-framework \
-  php-symfony-framework-bundle php-symfony-var-dumper php-redis
+  php-symfony-framework-bundle php-symfony-var-dumper php-redis composer
+# The package as composer sees it (offline: validate reads the file only).
+COMPOSER_ALLOW_SUPERUSER=1 composer validate --strict --no-interaction bridge/composer.json
 so="$PWD/target/release/redislock.so"
 [ -f "$so" ] || { echo "bridge-tests: $so is missing; run bash scripts/build.sh" >&2; exit 1; }
 [ -x target/release/redis-fixture ] || cargo build --release --locked -p redislock-fixture
