@@ -1107,6 +1107,9 @@ struct Report {
     refused: u32,
     /// Long holds whose renewals were refused for a while.
     renewals_refused: usize,
+    /// Stretches the machine was too busy to run the probe thread
+    /// ([`Faults::stalls`]).
+    stalls: usize,
     /// Every connection dropped while a fresh worker was in its first
     /// wait; first waits found to span such a drop.
     drops: usize,
@@ -1157,6 +1160,7 @@ impl Report {
             refusals: 0,
             refused: 0,
             renewals_refused: 0,
+            stalls: 0,
             drops: 0,
             first_wait_drops: 0,
             departed: 0,
@@ -1239,7 +1243,8 @@ impl std::fmt::Display for Report {
             "history ({name}): {} worker processes ({} at a time) and {} forked children, \
              {} pauses, {} kills, {} cut replies, {} times requests or replies held up, \
              {} replies held back, {} requests refused in {} windows, {} connection drops \
-             in first waits ({} first waits hit), {} batches of {DEPARTED} departed waiters",
+             in first waits ({} first waits hit), {} batches of {DEPARTED} departed waiters, \
+             {} machine stalls",
             self.processes,
             self.scenario.workers(),
             self.forks,
@@ -1253,6 +1258,7 @@ impl std::fmt::Display for Report {
             self.drops,
             self.first_wait_drops,
             self.departed,
+            self.stalls,
         )?;
         write!(f, "; {} grants", self.grants)?;
         if self.scenario == Scenario::ReadWrite {
@@ -1364,6 +1370,39 @@ fn signal(child: &Child, sig: libc::c_int) {
     unsafe { libc::kill(pid, sig) };
 }
 
+/// A thread that sleeps 5 ms at a time and notes when it wakes more
+/// than 25 ms late: the machine was too busy to run it ([`Faults::stalls`]).
+struct StallProbe {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<(u64, u64)>>,
+}
+
+impl StallProbe {
+    fn start() -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut stalls = vec![];
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let due = now_ns() + 5 * MS;
+                std::thread::sleep(ms(5));
+                let woke = now_ns();
+                if woke > due + 25 * MS {
+                    stalls.push((due, woke));
+                }
+            }
+            stalls
+        });
+        StallProbe { stop, thread }
+    }
+
+    /// Stops the probe; the stalls it saw.
+    fn stop(self) -> Vec<(u64, u64)> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or_default()
+    }
+}
+
 /// What the controller did to one scenario, on the shared monotonic clock
 /// (ns), for the checks that excuse or expect something of it.
 #[derive(Debug, Default)]
@@ -1382,6 +1421,12 @@ struct Faults {
     slowdowns: Vec<(u64, u64)>,
     /// Replies held back: from, to.
     held: Vec<(u64, u64)>,
+    /// Stretches in which the machine did not run the controller's probe
+    /// thread (a 5 ms sleep woke more than 25 ms late): from the wake-up
+    /// due to the one seen. A machine that busy (the flake proof runs two
+    /// more copies of the suite beside this one) may not run a renewal
+    /// either: such a stretch is not free.
+    stalls: Vec<(u64, u64)>,
 }
 
 impl Faults {
@@ -1408,6 +1453,7 @@ impl Faults {
             .chain(self.refusals.iter().copied())
             .chain(self.held.iter().copied())
             .chain(self.slowdowns.iter().copied())
+            .chain(self.stalls.iter().copied())
             .collect();
         windows.sort_unstable();
         let (mut best, mut at) = ((from, 0), from);
@@ -1443,6 +1489,7 @@ impl Faults {
             ("refused", &self.refusals),
             ("slow", &self.slowdowns),
             ("held", &self.held),
+            ("stall", &self.stalls),
         ] {
             for &(from, to) in windows {
                 lines.push((from, format!("{what} {from} {to}")));
@@ -1670,6 +1717,7 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
     let workers_at_once = scenario.workers();
     let mut report = Report::new(scenario);
     let mut faults = Faults::default();
+    let stalls = StallProbe::start();
     let mut logs = Vec::new();
     let start = |i: usize, report: &mut Report, logs: &mut Vec<PathBuf>| {
         let n = logs.len();
@@ -1928,6 +1976,8 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
         .into_iter()
         .map(|(at, by)| (on_clock(at), on_clock(at + by)))
         .collect();
+    faults.stalls = stalls.stop();
+    report.stalls = faults.stalls.len();
     faults.write(&dir.join("controller.log"));
     check(&logs, &faults, &mut report);
     // The workers' logs are kept only when they show a violation (or
