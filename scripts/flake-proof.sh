@@ -17,6 +17,8 @@
 #   the test binaries removed at the end)
 #   FLAKE_TIMEOUT=300 (seconds one test binary may take before it counts as
 #   hung and is killed)
+#   FLAKE_SKIP=history (test binaries left out, a regex of their names;
+#   default: none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,7 +41,8 @@ copy() {
   rm -rf "${dir:?}/$1"; mkdir -p "$dir/$1"
   for b in $binaries; do cp "$b" "$dir/$1/"; done
   { ls "$dir/$1"/* | grep -E '/(faults|cluster|sentinel)-' || true
-    ls "$dir/$1"/* | grep -vE '/(faults|cluster|sentinel)-' || true; } >"$dir/$1.order"
+    ls "$dir/$1"/* | grep -vE '/(faults|cluster|sentinel)-' || true; } \
+    | { if [ -n "${FLAKE_SKIP:-}" ]; then grep -vE "/(${FLAKE_SKIP})-" || true; else cat; fi; } >"$dir/$1.order"
 }
 
 # run_binary FILE OUT: one test binary, bounded, its output in OUT.
