@@ -46,14 +46,19 @@ final class Cli
     /** @var resource */
     private $err;
 
+    private ?Target $target;
+
     /**
      * @param  resource  $out  where results go (STDOUT)
      * @param  resource  $err  where errors and usage go (STDERR)
+     * @param  Target|null  $target  the locks looked at without --servers and --prefix
+     *     (a framework's configuration); null: the ini redislock.servers
      */
-    public function __construct($out, $err)
+    public function __construct($out, $err, ?Target $target = null)
     {
         $this->out = $out;
         $this->err = $err;
+        $this->target = $target;
     }
 
     /**
@@ -74,14 +79,24 @@ final class Cli
             fwrite($this->out, self::HELP);
             return 0;
         }
-        $servers = $flags['servers'] ?? null;
-        $servers = is_array($servers) && count($servers) === 1 ? $servers[0] : $servers;
-        $options = isset($flags['prefix']) ? ['prefix' => $flags['prefix']] : [];
+        return $this->execute($command, $name, $flags);
+    }
+
+    /**
+     * Runs one command (inspect, release, watch) on the lock $name.
+     *
+     * @param  array<string, mixed>  $flags  servers (list), prefix, json, force, interval, count
+     * @return int the exit status
+     */
+    public function execute(string $command, string $name, #[\SensitiveParameter] array $flags): int
+    {
         try {
+            $target = $this->target($flags);
             return match ($command) {
-                'inspect' => $this->inspect($name, $servers, $options, isset($flags['json'])),
-                'release' => $this->release($name, $servers, $options, isset($flags['force'])),
-                'watch' => $this->watch($name, $servers, $options, $flags),
+                'inspect' => $this->inspect($name, $target, !empty($flags['json'])),
+                'release' => $this->release($name, $target, !empty($flags['force'])),
+                'watch' => $this->watch($name, $target, $flags),
+                default => throw new \ValueError(sprintf('unknown command "%s"', $command)),
             };
         } catch (\ValueError | \TypeError $e) {
             fwrite($this->err, 'redislock: ' . $e->getMessage() . "\n");
@@ -90,6 +105,22 @@ final class Cli
             fwrite($this->err, 'redislock: ' . $e->getMessage() . "\n");
             return 1;
         }
+    }
+
+    /**
+     * The locks to look at: --servers and --prefix when given, else the
+     * framework's (the constructor's target), else ini redislock.servers.
+     *
+     * @param  array<string, mixed>  $flags
+     */
+    private function target(#[\SensitiveParameter] array $flags): Target
+    {
+        $servers = $flags['servers'] ?? null;
+        if (($servers === null || $servers === []) && !isset($flags['prefix'])) {
+            return $this->target ?? new ServerTarget();
+        }
+        $servers = is_array($servers) && count($servers) === 1 ? $servers[0] : ($servers ?: null);
+        return new ServerTarget($servers, isset($flags['prefix']) ? ['prefix' => $flags['prefix']] : []);
     }
 
     /**
@@ -139,33 +170,28 @@ final class Cli
         return [$command, $words[0], $flags];
     }
 
-    /** @param string|list<string>|null $servers */
-    private function inspect(string $name, #[\SensitiveParameter] string|array|null $servers, array $options, bool $json): int
+    private function inspect(string $name, Target $target, bool $json): int
     {
-        $seen = \RedisLock::inspect($name, $servers, $options);
+        $seen = $target->inspect($name);
         fwrite($this->out, $json
             ? json_encode($seen, JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_THROW_ON_ERROR) . "\n"
             : Describe::inspection($name, $seen));
         return 0;
     }
 
-    /** @param string|list<string>|null $servers */
-    private function release(string $name, #[\SensitiveParameter] string|array|null $servers, array $options, bool $force): int
+    private function release(string $name, Target $target, bool $force): int
     {
         if (!$force) {
             fwrite($this->err, "redislock: release deletes \"$name\" whoever holds it; say --force to do it\n");
             return self::USAGE;
         }
-        $deleted = (new \RedisLock($name, 1.0, $servers, $options))->forceRelease();
+        $deleted = $target->forceRelease($name);
         fwrite($this->out, $deleted ? "released \"$name\"\n" : "\"$name\" was not held\n");
         return $deleted ? 0 : 1;
     }
 
-    /**
-     * @param  string|list<string>|null  $servers
-     * @param  array<string, mixed>  $flags
-     */
-    private function watch(string $name, #[\SensitiveParameter] string|array|null $servers, array $options, array $flags): int
+    /** @param array<string, mixed> $flags */
+    private function watch(string $name, Target $target, array $flags): int
     {
         $interval = $flags['interval'] ?? '1';
         $count = $flags['count'] ?? null;
@@ -179,7 +205,7 @@ final class Cli
             if ($i > 0) {
                 usleep((int) ((float) $interval * 1e6));
             }
-            fwrite($this->out, date('H:i:s') . ' ' . Describe::line(\RedisLock::inspect($name, $servers, $options)) . "\n");
+            fwrite($this->out, date('H:i:s') . ' ' . Describe::line($target->inspect($name)) . "\n");
         }
         return 0;
     }

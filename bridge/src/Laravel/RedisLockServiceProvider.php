@@ -2,6 +2,9 @@
 
 namespace RedisLock\Bridge\Laravel;
 
+use RedisLock\Bridge\Console\LaravelTarget;
+use RedisLock\Bridge\Console\RedisLockCommand;
+
 use Illuminate\Cache\CacheManager;
 use Illuminate\Support\ServiceProvider;
 
@@ -78,6 +81,17 @@ class RedisLockServiceProvider extends ServiceProvider
      */
     public function boot()
     {
+        // php artisan redislock:inspect|release|watch NAME (the command line's
+        // commands), added when Artisan starts.
+        if ((!method_exists($this->app, 'runningInConsole') || $this->app->runningInConsole())
+            && class_exists(\Illuminate\Console\Application::class)) {
+            $app = $this->app;
+            \Illuminate\Console\Application::starting(static function ($artisan) use ($app): void {
+                foreach (array_keys(RedisLockCommand::VERBS) as $verb) {
+                    $artisan->add(new RedisLockCommand($verb, new LaravelTarget($app)));
+                }
+            });
+        }
         $events = array_values(array_filter(self::OCTANE_TERMINATION_EVENTS, 'class_exists'));
         if ($events === [] || !$this->app->bound('events')) {
             return;

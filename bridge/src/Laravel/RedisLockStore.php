@@ -163,6 +163,19 @@ class RedisLockStore implements Store, LockProvider, \JsonSerializable
     }
 
     /**
+     * What Redis knows of the lock $name, whoever holds it
+     * (`RedisLock::inspect()`: mode, owners, ttl, readers, waiting, the
+     * semaphore of the name), on this store's servers and key prefix.
+     *
+     * @return array<string, mixed>
+     * @throws \RedisLock\LockException when Redis cannot be used
+     */
+    public function inspect(string $name): array
+    {
+        return \RedisLock::inspect($name, $this->sealed->get('servers'), ['prefix' => $this->prefix] + $this->sealed->get('options'));
+    }
+
+    /**
      * The database.redis connection of the locks, or null when the store
      * was given `servers`.
      */

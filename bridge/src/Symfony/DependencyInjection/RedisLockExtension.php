@@ -2,10 +2,13 @@
 
 namespace RedisLock\Bridge\Symfony\DependencyInjection;
 
+use RedisLock\Bridge\Console\RedisLockCommand;
+use RedisLock\Bridge\Console\ServerTarget;
 use RedisLock\Bridge\Symfony\RedisLockSemaphoreStore;
 use RedisLock\Bridge\Symfony\RedisLockStore;
 use RedisLock\Semaphore;
 use Symfony\Component\Config\Definition\Exception\InvalidConfigurationException;
+use Symfony\Component\Console\Command\Command;
 use Symfony\Component\DependencyInjection\Alias;
 use Symfony\Component\DependencyInjection\ContainerBuilder;
 use Symfony\Component\DependencyInjection\ContainerInterface;
@@ -28,7 +31,9 @@ use Symfony\Component\Semaphore\SemaphoreFactory;
  *
  * With `default: true` (the default) DefaultFactoryPass also points
  * `lock.factory` / `LockFactory` and `semaphore.factory` /
- * `SemaphoreFactory` at them. The stores are tagged `kernel.reset`.
+ * `SemaphoreFactory` at them. The stores are tagged `kernel.reset`. With
+ * symfony/console, `redislock.command.inspect|release|watch` are the
+ * console commands `redislock:inspect|release|watch` on these servers.
  *
  * The configuration is checked while the container is built: unknown
  * keys by the tree (Configuration), values, combinations of options and
@@ -58,6 +63,14 @@ final class RedisLockExtension extends Extension
             self::checkNow($container, [$servers, $options], static fn () => new RedisLockSemaphoreStore($servers, $options)
                 && new Semaphore('probe', 1, 1.0, $servers, $options));
             $this->register($container, 'semaphore', RedisLockSemaphoreStore::class, [$servers, $options], SemaphoreFactory::class, $config['semaphore']['default']);
+        }
+        if (class_exists(Command::class)) {
+            // bin/console redislock:inspect|release|watch NAME, on these servers.
+            $container->setDefinition('redislock.console.target', new Definition(ServerTarget::class, [$servers, $options]));
+            foreach (array_keys(RedisLockCommand::VERBS) as $verb) {
+                $container->setDefinition("redislock.command.$verb", (new Definition(RedisLockCommand::class, [$verb, new Reference('redislock.console.target')]))
+                    ->addTag('console.command', ['command' => "redislock:$verb"]));
+            }
         }
     }
 
