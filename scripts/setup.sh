@@ -5,8 +5,11 @@
 # php-fpm): 8.2 on Debian 12, 8.4 on Debian 13.
 #
 #   bash scripts/setup.sh demo        what building and the demo need
+#   bash scripts/setup.sh demo PKG..  that, plus these Debian packages
+#                                     (what the examples' run.sh use)
 #   bash scripts/setup.sh [test]      everything the test command runs
 #   bash scripts/setup.sh test PKG..  plus these Debian packages
+#   bash scripts/setup.sh PKG..       the same as test PKG..
 set -euo pipefail
 
 what=${1:-test}

@@ -5,7 +5,7 @@
 # to the next "got the lock", where Laravel's own Redis lock polls every 250 ms).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bash scripts/setup.sh php-laravel-framework
+bash scripts/setup.sh demo php-laravel-framework
 [ -f target/release/redislock.so ] || bash scripts/build.sh
 source scripts/redis.sh
 redis_start

@@ -4,7 +4,7 @@
 # --wait, they run one after another, each woken by the previous release.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bash scripts/setup.sh php-symfony-lock php-symfony-console
+bash scripts/setup.sh demo php-symfony-lock php-symfony-console
 [ -f target/release/redislock.so ] || bash scripts/build.sh
 source scripts/redis.sh
 redis_start
