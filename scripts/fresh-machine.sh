@@ -23,7 +23,7 @@
 #       valkey-server; the test servers are chosen by REDISLOCK_REDIS_SERVER
 #       and REDISLOCK_REDIS_CLI)
 #
-# The second test cell of the README (Debian 13: PHP 8.4, Symfony 6.4,
+# The second test cell of docs/install.md's tested versions (Debian 13: PHP 8.4, Symfony 6.4,
 # Laravel 10, PHPUnit 11, Redis 8.0, then Valkey 8.1) is
 #   bash scripts/fresh-machine.sh --suite trixie --valkey
 #

@@ -718,7 +718,8 @@ fn wait_loaded(server: &RedisServer) {
 }
 
 /// Keeps keys across restarts, as a server that locks must: without
-/// persistence a restart forgets every lease (README, "Safety limits").
+/// persistence a restart forgets every lease (docs/operations.md, "Safety
+/// limits, stated plainly").
 const PERSISTENT: [&str; 4] = ["--appendonly", "yes", "--appendfsync", "always"];
 
 #[test]
