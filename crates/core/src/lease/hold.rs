@@ -15,7 +15,7 @@ use crate::net::pool::Role;
 use crate::process::stats::{self, Counter};
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Released, Successor};
-use crate::protocol::counted::{GRACE, SemKeys};
+use crate::protocol::counted::{Counted, GRACE, SemKeys};
 use crate::protocol::keys::LockKeys;
 use crate::protocol::scriptless;
 use crate::protocol::semaphore as calls;
@@ -289,6 +289,9 @@ fn release_scriptless(
 /// process's clock is given back all the same (its entry may linger up to
 /// the clock grace) but is no release: false.
 fn release_counted(entry: &Entry, keys: &Arc<SemKeys>, count: u32, in_lease: bool) -> Result<bool> {
+    if matches!(keys.counted, Counted::Permits) {
+        return give_back_permits(entry, keys, count, in_lease);
+    }
     let found = entry
         .topology
         .run_on(0, Role::Command, &keys.holders, &|attempt| {
@@ -309,6 +312,53 @@ fn release_counted(entry: &Entry, keys: &Arc<SemKeys>, count: u32, in_lease: boo
 
 fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {
     Ok(true)
+}
+
+/// A permit's release: the plain give-back ([`calls::give_back`]: `ZREM`
+/// and `EXISTS` of the queue, no script), then, only when someone waits,
+/// the script that hands the freed permits on. That hand-over is owed to
+/// the waiters, not to this release: should it fail, each waiter's next
+/// step (at the end of its wake-up wait) finds the permits free and takes
+/// them, so its error is not this release's.
+fn give_back_permits(
+    entry: &Entry,
+    keys: &Arc<SemKeys>,
+    count: u32,
+    in_lease: bool,
+) -> Result<bool> {
+    let (found, queued) = entry
+        .topology
+        .run_on(0, Role::Command, &keys.holders, &|attempt| {
+            let mut call = calls::give_back(keys, &entry.token, count);
+            if attempt == Attempt::Replay && in_lease {
+                call.parse = replayed_give_back;
+            }
+            call
+        })
+        .inspect_err(|err| {
+            if err.is_connection_error() {
+                let ttl_ms = entry.lease.ttl_ms();
+                give_back_later(&entry.topology, keys, &entry.token, count, ttl_ms);
+            }
+        })?;
+    if queued {
+        let _ = entry
+            .topology
+            .run_on(0, Role::Command, &keys.holders, &|_| {
+                calls::release(keys, &entry.token, false, count)
+            });
+    }
+    Ok(found && in_lease)
+}
+
+/// A replayed give-back (the first one's reply was lost): its `ZREM` found
+/// nothing left, as the first had removed the permits.
+fn replayed_give_back(replies: Vec<redis::Value>) -> redis::RedisResult<(bool, bool)> {
+    let queued = match replies.into_iter().nth(1) {
+        Some(v) => crate::protocol::reply::value::<i64>(v)? > 0,
+        None => false,
+    };
+    Ok((true, queued))
 }
 
 /// Leaves the clean-up of `token` on the lock `keys` (leave the queue, free

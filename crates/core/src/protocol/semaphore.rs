@@ -89,6 +89,33 @@ pub fn acquire(
     })
 }
 
+/// A permit holder's plain give-back, no script: `ZREM S~~s <its members>`
+/// and `EXISTS S~~s~~q` in one write. Its result: whether the token held
+/// them, and whether anyone waits; then (and only then) the caller sends
+/// [`release`], which hands the freed permits on. No waiter is missed: one
+/// whose script ran before the `ZREM` found the permits taken and joined
+/// the queue in that same script, so the `EXISTS` after the `ZREM` sees
+/// it; one whose script runs after finds them free. A read hold's is
+/// always its script's.
+pub fn give_back(keys: &SemKeys, token: &[u8], count: u32) -> Call<(bool, bool)> {
+    let mut zrem: Vec<Vec<u8>> = vec![b"ZREM".to_vec(), keys.holders.clone(), token.to_vec()];
+    for i in 2..=count {
+        let mut member = token.to_vec();
+        member.push(b'#');
+        member.extend_from_slice(i.to_string().as_bytes());
+        zrem.push(member);
+    }
+    let zrem: Vec<&[u8]> = zrem.iter().map(Vec::as_slice).collect();
+    let exists = Command::of(&[b"EXISTS", &keys.queue]);
+    Call::new(vec![Command::of(&zrem), exists], |r| match r.as_slice() {
+        [held, queued] => Ok((
+            value::<i64>(held.clone())? > 0,
+            value::<i64>(queued.clone())? > 0,
+        )),
+        _ => Err(unexpected("ZREM, EXISTS")),
+    })
+}
+
 /// Gives `token`'s `count` permits back and hands freed permits to the
 /// first waiters; with `abandon` it also leaves the queue (a wait that
 /// ended, an acquire whose reply was lost). True when the token held them.
