@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh phpunit php-symfony-lock php-symfony-semaphore \
   php-symfony-service-contracts php-laravel-framework \
-  php-symfony-framework-bundle php-symfony-var-dumper php-redis composer
+  php-symfony-framework-bundle php-symfony-var-dumper php-redis composer xz-utils
 # The package as composer sees it (offline: validate reads the file only).
 COMPOSER_ALLOW_SUPERUSER=1 composer validate --strict --no-interaction bridge/composer.json
 so="$PWD/target/release/redislock.so"
