@@ -44,10 +44,7 @@ class RedisLockStore implements Store, LockProvider, \JsonSerializable
 {
     use KeepsSecrets;
 
-    /** The cache manager that resolves the `store` for cache entries (it holds this store). */
-    private ?\WeakReference $cache;
-
-    /** Servers and options (they may carry a password). */
+    /** Servers and options (they may carry a password), and the cache manager, weakly. */
     private Sealed $sealed;
 
     /** The Redis key prefix of the locks (the connection's prefix included). */
@@ -75,8 +72,14 @@ class RedisLockStore implements Store, LockProvider, \JsonSerializable
         #[\SensitiveParameter] ?array $redis = null,
     ) {
         $read = StoreConfig::read($config, $defaultPrefix, $redis);
-        $this->cache = $cache === null ? null : \WeakReference::create($cache);
-        $this->sealed = new Sealed(['servers' => $read['servers'], 'options' => $read['options']]);
+        // The cache manager, weakly, in the sealed values too: PHP 8.4's
+        // print_r() and (array) casts show what a WeakReference refers to,
+        // and the manager's config holds every store's password.
+        $this->sealed = new Sealed([
+            'servers' => $read['servers'],
+            'options' => $read['options'],
+            'cache' => $cache === null ? null : \WeakReference::create($cache),
+        ]);
         $this->prefix = $read['prefix'];
         $this->connection = $read['connection'];
         $this->entryStoreName = $read['store'];
@@ -396,7 +399,7 @@ class RedisLockStore implements Store, LockProvider, \JsonSerializable
                 . 'another cache store (e.g. \'store\' => \'redis\') to keep cache entries there.'
             );
         }
-        $cache = $this->cache?->get();
+        $cache = $this->sealed->get('cache')?->get();
         if (!$cache instanceof CacheFactory) {
             throw new \LogicException('The redislock cache store has no cache manager (any more) to resolve its "store" ['
                 . $this->entryStoreName . '] with.');
