@@ -8,6 +8,14 @@ use Symfony\Component\DependencyInjection\ContainerInterface;
 // Debian's FrameworkBundle (php-symfony-framework-bundle) and what it
 // loads: DependencyInjection, Config, HttpKernel, Cache, ...
 require_once '/usr/share/php/Symfony/Bundle/FrameworkBundle/autoload.php';
+// Symfony 6.4's FrameworkBundle asks Composer 2's runtime which packages
+// are installed (ContainerBuilder::willBeAvailable); Debian's packages
+// come without Composer's autoloader, so its InstalledVersions (Debian's
+// composer package) is loaded by hand: with no data it says "available"
+// for every class that exists.
+if (!class_exists(\Composer\InstalledVersions::class) && is_file('/usr/share/php/Composer/InstalledVersions.php')) {
+    require_once '/usr/share/php/Composer/InstalledVersions.php';
+}
 
 /**
  * Boots TestKernels (FrameworkBundle + the redislock bundle) in
