@@ -9,7 +9,9 @@
 -- Returns 1 when the token held its permits and gave them back, 0
 -- otherwise; 2 more (2 or 3) when departed waiters stood in the way of
 -- handing the freed permits over: the caller sends the same call again (a
--- call that holds nothing still hands free permits to the waiters).
+-- call that holds nothing still hands free permits to the waiters); 4 more
+-- (4 or 5) when nobody waited (the caller's next release may then be the
+-- plain ZREM and EXISTS).
 local holders, queue = KEYS[1], KEYS[2]
 local token, now, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local names = {token}
@@ -18,7 +20,7 @@ for i = 2, tonumber(ARGV[5]) do
 end
 local held = redis.call('ZREM', holders, unpack(names)) > 0 and 1 or 0
 if redis.call('EXISTS', queue) == 0 then
-  return held
+  return held + 4
 end
 -- @include queue
 -- @include semaphore

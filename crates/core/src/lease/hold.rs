@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::error::Result;
 use crate::lease::belief::{Applied, Effect};
 use crate::lease::holds::{Entry, Kind};
-use crate::lease::{pending, worker};
+use crate::lease::{contended, pending, worker};
 use crate::net::pool::Role;
 use crate::process::stats::{self, Counter};
 use crate::protocol::call::{Attempt, Call};
@@ -316,7 +316,9 @@ fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {
 
 /// A permit's release: the plain give-back ([`calls::give_back`]: `ZREM`
 /// and `EXISTS` of the queue, no script), then, only when someone waits,
-/// the script that hands the freed permits on. That hand-over is owed to
+/// the script that hands the freed permits on; after a release that found
+/// waiters, the script at once ([`calls::hand_on`], one round trip), until
+/// one finds nobody waiting. That hand-over is owed to
 /// the waiters, not to this release: should it fail, each waiter's next
 /// step (at the end of its wake-up wait) finds the permits free and takes
 /// them, so its error is not this release's.
@@ -326,12 +328,19 @@ fn give_back_permits(
     count: u32,
     in_lease: bool,
 ) -> Result<bool> {
+    let contended = contended::seen(&keys.holders);
     let (found, queued) = entry
         .topology
         .run_on(0, Role::Command, &keys.holders, &|attempt| {
-            let mut call = calls::give_back(keys, &entry.token, count);
+            let mut call = match contended {
+                true => calls::hand_on(keys, &entry.token, count),
+                false => calls::give_back(keys, &entry.token, count),
+            };
             if attempt == Attempt::Replay && in_lease {
-                call.parse = replayed_give_back;
+                call.parse = match contended {
+                    true => replayed_hand_on,
+                    false => replayed_give_back,
+                };
             }
             call
         })
@@ -341,7 +350,8 @@ fn give_back_permits(
                 give_back_later(&entry.topology, keys, &entry.token, count, ttl_ms);
             }
         })?;
-    if queued {
+    contended::note(&keys.holders, queued);
+    if queued && !contended {
         let _ = entry
             .topology
             .run_on(0, Role::Command, &keys.holders, &|_| {
@@ -349,6 +359,13 @@ fn give_back_permits(
             });
     }
     Ok(found && in_lease)
+}
+
+/// A replayed [`calls::hand_on`] (the first one's reply was lost): the
+/// first had removed the permits.
+fn replayed_hand_on(replies: Vec<redis::Value>) -> redis::RedisResult<(bool, bool)> {
+    let n = crate::protocol::reply::value::<i64>(crate::protocol::reply::one(replies)?)?;
+    Ok((true, n & 4 == 0))
 }
 
 /// A replayed give-back (the first one's reply was lost): its `ZREM` found

@@ -14,13 +14,15 @@
 //!   its wake-up list with its next step sent behind the wait, so Redis
 //!   claims a hold handed to it (its whole lease) the moment the wait ends;
 //! - [`counted`]: taking holds counted in a sorted set (permits, read
-//!   holds) on that loop;
+//!   holds) on that loop; [`contended`]: which semaphores' last permit
+//!   release found waiters (the next one sends the script at once);
 //! - [`scope`]: the request's end, and `releaseAll()`;
 //! - [`worker`]: the lease threads, one that [`renewal`] renews leases
 //!   with (`auto_renew`), one that finishes [`pending`] work (releases and
 //!   clean-ups that Redis did not answer).
 
 pub(crate) mod belief;
+pub(crate) mod contended;
 pub(crate) mod counted;
 pub(crate) mod hold;
 pub(crate) mod holds;

@@ -121,7 +121,13 @@ pub fn give_back(keys: &SemKeys, token: &[u8], count: u32) -> Call<(bool, bool)>
 /// ended, an acquire whose reply was lost). True when the token held them.
 pub fn release(keys: &SemKeys, token: &[u8], abandon: bool, count: u32) -> Call<bool> {
     let abandon = if abandon { "1" } else { "0" };
-    let cmd = match &keys.counted {
+    let cmd = release_command(keys, token, abandon, count);
+    Call::one(cmd, |r| Ok(value::<i64>(one(r)?)? & 1 == 1)).until_done()
+}
+
+/// The command of a [`release`] (`abandon` "1" or "0").
+fn release_command(keys: &SemKeys, token: &[u8], abandon: &str, count: u32) -> Command {
+    match &keys.counted {
         Counted::Permits => scripts::SEM_RELEASE.evalsha(
             &[&keys.holders, &keys.queue],
             &[
@@ -133,8 +139,17 @@ pub fn release(keys: &SemKeys, token: &[u8], abandon: bool, count: u32) -> Call<
             ],
         ),
         Counted::Readers(lock) => readers::release_command(keys, lock, token, abandon),
-    };
-    Call::one(cmd, |r| Ok(value::<i64>(one(r)?)? & 1 == 1)).until_done()
+    }
+}
+
+/// [`release`] of a permit holder's `count` permits that also says whether
+/// anyone waited: (whether the token held them, whether anyone waited).
+pub fn hand_on(keys: &SemKeys, token: &[u8], count: u32) -> Call<(bool, bool)> {
+    Call::one(release_command(keys, token, "0", count), |r| {
+        let n = value::<i64>(one(r)?)?;
+        Ok((n & 1 == 1, n & 4 == 0))
+    })
+    .until_done()
 }
 
 /// Sets the lease of `token`'s `count` permits to `ttl_ms` from now, or

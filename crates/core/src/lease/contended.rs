@@ -1,0 +1,51 @@
+//! Which semaphores this process last found contended: their holders' keys
+//! (`S~~s`), noted by each permit release. A release of a semaphore whose
+//! last release found waiters sends `sem_release.lua` at once (one round
+//! trip: the script hands the permits on); any other sends the plain `ZREM`
+//! and `EXISTS` first, and the script only when someone waits. PHP makes a
+//! new `Semaphore` object per request, so the note lives in the process,
+//! not in the object. A hint only, either way is correct: a busy lock on
+//! the table (another thread, or one that was inside at a `fork()`) reads
+//! as "not contended" and is not written, so no thread ever waits here.
+
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex};
+
+/// At most this many semaphores are noted; beyond, new ones are not.
+const MOST: usize = 1024;
+
+static CONTENDED: LazyLock<Mutex<HashSet<Vec<u8>>>> = LazyLock::new(Mutex::default);
+
+/// Whether the last permit release of the semaphore with holders `key`
+/// found waiters.
+pub(crate) fn seen(key: &[u8]) -> bool {
+    CONTENDED.try_lock().is_ok_and(|set| set.contains(key))
+}
+
+/// Notes whether a permit release of the semaphore with holders `key`
+/// found waiters.
+pub(crate) fn note(key: &[u8], waiters: bool) {
+    let Ok(mut set) = CONTENDED.try_lock() else {
+        return;
+    };
+    if !waiters {
+        set.remove(key);
+    } else if set.len() < MOST && !set.contains(key) {
+        set.insert(key.to_vec());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_release_that_found_waiters_is_remembered_until_one_finds_none() {
+        let key = b"contended-test~~s";
+        assert!(!seen(key));
+        note(key, true);
+        assert!(seen(key));
+        note(key, false);
+        assert!(!seen(key));
+    }
+}
