@@ -317,8 +317,8 @@ fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {
 /// A permit's release: the plain give-back ([`calls::give_back`]: `ZREM`
 /// and `EXISTS` of the queue, no script), then, only when someone waits,
 /// the script that hands the freed permits on; after a release that found
-/// waiters, the script at once ([`calls::hand_on`], one round trip), until
-/// one finds nobody waiting. That hand-over is owed to
+/// waiters ([`contended`]), the script at once ([`calls::hand_on`], one
+/// round trip), until one finds nobody waiting. That hand-over is owed to
 /// the waiters, not to this release: should it fail, each waiter's next
 /// step (at the end of its wake-up wait) finds the permits free and takes
 /// them, so its error is not this release's.
