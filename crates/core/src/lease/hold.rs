@@ -292,26 +292,38 @@ fn release_counted(entry: &Entry, keys: &Arc<SemKeys>, count: u32, in_lease: boo
     if matches!(keys.counted, Counted::Permits) {
         return give_back_permits(entry, keys, count, in_lease);
     }
-    let found = entry
-        .topology
-        .run_on(0, Role::Command, &keys.holders, &|attempt| {
-            let mut call = calls::release(keys, &entry.token, false, count);
-            if attempt == Attempt::Replay && in_lease {
-                call.parse = replayed_in_lease;
-            }
-            call
-        })
-        .inspect_err(|err| {
-            if err.is_connection_error() {
-                let ttl_ms = entry.lease.ttl_ms();
-                give_back_later(&entry.topology, keys, &entry.token, count, ttl_ms);
-            }
-        })?;
+    let found = send_release(entry, keys, count, &|attempt| {
+        let mut call = calls::release(keys, &entry.token, false, count);
+        if attempt == Attempt::Replay && in_lease {
+            call.parse = replayed_in_lease;
+        }
+        call
+    })?;
     Ok(found && in_lease)
 }
 
 fn replayed_in_lease(_: Vec<redis::Value>) -> redis::RedisResult<bool> {
     Ok(true)
+}
+
+/// Sends a counted hold's release on the server of its holders; one that
+/// met a connection error is left to the pending-work thread
+/// ([`give_back_later`]).
+fn send_release<T>(
+    entry: &Entry,
+    keys: &Arc<SemKeys>,
+    count: u32,
+    call: &dyn Fn(Attempt) -> Call<T>,
+) -> Result<T> {
+    entry
+        .topology
+        .run_on(0, Role::Command, &keys.holders, call)
+        .inspect_err(|err| {
+            if err.is_connection_error() {
+                let ttl_ms = entry.lease.ttl_ms();
+                give_back_later(&entry.topology, keys, &entry.token, count, ttl_ms);
+            }
+        })
 }
 
 /// A permit's release: the plain give-back ([`calls::give_back`]: `ZREM`
@@ -329,27 +341,13 @@ fn give_back_permits(
     in_lease: bool,
 ) -> Result<bool> {
     let contended = contended::seen(&keys.holders);
-    let (found, queued) = entry
-        .topology
-        .run_on(0, Role::Command, &keys.holders, &|attempt| {
-            let mut call = match contended {
-                true => calls::hand_on(keys, &entry.token, count),
-                false => calls::give_back(keys, &entry.token, count),
-            };
-            if attempt == Attempt::Replay && in_lease {
-                call.parse = match contended {
-                    true => replayed_hand_on,
-                    false => replayed_give_back,
-                };
-            }
-            call
-        })
-        .inspect_err(|err| {
-            if err.is_connection_error() {
-                let ttl_ms = entry.lease.ttl_ms();
-                give_back_later(&entry.topology, keys, &entry.token, count, ttl_ms);
-            }
-        })?;
+    let (found, queued) = send_release(entry, keys, count, &|attempt| {
+        let replayed = attempt == Attempt::Replay && in_lease;
+        match contended {
+            true => calls::hand_on(keys, &entry.token, count, replayed),
+            false => calls::give_back(keys, &entry.token, count, replayed),
+        }
+    })?;
     contended::note(&keys.holders, queued);
     if queued && !contended {
         let _ = entry
@@ -359,23 +357,6 @@ fn give_back_permits(
             });
     }
     Ok(found && in_lease)
-}
-
-/// A replayed [`calls::hand_on`] (the first one's reply was lost): the
-/// first had removed the permits.
-fn replayed_hand_on(replies: Vec<redis::Value>) -> redis::RedisResult<(bool, bool)> {
-    let n = crate::protocol::reply::value::<i64>(crate::protocol::reply::one(replies)?)?;
-    Ok((true, n & 4 == 0))
-}
-
-/// A replayed give-back (the first one's reply was lost): its `ZREM` found
-/// nothing left, as the first had removed the permits.
-fn replayed_give_back(replies: Vec<redis::Value>) -> redis::RedisResult<(bool, bool)> {
-    let queued = match replies.into_iter().nth(1) {
-        Some(v) => crate::protocol::reply::value::<i64>(v)? > 0,
-        None => false,
-    };
-    Ok((true, queued))
 }
 
 /// Leaves the clean-up of `token` on the lock `keys` (leave the queue, free

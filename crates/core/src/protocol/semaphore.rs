@@ -96,8 +96,9 @@ pub fn acquire(
 /// whose script ran before the `ZREM` found the permits taken and joined
 /// the queue in that same script, so the `EXISTS` after the `ZREM` sees
 /// it; one whose script runs after finds them free. A read hold's is
-/// always its script's.
-pub fn give_back(keys: &SemKeys, token: &[u8], count: u32) -> Call<(bool, bool)> {
+/// always its script's. A `replayed` give-back (the first one's reply was
+/// lost, the first removed the permits) counts them as held.
+pub fn give_back(keys: &SemKeys, token: &[u8], count: u32, replayed: bool) -> Call<(bool, bool)> {
     let mut zrem: Vec<Vec<u8>> = vec![b"ZREM".to_vec(), keys.holders.clone(), token.to_vec()];
     for i in 2..=count {
         let mut member = token.to_vec();
@@ -107,13 +108,23 @@ pub fn give_back(keys: &SemKeys, token: &[u8], count: u32) -> Call<(bool, bool)>
     }
     let zrem: Vec<&[u8]> = zrem.iter().map(Vec::as_slice).collect();
     let exists = Command::of(&[b"EXISTS", &keys.queue]);
-    Call::new(vec![Command::of(&zrem), exists], |r| match r.as_slice() {
+    let parse: fn(Vec<redis::Value>) -> redis::RedisResult<(bool, bool)> = match replayed {
+        true => |r| gave_back(r).map(|(_, queued)| (true, queued)),
+        false => gave_back,
+    };
+    Call::new(vec![Command::of(&zrem), exists], parse)
+}
+
+/// The replies of a [`give_back`]: (whether the token held the permits,
+/// whether anyone waits).
+fn gave_back(replies: Vec<redis::Value>) -> redis::RedisResult<(bool, bool)> {
+    match replies.as_slice() {
         [held, queued] => Ok((
             value::<i64>(held.clone())? > 0,
             value::<i64>(queued.clone())? > 0,
         )),
         _ => Err(unexpected("ZREM, EXISTS")),
-    })
+    }
 }
 
 /// Gives `token`'s `count` permits back and hands freed permits to the
@@ -143,13 +154,20 @@ fn release_command(keys: &SemKeys, token: &[u8], abandon: &str, count: u32) -> C
 }
 
 /// [`release`] of a permit holder's `count` permits that also says whether
-/// anyone waited: (whether the token held them, whether anyone waited).
-pub fn hand_on(keys: &SemKeys, token: &[u8], count: u32) -> Call<(bool, bool)> {
-    Call::one(release_command(keys, token, "0", count), |r| {
-        let n = value::<i64>(one(r)?)?;
-        Ok((n & 1 == 1, n & 4 == 0))
-    })
-    .until_done()
+/// anyone waited: (whether the token held them, whether anyone waited). A
+/// `replayed` one counts them as held, as [`give_back`].
+pub fn hand_on(keys: &SemKeys, token: &[u8], count: u32, replayed: bool) -> Call<(bool, bool)> {
+    let parse: fn(Vec<redis::Value>) -> redis::RedisResult<(bool, bool)> = match replayed {
+        true => |r| handed_on(r).map(|(_, waited)| (true, waited)),
+        false => handed_on,
+    };
+    Call::one(release_command(keys, token, "0", count), parse).until_done()
+}
+
+/// The reply of a [`hand_on`]: bit 1 held, bit 4 nobody waited.
+fn handed_on(replies: Vec<redis::Value>) -> redis::RedisResult<(bool, bool)> {
+    let n = value::<i64>(one(replies)?)?;
+    Ok((n & 1 == 1, n & 4 == 0))
 }
 
 /// Sets the lease of `token`'s `count` permits to `ttl_ms` from now, or
