@@ -2,6 +2,8 @@
 
 namespace RedisLock\Bridge\Laravel;
 
+use RedisLock\Bridge\OptionNames;
+
 /**
  * Reads and checks the configuration of a `redislock` cache store, so that
  * a mistake fails when the store is built, not at its first lock: an
@@ -19,13 +21,6 @@ final class StoreConfig
      * itself puts there (`driver`; `store`, `name` and `events` in Laravel 11+).
      */
     public const KEYS = ['driver', 'connection', 'lock_connection', 'servers', 'options', 'prefix', 'store', 'auto_renew_ttl', 'events', 'name'];
-
-    /** RedisLock's options (DESIGN "Options"), used when the extension's message lists none. */
-    public const OPTIONS = [
-        'prefix', 'auto_release', 'auto_renew', 'max_hold', 'on_lost', 'fencing', 'retry_delay', 'connect_timeout',
-        'read_timeout', 'cluster', 'sentinel', 'sentinel_user', 'sentinel_password', 'replicas', 'drift_factor',
-        'tls_verify', 'tls_ca', 'tls_cert', 'tls_key', 'reentrant', 'owner',
-    ];
 
     /**
      * @param  array<mixed>  $config  the store's config
@@ -88,19 +83,12 @@ final class StoreConfig
      * The nearest of $names to $name (levenshtein), when it is near enough
      * to be a typo: ` (did you mean "x"?)`; else the list of $names.
      *
-     * @param  array<int, string>  $names
+     * @param  non-empty-list<string>  $names
      */
     public static function hint(string $name, array $names, string $what): string
     {
-        $best = null;
-        $distance = PHP_INT_MAX;
-        foreach ($names as $candidate) {
-            $d = levenshtein(strtolower($name), $candidate);
-            if ($d < $distance) {
-                [$best, $distance] = [$candidate, $d];
-            }
-        }
-        if ($best !== null && $distance <= max(2, intdiv(strlen($name), 2))) {
+        [$best, $distance] = OptionNames::nearest($name, $names);
+        if ($distance <= max(2, intdiv(strlen($name), 2))) {
             return sprintf(' (did you mean "%s"?)', $best);
         }
 
@@ -156,16 +144,15 @@ final class StoreConfig
     {
         foreach ($options as $name => $value) {
             if (!is_string($name)) {
-                throw self::error(sprintf('unknown option "%s" in "options"%s', $name, self::hint((string) $name, self::OPTIONS, 'options')));
+                throw self::error(sprintf('unknown option "%s" in "options"%s', $name, self::hint((string) $name, OptionNames::all(), 'options')));
             }
             try {
                 new \RedisLock('probe', 1.0, 'redis://127.0.0.1', [$name => $value]);
             } catch (\ValueError|\TypeError $e) {
                 // The extension's messages never show a password.
                 $message = $e->getMessage();
-                if (preg_match('/unknown option "[^"]*"(?: \(known: ([^)]*)\))?/', $message, $m)) {
-                    $known = isset($m[1]) && $m[1] !== '' ? explode(', ', $m[1]) : self::OPTIONS;
-                    throw self::error(sprintf('unknown option "%s" in "options"%s', $name, self::hint($name, $known, 'options')), $e);
+                if (preg_match('/unknown option "[^"]*"/', $message)) {
+                    throw self::error(sprintf('unknown option "%s" in "options"%s', $name, self::hint($name, OptionNames::all(), 'options')), $e);
                 }
                 if (str_contains($message, sprintf('option "%s"', $name))) {
                     throw self::error(sprintf('bad value of option "%s": %s', $name, $message), $e);

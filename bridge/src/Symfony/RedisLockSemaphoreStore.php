@@ -2,6 +2,7 @@
 
 namespace RedisLock\Bridge\Symfony;
 
+use RedisLock\Bridge\OptionNames;
 use RedisLock\LockException;
 use RedisLock\Semaphore;
 use Symfony\Component\Semaphore\Exception\InvalidArgumentException;

@@ -2,6 +2,7 @@
 
 namespace RedisLock\Bridge\Symfony;
 
+use RedisLock\Bridge\OptionNames;
 use RedisLock;
 use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
 use Symfony\Component\Lock\BlockingStoreInterface;

@@ -4,7 +4,7 @@ namespace RedisLock\Bridge\Tests\Symfony;
 
 use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\TestCase;
-use RedisLock\Bridge\Symfony\OptionNames;
+use RedisLock\Bridge\OptionNames;
 use RedisLock\Bridge\Symfony\RedisLockSemaphoreStore;
 use RedisLock\Bridge\Symfony\RedisLockStore;
 use Symfony\Component\Lock\Exception\InvalidArgumentException as LockInvalidArgument;

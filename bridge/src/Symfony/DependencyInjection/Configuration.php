@@ -2,7 +2,7 @@
 
 namespace RedisLock\Bridge\Symfony\DependencyInjection;
 
-use RedisLock\Bridge\Symfony\OptionNames;
+use RedisLock\Bridge\OptionNames;
 use Symfony\Component\Config\Definition\Builder\ArrayNodeDefinition;
 use Symfony\Component\Config\Definition\Builder\TreeBuilder;
 use Symfony\Component\Config\Definition\ConfigurationInterface;

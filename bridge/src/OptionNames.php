@@ -1,13 +1,13 @@
 <?php
 
-namespace RedisLock\Bridge\Symfony;
+namespace RedisLock\Bridge;
 
 /**
  * @internal the extension's option names, and the refusal of unknown ones
  *
- * The stores refuse an unknown option name when they are built, naming
- * the nearest valid one (levenshtein), so a typo (`'prefx'`) fails at
- * construction, not at the first acquire(). The names come from the
+ * The stores of both bridges refuse an unknown option name when they are
+ * built, naming the nearest valid one (levenshtein), so a typo (`'prefx'`)
+ * fails at construction, not at the first acquire(). The names come from the
  * extension itself (what its ValueError for an unknown option lists), so
  * an option added to the extension is accepted without a bridge update;
  * {@see FALLBACK} when that message cannot be read.
@@ -74,7 +74,7 @@ final class OptionNames
                 '%s: unknown option "%s" (did you mean "%s"?). Valid options: %s.',
                 $store,
                 $name,
-                self::nearest($name, $valid),
+                self::nearest($name, $valid)[0],
                 implode(', ', $valid),
             ));
         }
@@ -82,11 +82,13 @@ final class OptionNames
 
     /**
      * The nearest of $names to $name by levenshtein distance (the first
-     * one on a tie), compared without case.
+     * one on a tie), compared without case, and that distance.
      *
      * @param non-empty-list<string> $names
+     *
+     * @return array{0: string, 1: int}
      */
-    public static function nearest(string $name, array $names): string
+    public static function nearest(string $name, array $names): array
     {
         $best = $names[0];
         $distance = PHP_INT_MAX;
@@ -97,6 +99,6 @@ final class OptionNames
             }
         }
 
-        return $best;
+        return [$best, $distance];
     }
 }
