@@ -28,10 +28,7 @@ final class LaravelTarget implements Target
 
     public function forceRelease(string $name): bool
     {
-        $store = $this->store();
-        $held = $store->inspect($name)['held'];
-        $store->lock($name)->forceRelease();
-        return $held;
+        return $this->store()->lock($name)->forceRelease();
     }
 
     /** The application's redislock store (resolved at each command, as the app configures it). */

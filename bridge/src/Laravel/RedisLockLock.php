@@ -167,13 +167,14 @@ class RedisLockLock extends Lock implements \JsonSerializable
     /**
      * Deletes the lock whoever holds it.
      *
-     * @return void
+     * @return bool true when a lock was deleted (Laravel's contract says
+     *     void; callers that ignore the result lose nothing)
      *
      * @throws \RedisLock\ConnectionException when Redis cannot be used
      */
     public function forceRelease()
     {
-        $this->lock()->forceRelease();
+        return $this->lock()->forceRelease();
     }
 
     /**
