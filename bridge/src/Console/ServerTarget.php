@@ -2,17 +2,20 @@
 
 namespace RedisLock\Bridge\Console;
 
+use RedisLock\Bridge\Masked;
+use RedisLock\Bridge\Sealed;
+
 /**
  * The locks of a set of servers, with the constructor's options (prefix,
  * cluster, sentinel, TLS, ...), as `new RedisLock($name, ..., $servers,
  * $options)` sees them. The servers and options (passwords) are kept in
- * no property: var_dump, var_export, casts, json_encode and serialize of
- * this object show nothing of them.
+ * a {@see Sealed}: var_export, casts and json_encode of this object show
+ * nothing of them, var_dump the masked servers; serialize() is refused.
  */
 final class ServerTarget implements Target
 {
-    /** @var \WeakMap<self, array{0: string|array<int, string>|null, 1: array<string, mixed>}>|null */
-    private static ?\WeakMap $config = null;
+    /** The servers and options (they may carry a password). */
+    private Sealed $sealed;
 
     /**
      * @param  string|array<int, string>|null  $servers  a URL or a list; null: ini redislock.servers
@@ -20,36 +23,22 @@ final class ServerTarget implements Target
      */
     public function __construct(#[\SensitiveParameter] string|array|null $servers = null, #[\SensitiveParameter] array $options = [])
     {
-        self::$config ??= new \WeakMap();
-        self::$config[$this] = [$servers, $options];
+        $this->sealed = new Sealed(['servers' => $servers, 'options' => $options]);
     }
 
     public function inspect(string $name): array
     {
-        [$servers, $options] = self::$config[$this];
-        return \RedisLock::inspect($name, $servers, $options);
+        return \RedisLock::inspect($name, $this->sealed->get('servers'), $this->sealed->get('options') ?? []);
     }
 
     public function forceRelease(string $name): bool
     {
-        [$servers, $options] = self::$config[$this];
-        return (new \RedisLock($name, 1.0, $servers, $options))->forceRelease();
+        return (new \RedisLock($name, 1.0, $this->sealed->get('servers'), $this->sealed->get('options') ?? []))->forceRelease();
     }
 
     /** @return array<string, mixed> the servers as the extension shows them (passwords masked) */
     public function __debugInfo(): array
     {
-        [$servers, $options] = self::$config[$this];
-        return ['servers' => \RedisLock\Bridge\Masked::servers($servers, $options)];
-    }
-
-    /** @return never */
-    public function __serialize(): array
-    {
-        throw new \LogicException('Cannot serialize ' . self::class . ': it holds Redis credentials');
-    }
-
-    private function __clone()
-    {
+        return ['servers' => Masked::servers($this->sealed->get('servers'), $this->sealed->get('options') ?? [])];
     }
 }

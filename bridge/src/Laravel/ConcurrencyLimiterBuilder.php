@@ -3,6 +3,7 @@
 namespace RedisLock\Bridge\Laravel;
 
 use RedisLock\Bridge\Masked;
+use RedisLock\Bridge\Sealed;
 use RedisLock\Semaphore;
 
 use Illuminate\Contracts\Redis\LimiterTimeoutException;

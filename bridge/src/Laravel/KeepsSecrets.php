@@ -4,7 +4,7 @@ namespace RedisLock\Bridge\Laravel;
 
 /**
  * For the bridge objects that hold Redis servers and options (in a
- * {@see Sealed}): `json_encode()` gives what `var_dump()` shows (the
+ * {@see \RedisLock\Bridge\Sealed}): `json_encode()` gives what `var_dump()` shows (the
  * masked `__debugInfo()`), and `serialize()` / `unserialize()` are
  * refused with a `\LogicException` that says what to keep instead.
  *

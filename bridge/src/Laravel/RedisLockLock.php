@@ -3,6 +3,7 @@
 namespace RedisLock\Bridge\Laravel;
 
 use RedisLock\Bridge\Masked;
+use RedisLock\Bridge\Sealed;
 
 use Illuminate\Cache\Lock;
 use Illuminate\Contracts\Cache\LockTimeoutException;

@@ -3,6 +3,7 @@
 namespace RedisLock\Bridge\Laravel;
 
 use RedisLock\Bridge\Masked;
+use RedisLock\Bridge\Sealed;
 
 use Illuminate\Contracts\Cache\Factory as CacheFactory;
 use Illuminate\Contracts\Cache\LockProvider;

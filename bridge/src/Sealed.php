@@ -1,6 +1,6 @@
 <?php
 
-namespace RedisLock\Bridge\Laravel;
+namespace RedisLock\Bridge;
 
 /**
  * Values that may carry a secret (server URLs with passwords, options
