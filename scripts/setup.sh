@@ -27,10 +27,13 @@ tools=(php:php-cli phpize:php-dev php-config:php-dev redis-server:redis-server
 if [ "$what" = test ]; then
   # libphp-embed: PHP's embed SAPI (libphp8.2-embed on Debian 12,
   # libphp8.4-embed on 13), for the SAPI hook's test host.
-  packages+=(redis-tools openssl valgrind php-fpm libfcgi-bin libphp-embed make git util-linux procps)
+  # prometheus: its promtool checks RedisLock::metrics() (php-tests/api/221).
+  packages+=(redis-tools openssl valgrind php-fpm libfcgi-bin libphp-embed make git util-linux procps
+             prometheus)
   tools+=(redis-cli:redis-tools openssl:openssl valgrind:valgrind clang:clang
           cgi-fcgi:libfcgi-bin make:make git:git flock:util-linux taskset:util-linux
-          timeout:coreutils nproc:coreutils realpath:coreutils ps:procps)
+          timeout:coreutils nproc:coreutils realpath:coreutils ps:procps
+          promtool:prometheus)
 fi
 
 missing=()

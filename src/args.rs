@@ -200,6 +200,35 @@ impl Bytes {
     }
 }
 
+/// A `?string` parameter, as bytes; null and missing are `None`.
+pub struct NullableBytes(Result<Option<Vec<u8>>, String>);
+
+impl FromZval<'_> for NullableBytes {
+    const TYPE: DataType = DataType::String;
+    const NULLABLE: bool = true;
+
+    fn from_zval(zv: &Zval) -> Option<Self> {
+        if zv.is_null() {
+            return Some(Self(Ok(None)));
+        }
+        Some(Self(
+            coerce::to_bytes(zv, coerce::caller_is_strict()).map(Some),
+        ))
+    }
+
+    fn from_missing() -> Option<Self> {
+        Some(Self(Ok(None)))
+    }
+}
+
+impl NullableBytes {
+    /// The value, or the `TypeError` for `param` of `sig`.
+    pub fn get(self, sig: &Signature, param: &str) -> PhpResult<Option<Vec<u8>>> {
+        self.0
+            .map_err(|given| type_error(sig.type_message(param, "?string", &given)))
+    }
+}
+
 /// The `callable $callback` parameter.
 pub struct Callback<'a>(Result<&'a Zval, String>);
 

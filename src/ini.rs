@@ -3,6 +3,7 @@
 //! `ini_set()` takes effect at once).
 
 use std::ffi::CString;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use std::ffi::{c_int, c_void};
@@ -12,6 +13,7 @@ use ext_php_rs::flags::IniEntryPermission;
 use ext_php_rs::zend::{ExecutorGlobals, IniEntryDef};
 use redislock_core::Result;
 use redislock_core::config::settings::{self, Defaults};
+use redislock_core::stats::Mode;
 
 /// The registered table. The engine may keep a pointer to it for the life of
 /// the process (PHP 8.5 reads it back), so it is built once and lives here,
@@ -48,6 +50,13 @@ fn build() -> Table {
             def
         })
         .collect();
+    let mut stats = IniEntryDef::new(
+        leak(settings::STATS),
+        leak(settings::STATS_DEFAULT),
+        IniEntryPermission::System,
+    );
+    stats.on_modify = Some(stats_mode);
+    defs.push(stats);
     defs.push(IniEntryDef::end());
     Table(defs.into_boxed_slice())
 }
@@ -64,6 +73,56 @@ unsafe extern "C" fn accept(
     _stage: c_int,
 ) -> c_int {
     0
+}
+
+/// `redislock.stats` as read at startup.
+static STATS_MODE: AtomicU8 = AtomicU8::new(Mode::Pool as u8);
+/// A `redislock.stats` text that was not understood (the default was used).
+static STATS_REFUSED: Mutex<Option<String>> = Mutex::new(None);
+
+/// Reads `redislock.stats` (startup only: the entry is PHP_INI_SYSTEM). An
+/// unknown word fails, and the engine then applies the default.
+unsafe extern "C" fn stats_mode(
+    _entry: *mut zend_ini_entry,
+    new_value: *mut zend_string,
+    _arg1: *mut c_void,
+    _arg2: *mut c_void,
+    _arg3: *mut c_void,
+    _stage: c_int,
+) -> c_int {
+    // SAFETY: the engine passes a live zend_string (or null).
+    let text = unsafe { new_value.as_ref() }.map_or(String::new(), |s| {
+        // SAFETY: a zend_string's bytes are `len` long from `val`.
+        let bytes = unsafe { std::slice::from_raw_parts(s.val.as_ptr().cast::<u8>(), s.len) };
+        String::from_utf8_lossy(bytes).into_owned()
+    });
+    match Mode::parse(&text) {
+        Some(mode) => {
+            STATS_MODE.store(mode as u8, Ordering::Relaxed);
+            0
+        }
+        None => {
+            *STATS_REFUSED.lock().unwrap_or_else(|p| p.into_inner()) = Some(text);
+            -1
+        }
+    }
+}
+
+/// The statistics mode php.ini asked for.
+pub fn stats_mode_setting() -> Mode {
+    match STATS_MODE.load(Ordering::Relaxed) {
+        1 => Mode::Process,
+        2 => Mode::Off,
+        _ => Mode::Pool,
+    }
+}
+
+/// A `redislock.stats` text that was not understood, if any.
+pub fn stats_refused() -> Option<String> {
+    STATS_REFUSED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
 }
 
 /// The current value of one ini setting, as the engine holds it (`None` if

@@ -48,6 +48,8 @@ const FAILURE: i32 = -1;
 pub fn startup(ty: i32, module_number: i32) -> i32 {
     let registered = catch_unwind(|| {
         ini::register(module_number);
+        // Before any worker is forked: the pool's counters are shared.
+        redislock_core::stats::init(ini::stats_mode_setting());
         interrupt::install();
         chain_post_startup();
         redislock_core::host::install(redislock_core::host::Host {

@@ -13,10 +13,11 @@ use redislock_core::config::settings;
 use redislock_core::{Lock, LockError};
 
 use crate::args::{
-    self, Bytes, Callback, Float, NullableFloat, Options, PhpBytes, Servers, Signature,
+    self, Bytes, Callback, Float, NullableBytes, NullableFloat, Options, PhpBytes, Servers,
+    Signature,
 };
 use crate::callback;
-use crate::exceptions::{self, Class, from_core};
+use crate::exceptions::{self, Class, from_core, value_error};
 use crate::guarded::{self, Guarded};
 use crate::{ini, interrupt};
 
@@ -208,17 +209,29 @@ impl RedisLock {
         Ok(Self { lock })
     }
 
-    /// This process's counters since it started: acquires, acquired,
-    /// contended, timeouts, releases, lost leases, renewals, reconnects, and
-    /// the time successful acquires took (p50/p99/max, µs).
-    pub fn stats() -> PhpResult<ZBox<ZendHashTable>> {
-        let mut table = ZendHashTable::new();
-        for (name, value) in crate::stats::rows() {
-            table
-                .insert(name, value as i64)
-                .map_err(|e| exceptions::exception(Class::Lock, format!("stats failed: {e}")))?;
-        }
-        Ok(table)
+    /// The lock counters of `scope`: `"pool"` (every process forked from
+    /// the one that loaded the extension: a PHP-FPM pool, surviving worker
+    /// recycling), `"process"` (this process since it started), or null
+    /// (php.ini's `redislock.stats`). Totals, then per primitive (`lock`,
+    /// `read`, `permit`) under `primitives`, and the hottest names under
+    /// `names`.
+    pub fn stats(scope: NullableBytes) -> PhpResult<ZBox<ZendHashTable>> {
+        let sig = &args::STATS;
+        let named = scope.get(sig, "scope")?;
+        let scope = crate::stats::scope(named).map_err(|detail| {
+            value_error(format!(
+                "{}: {} {detail}",
+                sig.method,
+                sig.describe("scope")
+            ))
+        })?;
+        crate::stats::table(scope)
+    }
+
+    /// The statistics of php.ini's `redislock.stats` scope (the pool by
+    /// default) in Prometheus's text exposition format.
+    pub fn metrics() -> String {
+        crate::stats::metrics()
     }
 
     /// Ends the request scope now, for a worker loop (RoadRunner, a queue

@@ -52,6 +52,11 @@ pub const INSPECT: Signature = Signature {
     method: "RedisLock::inspect()",
     params: &["key", "servers", "options"],
 };
+/// `RedisLock::stats()`.
+pub const STATS: Signature = Signature {
+    method: "RedisLock::stats()",
+    params: &["scope"],
+};
 /// `RedisLock::acquire()`.
 pub const ACQUIRE: Signature = Signature {
     method: "RedisLock::acquire()",

@@ -212,15 +212,43 @@ namespace {
         public function __debugInfo(): array {}
 
         /**
-         * This process's counters since it started (a forked child starts from zero):
-         * acquires, acquired, contended (held by someone else at the first try), timeouts,
-         * releases, lost_leases, renewals, reconnects, and wait_p50_us / wait_p99_us /
-         * wait_max_us: how long successful acquires took, in µs (percentiles within 6.25 %).
+         * Lock statistics of a scope: "pool" (every process forked from the one that loaded
+         * the extension, e.g. a PHP-FPM pool, surviving worker recycling; on ZTS every thread),
+         * "process" (this process since it started; a forked child starts from zero), or null
+         * (php.ini's redislock.stats: the pool by default).
          *
-         * @return array{acquires: int, acquired: int, contended: int, timeouts: int, releases: int,
-         *     lost_leases: int, renewals: int, reconnects: int, wait_p50_us: int, wait_p99_us: int, wait_max_us: int}
+         * Totals over every primitive: acquires (= acquired + timeouts + busy + errors),
+         * acquired, contended (held by someone else at the first try), timeouts (a wait ran
+         * out), busy (held, no wait asked), errors (threw), releases, lost_leases, renewals,
+         * handovers (given the hold while queued), wait_p50_us / wait_p99_us / wait_max_us /
+         * wait_sum_us (how long successful acquires took, µs; percentiles within 6.25 %),
+         * reconnects; scope, enabled (false when redislock.stats does not count this scope:
+         * all figures are then zero); the same counters per primitive under primitives
+         * (lock, read, permit); and the hottest names (contended acquires only, at most 64,
+         * most waited first) under names, with names_untracked.
+         *
+         * @param "pool"|"process"|null $scope
+         * @return array{acquires: int, acquired: int, contended: int, timeouts: int, busy: int,
+         *     errors: int, releases: int, lost_leases: int, renewals: int, handovers: int,
+         *     wait_p50_us: int, wait_p99_us: int, wait_max_us: int, wait_sum_us: int,
+         *     reconnects: int, scope: string, enabled: bool,
+         *     primitives: array{lock: array<string, int>, read: array<string, int>, permit: array<string, int>},
+         *     names: list<array{primitive: string, name: string, contended: int, timeouts: int, wait_us: int}>,
+         *     names_untracked: int}
+         * @throws \ValueError when $scope is not "pool", "process" or null
          */
-        public static function stats(): array {}
+        public static function stats(?string $scope = null): array {}
+
+        /**
+         * The statistics of php.ini's redislock.stats scope (the pool by default) in
+         * Prometheus's text exposition format 0.0.4 (Content-Type
+         * "text/plain; version=0.0.4"): redislock_acquires_total{primitive,result},
+         * redislock_contended_total, redislock_handovers_total, redislock_releases_total,
+         * redislock_lost_leases_total, redislock_renewals_total, redislock_reconnects_total,
+         * the histogram redislock_wait_seconds{primitive}, the hottest names'
+         * redislock_name_*_total{primitive,name}, and redislock_info{version,scope}.
+         */
+        public static function metrics(): string {}
     }
 }
 

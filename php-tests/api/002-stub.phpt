@@ -44,13 +44,14 @@ final class RedisLock extends -
   public function isAcquired(): bool
   public function isLocked(): bool
   public function key(): string
+  static public function metrics(): string
   public function refresh(?float $ttl = NULL): bool
   public function release(): bool
   static public function releaseAll(): int
   public function remainingTtl(): ?float
   static public function restore(string $key, #[\SensitiveParameter] string $token, ?float $ttl = NULL, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
 )): RedisLock
-  static public function stats(): array
+  static public function stats(?string $scope = NULL): array
   public function token(): ?string
   public function withLock(callable $callback, float $wait = 0.0): mixed
 class RedisLock\LockException extends RuntimeException

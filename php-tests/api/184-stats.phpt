@@ -1,5 +1,5 @@
 --TEST--
-RedisLock::stats(): this process's counters (acquires, contended, timeouts, releases, renewals, lost leases, reconnects, wait percentiles) and the phpinfo() table
+RedisLock::stats(): the counters (acquires, contended, timeouts, releases, renewals, lost leases, reconnects, wait percentiles) and the phpinfo() table
 --EXTENSIONS--
 redislock
 --SKIPIF--
@@ -12,7 +12,7 @@ $server = TestRedis::start();
 $url = $server->url();
 $s0 = RedisLock::stats();
 echo implode(',', array_keys($s0)), "\n";
-check('every counter is an int', count(array_filter($s0, 'is_int')) === 11);
+check('every counter is an int', count(array_filter($s0, 'is_int')) === 16);
 $delta = function (string $name) use (&$s0): int { return RedisLock::stats()[$name] - $s0[$name]; };
 
 $key = redislock_test_key('stats');
@@ -66,7 +66,7 @@ $info = ob_get_clean();
 check('phpinfo shows the statistics', str_contains($info, 'Statistics (this process)') && preg_match('/acquires => \d+/', $info) === 1);
 ?>
 --EXPECT--
-acquires,acquired,contended,timeouts,releases,lost_leases,renewals,reconnects,wait_p50_us,wait_p99_us,wait_max_us
+acquires,acquired,contended,timeouts,busy,errors,releases,lost_leases,renewals,handovers,wait_p50_us,wait_p99_us,wait_max_us,wait_sum_us,reconnects,scope,enabled,primitives,names,names_untracked
 every counter is an int: ok
 acquires: ok
 acquired: ok

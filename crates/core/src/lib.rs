@@ -13,8 +13,8 @@
 //! - `topology`: where a lock lives (one server, Redlock, Sentinel,
 //!   Cluster) behind one seam, the only code that knows how many servers
 //!   there are
-//! - `process`: per-process state that a `fork()` replaces, signals,
-//!   [`stats`]
+//! - `process`: per-process state that a `fork()` replaces, signals
+//! - [`stats`]: the lock statistics of this process and of its pool
 //! - `lease`: the lease engine under every hold (a lock's write hold, its
 //!   read holds, a semaphore's permits): the table of holds, what the
 //!   process believes of each lease, the queue-wait loop, renewal, pending
@@ -42,6 +42,7 @@ pub mod protocol;
 #[cfg(not(feature = "internals"))]
 mod protocol;
 mod semaphore;
+pub mod stats;
 #[cfg(feature = "internals")]
 pub mod topology;
 #[cfg(not(feature = "internals"))]
@@ -51,7 +52,6 @@ pub use config::options::{LockOptions, OnLost, OptionKind, OptionValue};
 pub use error::{ConnectionFailure, LockError, Redirect, Result};
 pub use lease::scope::release_all;
 pub use lock::{HoldMode, Inspection, Lock, LockInfo, SemaphoreInspection, hold_lost};
-pub use process::stats;
 #[cfg(feature = "internals")]
 pub use protocol::semaphore as semaphore_calls;
 pub use semaphore::{Semaphore, SemaphoreInfo};

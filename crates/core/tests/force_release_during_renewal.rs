@@ -51,9 +51,9 @@ fn a_renewal_in_flight_at_a_force_release_does_not_count_a_lost_lease() {
         Duration::from_secs(5),
         || proxies[0].accepted() > accepted,
     );
-    let before = stats::snapshot();
+    let before = stats::snapshot(stats::Scope::Process).total();
     assert!(lock.force_release().unwrap(), "deleted on masters 0 and 1");
-    let after = stats::snapshot();
+    let after = stats::snapshot(stats::Scope::Process).total();
     assert_eq!(
         after.lost_leases, before.lost_leases,
         "a lease ended by a force-release is not lost"

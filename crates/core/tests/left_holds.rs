@@ -80,7 +80,7 @@ fn left_hold_renewed_until_a_restored_release(reentrant: bool) {
     assert_eq!(value(&server, &key), Some(token.clone()), "renewed on");
     assert!(pttl(&server, &key) > 0);
 
-    let lost = stats::snapshot().lost_leases;
+    let lost = stats::snapshot(stats::Scope::Process).total().lost_leases;
     let mut restored = lock(&server, &key, options(reentrant, false));
     restored.restore(token).unwrap();
     assert!(restored.release().unwrap());
@@ -90,7 +90,11 @@ fn left_hold_renewed_until_a_restored_release(reentrant: bool) {
         0,
         "no renewal after the release"
     );
-    assert_eq!(stats::snapshot().lost_leases, lost, "released, not lost");
+    assert_eq!(
+        stats::snapshot(stats::Scope::Process).total().lost_leases,
+        lost,
+        "released, not lost"
+    );
 }
 
 #[test]
@@ -129,7 +133,7 @@ fn at_the_request_end_a_left_hold_expires() {
     let _serial = one_at_a_time();
     let server = RedisServer::start();
     let key = unique_key("left-hold-request-end");
-    let lost = stats::snapshot().lost_leases;
+    let lost = stats::snapshot(stats::Scope::Process).total().lost_leases;
     take_and_leave(&server, &key, options(false, true));
     std::thread::sleep(Duration::from_millis(400));
     assert!(value(&server, &key).is_some(), "renewed past its lease");
@@ -138,7 +142,10 @@ fn at_the_request_end_a_left_hold_expires() {
         value(&server, &key).is_none()
     });
     assert_eq!(renewals_in_400ms(&server), 0);
-    assert_eq!(stats::snapshot().lost_leases, lost);
+    assert_eq!(
+        stats::snapshot(stats::Scope::Process).total().lost_leases,
+        lost
+    );
 }
 
 /// A force-release ends it too.
@@ -147,12 +154,15 @@ fn a_force_release_ends_a_left_hold() {
     let _serial = one_at_a_time();
     let server = RedisServer::start();
     let key = unique_key("left-hold-force");
-    let lost = stats::snapshot().lost_leases;
+    let lost = stats::snapshot(stats::Scope::Process).total().lost_leases;
     take_and_leave(&server, &key, options(false, true));
     let mut other = lock(&server, &key, options(false, false));
     assert!(other.force_release().unwrap());
     assert_eq!(renewals_in_400ms(&server), 0);
-    assert_eq!(stats::snapshot().lost_leases, lost);
+    assert_eq!(
+        stats::snapshot(stats::Scope::Process).total().lost_leases,
+        lost
+    );
 }
 
 /// Deleted behind its back: found lost at the next renewal, which is the
@@ -162,11 +172,11 @@ fn a_lost_left_hold_is_no_longer_renewed() {
     let _serial = one_at_a_time();
     let server = RedisServer::start();
     let key = unique_key("left-hold-lost");
-    let lost = stats::snapshot().lost_leases;
+    let lost = stats::snapshot(stats::Scope::Process).total().lost_leases;
     take_and_leave(&server, &key, options(false, true));
     let _: i64 = server.cmd(&["DEL", std::str::from_utf8(&key).unwrap()]);
     wait_until("the loss is counted", Duration::from_secs(2), || {
-        stats::snapshot().lost_leases == lost + 1
+        stats::snapshot(stats::Scope::Process).total().lost_leases == lost + 1
     });
     assert_eq!(renewals_in_400ms(&server), 0);
 }

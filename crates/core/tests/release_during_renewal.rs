@@ -37,7 +37,7 @@ fn a_renewal_in_flight_at_a_release_does_not_count_a_lost_lease() {
         Duration::from_secs(3),
         || proxy.accepted() > accepted,
     );
-    let before = stats::snapshot();
+    let before = stats::snapshot(stats::Scope::Process).total();
     assert!(lock.release().unwrap(), "released on purpose");
     // The release, then the renewal's refresh, which finds the key gone.
     wait_until(
@@ -47,7 +47,7 @@ fn a_renewal_in_flight_at_a_release_does_not_count_a_lost_lease() {
     );
     // Its reply comes 300 ms later; then the renewal thread reads it.
     std::thread::sleep(Duration::from_millis(600));
-    let after = stats::snapshot();
+    let after = stats::snapshot(stats::Scope::Process).total();
     assert_eq!(
         after.lost_leases, before.lost_leases,
         "a lease ended by a release is not lost"

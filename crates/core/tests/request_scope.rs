@@ -29,7 +29,7 @@ fn value(server: &RedisServer, key: &[u8]) -> Option<Vec<u8>> {
 }
 
 fn lost_leases() -> u64 {
-    stats::snapshot().lost_leases
+    stats::snapshot(stats::Scope::Process).total().lost_leases
 }
 
 #[test]

@@ -35,7 +35,7 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
 }
 
 fn lost_leases() -> u64 {
-    stats::snapshot().lost_leases
+    stats::snapshot(stats::Scope::Process).total().lost_leases
 }
 
 fn restored(server: &RedisServer, key: &[u8], token: &str, options: LockOptions) -> Lock {

@@ -583,7 +583,9 @@ fn permits_and_locks_are_renewed_in_one_batch() {
 fn max_hold_ends_a_permits_renewal() {
     let server = RedisServer::start();
     let name = unique_key("sem-max-hold");
-    let lost = redislock_core::stats::snapshot().lost_leases;
+    let lost = redislock_core::stats::snapshot(redislock_core::stats::Scope::Process)
+        .total()
+        .lost_leases;
     let mut holder = renewed(
         &server,
         &name,
@@ -595,7 +597,12 @@ fn max_hold_ends_a_permits_renewal() {
     assert!(holder.is_acquired().unwrap(), "renewed within max_hold");
     std::thread::sleep(Duration::from_millis(600));
     assert!(!holder.is_acquired().unwrap(), "not renewed past max_hold");
-    assert!(redislock_core::stats::snapshot().lost_leases > lost);
+    assert!(
+        redislock_core::stats::snapshot(redislock_core::stats::Scope::Process)
+            .total()
+            .lost_leases
+            > lost
+    );
     let mut other = semaphore(&server, &name, 1, 5.0);
     assert!(other.acquire(Duration::from_secs(2), &never).unwrap());
     assert!(!holder.release().unwrap());
@@ -612,13 +619,20 @@ fn a_renewal_finds_a_permit_taken_away() {
     let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
     let mut holder = renewed(&server, &name, 0.6, &[]);
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
-    let lost = redislock_core::stats::snapshot().lost_leases;
+    let lost = redislock_core::stats::snapshot(redislock_core::stats::Scope::Process)
+        .total()
+        .lost_leases;
     let _: () = server.cmd(&["DEL", &holders]);
     std::thread::sleep(Duration::from_millis(450));
     let before = server.calls("evalsha");
     assert!(!holder.is_acquired().unwrap());
     assert_eq!(server.calls("evalsha"), before, "no round trip");
-    assert!(redislock_core::stats::snapshot().lost_leases > lost);
+    assert!(
+        redislock_core::stats::snapshot(redislock_core::stats::Scope::Process)
+            .total()
+            .lost_leases
+            > lost
+    );
     assert!(!holder.release().unwrap());
 }
 

@@ -19,6 +19,13 @@ pub const CONNECT_TIMEOUT: &str = "redislock.connect_timeout";
 /// `redislock.read_timeout`: seconds.
 pub const READ_TIMEOUT: &str = "redislock.read_timeout";
 
+/// `redislock.stats`: what is counted (`pool`, `process`, `off`); read
+/// once, at startup (php.ini or `-d` only). Not a lock default, so not in
+/// [`ENTRIES`].
+pub const STATS: &str = "redislock.stats";
+/// [`STATS`]'s default.
+pub const STATS_DEFAULT: &str = "pool";
+
 /// Every setting with its default value, in documentation order.
 pub const ENTRIES: &[(&str, &str)] = &[
     (SERVERS, "redis://127.0.0.1:6379"),

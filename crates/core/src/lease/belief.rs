@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::process::stats::{self, Counter};
+use crate::stats::{self, Primitive};
 
 /// What a command does to the lease in Redis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +101,8 @@ pub struct Lease {
     /// Raise the lost-lease hook when the renewal thread finds this lease
     /// lost.
     notify: bool,
+    /// What kind of hold it is (for [`stats`]).
+    primitive: Primitive,
     log: Mutex<Log>,
 }
 
@@ -109,8 +111,16 @@ impl Lease {
     /// lasts `ttl_ms` from then, less `drift`); `notify` raises the
     /// lost-lease hook when the renewal thread finds it lost. `held`:
     /// Redis said it is ours (an acquire won it); false for a hold taken
-    /// over from a token, until [`Lease::confirmed`].
-    pub fn new(ttl_ms: u64, sent: Instant, drift: Duration, notify: bool, held: bool) -> Arc<Self> {
+    /// over from a token, until [`Lease::confirmed`]. `primitive`: what
+    /// kind of hold it is.
+    pub fn new(
+        ttl_ms: u64,
+        sent: Instant,
+        drift: Duration,
+        notify: bool,
+        held: bool,
+        primitive: Primitive,
+    ) -> Arc<Self> {
         let valid_until = lease_end(sent, ttl_ms, drift);
         Arc::new(Self {
             lost: AtomicBool::new(false),
@@ -120,6 +130,7 @@ impl Lease {
             ttl_ms: AtomicU64::new(ttl_ms),
             renew_at_us: AtomicU64::new(clock_us(sent) + ttl_ms * 1000 / 3),
             notify,
+            primitive,
             log: Mutex::new(Log {
                 lost_min_ms: u64::MAX,
                 ..Log::default()
@@ -281,8 +292,13 @@ impl Lease {
     /// Counted once per lease in [`stats`], if it was held.
     pub fn found_lost(&self) {
         if !self.lost.swap(true, Ordering::AcqRel) && self.held.load(Ordering::Acquire) {
-            stats::add(Counter::LostLeases);
+            stats::lost(self.primitive);
         }
+    }
+
+    /// What kind of hold it is.
+    pub fn primitive(&self) -> Primitive {
+        self.primitive
     }
 
     /// Marks the lease lost, found so by the renewal thread: also raises the
@@ -298,7 +314,7 @@ impl Lease {
         {
             return;
         }
-        stats::add(Counter::LostLeases);
+        stats::lost(self.primitive);
         if self.notify {
             crate::host::lease_lost();
         }
@@ -339,7 +355,14 @@ mod tests {
     }
 
     fn lease(ttl_ms: u64) -> Arc<Lease> {
-        Lease::new(ttl_ms, Instant::now(), Duration::ZERO, false, true)
+        Lease::new(
+            ttl_ms,
+            Instant::now(),
+            Duration::ZERO,
+            false,
+            true,
+            Primitive::Lock,
+        )
     }
 
     fn secs(lease: &Lease) -> f64 {

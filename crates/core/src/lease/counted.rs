@@ -31,6 +31,7 @@ use crate::protocol::keys::LockKeys;
 use crate::protocol::readers;
 use crate::protocol::semaphore as calls;
 use crate::protocol::step::{Mode, Step};
+use crate::stats::Primitive;
 use crate::topology::Topology;
 
 /// How counted holds of one name are taken: the keys, the number of
@@ -213,7 +214,11 @@ impl Counter<'_> {
     /// a request sent at `sent`, in the process's table, and starts renewing
     /// it with `auto_renew`. Returns its id.
     pub fn adopt(&self, token: Vec<u8>, count: u32, sent: Instant) -> u64 {
-        let lease = Lease::new(self.ttl_ms, sent, Duration::ZERO, false, true);
+        let primitive = match self.keys.counted {
+            Counted::Permits => Primitive::Permit,
+            Counted::Readers(_) => Primitive::Read,
+        };
+        let lease = Lease::new(self.ttl_ms, sent, Duration::ZERO, false, true, primitive);
         if self.options.auto_renew {
             worker::renew(
                 Job {

@@ -12,13 +12,13 @@ use crate::lease::belief::{Applied, Effect};
 use crate::lease::holds::{Entry, Kind};
 use crate::lease::{contended, pending, worker};
 use crate::net::pool::Role;
-use crate::process::stats::{self, Counter};
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Released, Successor};
 use crate::protocol::counted::{Counted, GRACE, SemKeys};
 use crate::protocol::keys::LockKeys;
 use crate::protocol::scriptless;
 use crate::protocol::semaphore as calls;
+use crate::stats;
 use crate::topology::{Topology, Waiting};
 
 /// How long after a hold's lease its pending release or clean-up is still
@@ -224,9 +224,7 @@ pub(crate) fn release(entry: &Entry) -> Result<bool> {
         Kind::Counted { keys, count } => release_counted(entry, keys, *count, in_lease)?,
     };
     if released {
-        if entry.is_write() {
-            stats::add(Counter::Releases);
-        }
+        stats::released(entry.lease.primitive());
     } else {
         entry.lease.found_lost();
     }

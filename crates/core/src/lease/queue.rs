@@ -37,6 +37,7 @@ use crate::net::pool::Role;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{Fence, blpop};
 use crate::protocol::step::{Mode, Step};
+use crate::stats;
 use crate::topology::Topology;
 
 /// One primitive's steps on the server that decides.
@@ -54,8 +55,6 @@ pub(crate) trait Steps {
     /// `answered`: every request of the wait was answered, so only a hold
     /// that a release handed over meanwhile can be ours.
     fn give_back(&self, answered: bool) -> Call<bool>;
-    /// Called once, when the first step finds that the waiter must queue.
-    fn queued(&self) {}
     /// True when the steps judge holds by the caller's clock reading in
     /// the request (permits, read holds): a step sent behind a wait runs
     /// with a reading as old as the wait, so when the wait lasted until a
@@ -256,6 +255,9 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 if w.topology.validity(lease_ms, sent.elapsed()).is_some()
                     && let Some(sent) = top_up(w, steps, sent)
                 {
+                    if announced {
+                        stats::handed();
+                    }
                     return Ok(Waited::Won { fence, sent });
                 }
                 // Won, but this process was paused until the lease was
@@ -271,7 +273,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
             Step::Waiting { .. } if mode == Mode::GiveUp => return Ok(Waited::Out),
             Step::Waiting { hint_ms } => {
                 if !std::mem::replace(&mut announced, true) {
-                    steps.queued();
+                    stats::contended();
                 }
                 // A hint judged by the clock reading in the request counts
                 // from its send. After a wait until a hold may have ended,

@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 use crate::lease::belief::{Applied, Effect, Lease, Sent};
 use crate::net::pool::Role;
 use crate::process::PerProcess;
-use crate::process::stats::{self, Counter};
 use crate::protocol::command::Command;
 use crate::protocol::commands;
+use crate::stats;
 use crate::topology::Topology;
 
 /// A hold to keep renewed.
@@ -337,7 +337,7 @@ fn renew_on(batch: &[Due], until: Instant) {
             && in_time
             && topology.validity(d.ttl_ms, sent.at.elapsed()).is_some();
         match d.lease.answered(sent, ours, &drift) {
-            Applied::Ours => stats::add(Counter::Renewals),
+            Applied::Ours => stats::renewed(d.lease.primitive()),
             Applied::NotOurs => d.lease.mark_lost(),
             // A later command of the hold (a refresh, a release) decides.
             Applied::Superseded => {}

@@ -15,10 +15,10 @@ use crate::lease::holds::{self, Entry, Kind};
 use crate::lease::renewal::{Job, Renewed};
 use crate::lease::{counted::Promoted, pending, queue, worker};
 use crate::net::pool::Role;
-use crate::process::stats::{self, Counter};
 use crate::protocol::commands::{self, Fence};
 use crate::protocol::scriptless::CompareDelete;
 use crate::protocol::token;
+use crate::stats::{Primitive, Tally};
 use crate::topology::{Votes, Waiting};
 
 impl Lock {
@@ -32,15 +32,19 @@ impl Lock {
     /// polled after every wake-up timeout; when it returns true the wait
     /// ends early with `false` (the binding uses it for PHP's execution
     /// time limit).
-    pub fn acquire(&mut self, mut wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
-        stats::add(Counter::Acquires);
+    pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+        let tally = Tally::start(Primitive::Lock);
+        let result = self.acquire_write(wait, stop);
+        tally.finish(&self.key, wait, &result);
+        result
+    }
+
+    /// [`Lock::acquire`], uncounted.
+    fn acquire_write(&mut self, mut wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
         let started = Instant::now();
         if let Some(read) = self.entry().filter(|e| !e.is_write()) {
             match self.promote(&read, wait, stop)? {
-                Promoted::Won(_) => {
-                    stats::add(Counter::Acquired);
-                    return Ok(true);
-                }
+                Promoted::Won(_) => return Ok(true),
                 // Still a reader: other readers hold the lock.
                 Promoted::Out => return Ok(false),
                 // The read hold was gone (its lease ran out): nothing to
@@ -49,19 +53,13 @@ impl Lock {
                 Promoted::Gone => wait = wait.saturating_sub(started.elapsed()),
             }
         }
-        self.acquire_free(wait, stop, started)
+        self.acquire_free(wait, stop)
     }
 
     /// [`Lock::acquire`] on an object that holds no read hold (in this
     /// Fiber).
-    fn acquire_free(
-        &mut self,
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
-        started: Instant,
-    ) -> Result<bool> {
+    fn acquire_free(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
         if self.reenter()? {
-            stats::add(Counter::Acquired);
             return Ok(true);
         }
         // A wait goes on through dropped connections from its start.
@@ -113,18 +111,9 @@ impl Lock {
         match won {
             Some(Won { fence, sent }) => {
                 self.adopt(token, fence, sent);
-                stats::add(Counter::Acquired);
-                stats::wait(started.elapsed());
                 Ok(true)
             }
-            None => {
-                if wait.is_zero() {
-                    stats::add(Counter::Contended);
-                } else {
-                    stats::add(Counter::Timeouts);
-                }
-                Ok(false)
-            }
+            None => Ok(false),
         }
     }
 
@@ -332,6 +321,7 @@ impl Lock {
             drift,
             self.options.on_lost == OnLost::Interrupt,
             !restored,
+            Primitive::Lock,
         );
         if self.options.auto_renew {
             worker::renew(

@@ -21,7 +21,6 @@
 use super::{Lock, Won};
 use crate::error::Result;
 use crate::lease::queue::{self, Steps, Waited};
-use crate::process::stats::{self, Counter};
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Successor, Waiter};
 use crate::protocol::step::{Mode, Step};
@@ -77,10 +76,6 @@ impl Steps for Writer<'_> {
             true => commands::abandon_if_handed(&self.lock.keys, self.waiter.token),
             false => commands::abandon(&self.lock.keys, self.waiter.token, Successor::HandOver),
         }
-    }
-
-    fn queued(&self) {
-        stats::add(Counter::Contended);
     }
 }
 

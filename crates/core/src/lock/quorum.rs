@@ -23,8 +23,8 @@ use crate::error::{LockError, Result};
 use crate::lease::queue::{alive_window, block_time};
 use crate::net::exchange;
 use crate::net::pool::Role;
-use crate::process::stats::{self, Counter};
 use crate::protocol::commands::{self, Waiter};
+use crate::stats;
 use crate::topology::Votes;
 
 /// Longest random pause after a split vote.
@@ -60,7 +60,7 @@ impl Lock {
                 break Ok(Some(Won { fence: None, sent }));
             }
             if std::mem::take(&mut first) {
-                stats::add(Counter::Contended);
+                stats::contended();
             }
             let took_some = votes.count(|(won, _)| *won) > 0;
             // Only where this try may have written: a server that refused

@@ -26,6 +26,7 @@ use crate::lease::counted::{Counter, Promoted, Taken};
 use crate::lease::hold;
 use crate::lease::holds::{self, Entry};
 use crate::protocol::counted::SemKeys;
+use crate::stats::{Primitive, Tally};
 
 impl Lock {
     /// Takes a read hold, waiting up to `wait` while a writer holds the
@@ -34,6 +35,14 @@ impl Lock {
     /// waits); on one that holds a read hold, extends its lease. True when
     /// this object now holds a read hold.
     pub fn acquire_read(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+        let tally = Tally::start(Primitive::Read);
+        let result = self.acquire_read_uncounted(wait, stop);
+        tally.finish(&self.key, wait, &result);
+        result
+    }
+
+    /// [`Lock::acquire_read`], uncounted.
+    fn acquire_read_uncounted(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
         self.check_read_options()?;
         let keys = Arc::new(SemKeys::readers(&self.keys));
         match self.entry() {

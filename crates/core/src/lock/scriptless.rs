@@ -14,8 +14,8 @@ use super::{Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::queue::{alive_window, block_time};
 use crate::net::pool::Role;
-use crate::process::stats::{self, Counter};
 use crate::protocol::scriptless::{self, CompareDelete};
+use crate::stats;
 use crate::topology::Waiting;
 
 /// What the permission check's refusal says when the server refuses
@@ -114,7 +114,7 @@ impl Lock {
         if wait.is_zero() {
             return Ok(None);
         }
-        stats::add(Counter::Contended);
+        stats::contended();
         self.wait_scriptless(token, wait, stop)
     }
 

@@ -275,7 +275,7 @@ impl ServerConfig {
         con.set_timeout(self.read_timeout).map_err(io_failure)?;
         con.set_db(self.url.db);
         if self.broken.take() {
-            crate::process::stats::add(crate::process::stats::Counter::Reconnects);
+            crate::stats::reconnected();
         }
         Ok(con)
     }

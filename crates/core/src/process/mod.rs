@@ -16,7 +16,6 @@
 //! found on whichever list it is.
 
 pub mod signals;
-pub mod stats;
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};

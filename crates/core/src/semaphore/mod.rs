@@ -28,6 +28,7 @@ use crate::lease::hold;
 use crate::lease::holds::{self, Entry};
 use crate::protocol::counted::SemKeys;
 use crate::protocol::token;
+use crate::stats::{Primitive, Tally};
 use crate::topology::Topology;
 
 /// Most permits one semaphore may have.
@@ -189,6 +190,19 @@ impl Semaphore {
     /// free holds the ones behind it. They are released, refreshed and
     /// renewed together.
     pub fn acquire_permits(
+        &mut self,
+        wait: Duration,
+        count: i64,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<bool> {
+        let tally = Tally::start(Primitive::Permit);
+        let result = self.acquire_uncounted(wait, count, stop);
+        tally.finish(&self.name, wait, &result);
+        result
+    }
+
+    /// [`Semaphore::acquire_permits`], uncounted.
+    fn acquire_uncounted(
         &mut self,
         wait: Duration,
         count: i64,
