@@ -121,8 +121,8 @@ $contendedLegend = <<<TXT
 TXT;
 
 $text = sprintf("redislock benchmark, %s\n", $meta['date'] ?? '?');
-$text .= sprintf("redislock %s (git %s, .so sha256 %s) | PHP %s | phpredis %s | Predis %s | Symfony Lock %s | Laravel %s | Redis %s\n",
-    $meta['redislock'] ?? '?', $meta['git'] ?? '?', $meta['so_sha256'] ?? '?', $meta['php'] ?? '?', $meta['phpredis'] ?? '?',
+$text .= sprintf("redislock %s (git %s, .so sha256 %s, statistics: %s) | PHP %s | phpredis %s | Predis %s | Symfony Lock %s | Laravel %s | Redis %s\n",
+    $meta['redislock'] ?? '?', $meta['git'] ?? '?', $meta['so_sha256'] ?? '?', $meta['stats'] ?? '?', $meta['php'] ?? '?', $meta['phpredis'] ?? '?',
     $meta['predis'] ?? '?', $meta['symfony_lock'] ?? '?', $meta['laravel'] ?? '?', $meta['redis_server'] ?? '?');
 $text .= sprintf("%s, %d CPUs, load average at start %s | pinning: %s\n",
     $meta['cpu'] ?? '?', $meta['cpus'] ?? 0, $meta['loadavg'] ?? '?', $meta['pinning'] ?? '?');

@@ -62,6 +62,9 @@ file_put_contents("$raw/meta.json", json_encode([
     'git' => $git . ($dirty ? '+dirty' : ''),
     'so_sha256' => substr(hash_file('sha256', $opt['so']), 0, 16),
     'redislock' => phpversion('redislock') ?: '?',
+    // What the extension counted while it was measured (the contenders run
+    // with the same php.ini): "pool" unless php.ini says otherwise.
+    'stats' => RedisLock::stats()['scope'] . (RedisLock::stats('process')['enabled'] ? '' : ' (off)'),
     'php' => PHP_VERSION,
     'phpredis' => phpversion('redis') ?: '?',
     'predis' => $dpkg('php-predis'),
