@@ -167,3 +167,90 @@ fn a_permit_cycle_is_one_evalsha_of_seven_commands() {
     ]);
     assert_eq!(seen, expected);
 }
+
+/// The server's command counts for one `acquire(wait)` of `waiter` on the
+/// lock `holder` holds (the wait runs out), without `CLIENT` commands
+/// (`CLIENT UNBLOCK` ends the `BLPOP` when Redis's timer is late, and
+/// comes or not by timing).
+fn counts_of_a_wait_on_a_held_lock(
+    server: &RedisServer,
+    holder: &mut Lock,
+    waiter: &mut Lock,
+) -> Vec<(String, u64)> {
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let mut admin = reset_counts(server);
+    assert!(!waiter.acquire(Duration::from_millis(30), &never).unwrap());
+    let mut seen = command_counts(&mut admin);
+    seen.retain(|(name, _)| !name.starts_with("client|"));
+    assert!(holder.release().unwrap());
+    seen
+}
+
+/// The scripts and `BLPOP`s of one `acquire(wait)` of a free lock (after
+/// a queued wait: no plain `SET`, the queue's step takes it), released
+/// after.
+fn one_wait_on_a_free_lock(server: &RedisServer, waiter: &mut Lock) -> u64 {
+    let mut admin = reset_counts(server);
+    assert!(waiter.acquire(Duration::from_secs(1), &never).unwrap());
+    let seen = command_counts(&mut admin);
+    assert!(waiter.release().unwrap());
+    seen.iter()
+        .filter(|(n, _)| n == "evalsha" || n == "blpop")
+        .map(|(_, c)| *c)
+        .sum::<u64>()
+}
+
+/// `counts` without one `SET` (the plain try's).
+fn without_one_set(counts: &[(String, u64)]) -> Vec<(String, u64)> {
+    counts
+        .iter()
+        .map(|(n, c)| (n.clone(), if n == "set" { c - 1 } else { *c }))
+        .filter(|(_, c)| *c > 0)
+        .collect()
+}
+
+/// While this process's last wait for a key had to queue, a waiting
+/// acquire of that key starts with the queue's step (which would take a
+/// free lock as well): the plain `SET NX PX` that would only find the lock
+/// held again is skipped, a round trip less per contended section; the
+/// rest of the wait is the same. A wait whose first step finds the lock
+/// free ends that: the next starts with the plain try again, as an
+/// uncontended acquire costs the recipe's `SET`.
+#[test]
+fn after_a_queued_wait_the_next_wait_starts_in_the_queue() {
+    let server = RedisServer::start();
+    let key = unique_key("rt-queued");
+    let mut options = LockOptions::default();
+    options.set("reentrant", OptionValue::Bool(false)).unwrap();
+    let new_lock = || Lock::new(key.clone(), 10.0, &[server.url()], options.clone()).unwrap();
+    let (mut holder, mut waiter) = (new_lock(), new_lock());
+    // Warm up (connections opened, scripts loaded, the connection's id
+    // learnt) with a wait that queues; then a wait that finds the lock free
+    // at its first step ends the hint.
+    counts_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter);
+    let free = one_wait_on_a_free_lock(&server, &mut waiter);
+    assert_eq!(free, 1, "one step took the free lock");
+    let first = counts_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter);
+    assert!(
+        first.contains(&("set".to_owned(), 2)),
+        "the plain try, then the waiter's mark: {first:?}"
+    );
+    // That wait queued: the next starts in the queue, and so on while
+    // waits queue.
+    for _ in 0..3 {
+        let hinted = counts_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter);
+        assert_eq!(
+            hinted,
+            without_one_set(&first),
+            "after a queued wait: the same wait without the plain SET (first: {first:?})"
+        );
+    }
+    // A wait whose first step finds the lock free takes it there (one
+    // round trip) and ends the hint.
+    assert_eq!(one_wait_on_a_free_lock(&server, &mut waiter), 1);
+    assert_eq!(
+        counts_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter),
+        first,
+        "the plain try again"
+    );
+}

@@ -1,10 +1,17 @@
-//! Which semaphores this process last found contended: their holders' keys
-//! (`S~~s`), noted by each permit release. A release of a semaphore whose
-//! last release found waiters sends `sem_release.lua` at once (one round
-//! trip: the script hands the permits on); any other sends the plain `ZREM`
-//! and `EXISTS` first, and the script only when someone waits. PHP makes a
-//! new `Semaphore` object per request, so the note lives in the process,
-//! not in the object. A hint only, either way is correct: a busy lock on
+//! Which keys this process last found contended, so that the next call
+//! on them skips a round trip that would find them so again:
+//!
+//! - a semaphore's holders key (`S~~s`), noted by each permit release: a
+//!   release of a semaphore whose last release found waiters sends
+//!   `sem_release.lua` at once (one round trip: the script hands the
+//!   permits on); any other sends the plain `ZREM` and `EXISTS` first, and
+//!   the script only when someone waits;
+//! - a lock's key (`K`), noted by each wait for it: while the last wait had
+//!   to queue, a waiting acquire starts with the queue's step (which takes
+//!   a free lock as well) instead of the plain `SET NX PX` first.
+//!
+//! PHP makes new objects per request, so the note lives in the process,
+//! not in an object. A hint only, either way is correct: a busy lock on
 //! the table (another thread, or one that was inside at a `fork()`) reads
 //! as "not contended" and is not written, so no thread ever waits here.
 
@@ -16,14 +23,15 @@ const MOST: usize = 1024;
 
 static CONTENDED: LazyLock<Mutex<HashSet<Vec<u8>>>> = LazyLock::new(Mutex::default);
 
-/// Whether the last permit release of the semaphore with holders `key`
-/// found waiters.
+/// Whether the last note on `key` said it was contended (a permit release
+/// found waiters; a wait for a lock had to queue).
 pub(crate) fn seen(key: &[u8]) -> bool {
     CONTENDED.try_lock().is_ok_and(|set| set.contains(key))
 }
 
-/// Notes whether a permit release of the semaphore with holders `key`
-/// found waiters.
+/// Notes whether `key` was found contended (a permit release of the
+/// semaphore with holders `key` found waiters; a wait for the lock `key`
+/// had to queue).
 pub(crate) fn note(key: &[u8], waiters: bool) {
     let Ok(mut set) = CONTENDED.try_lock() else {
         return;

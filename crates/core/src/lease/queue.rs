@@ -67,9 +67,14 @@ pub(crate) trait Steps {
 /// How a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Waited {
-    /// The hold is ours: its fencing token, and the send of the request
-    /// whose lease this process counts from.
-    Won { fence: Fence, sent: Instant },
+    /// The hold is ours: its fencing token, the send of the request whose
+    /// lease this process counts from, and whether the waiter had joined
+    /// the queue (false: its first step found the hold free).
+    Won {
+        fence: Fence,
+        sent: Instant,
+        queued: bool,
+    },
     /// The wait ran out (or `stop` said so).
     Out,
     /// See [`Step::Mismatch`]; the waiter left the queue.
@@ -258,7 +263,11 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                     if announced {
                         stats::handed();
                     }
-                    return Ok(Waited::Won { fence, sent });
+                    return Ok(Waited::Won {
+                        fence,
+                        sent,
+                        queued: announced,
+                    });
                 }
                 // Won, but this process was paused until the lease was
                 // over: it may be someone else's by now. Give it back.

@@ -13,7 +13,7 @@ use crate::lease::belief::{Applied, Effect, Lease};
 use crate::lease::hold::{abandon_later, successor_on};
 use crate::lease::holds::{self, Entry, Kind};
 use crate::lease::renewal::{Job, Renewed};
-use crate::lease::{counted::Promoted, pending, queue, worker};
+use crate::lease::{contended, counted::Promoted, pending, queue, worker};
 use crate::net::pool::Role;
 use crate::protocol::commands::{self, Fence};
 use crate::protocol::scriptless::CompareDelete;
@@ -79,6 +79,12 @@ impl Lock {
         let attempt = match self.topology.waiting() {
             _ if scriptless.is_some() => self.acquire_scriptless(&token, wait, stop),
             _ if wait.is_zero() => self.try_once(&token),
+            // While this process's last wait for the key had to queue, the
+            // queue's first step takes the lock if it is free (one round
+            // trip either way; it queues at once if not).
+            Waiting::HandOver if contended::seen(&self.keys.lock) => {
+                self.wait_in_queue(&token, wait, stop, false)
+            }
             // A free lock is taken with the plain try first (one SET, what
             // the recipe costs); only a lock found held costs the queue.
             Waiting::HandOver => match self.try_once(&token) {

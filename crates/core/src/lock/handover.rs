@@ -20,6 +20,7 @@
 
 use super::{Lock, Won};
 use crate::error::Result;
+use crate::lease::contended;
 use crate::lease::queue::{self, Steps, Waited};
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Successor, Waiter};
@@ -114,8 +115,12 @@ impl Lock {
             },
             &writer,
         )?;
+        // The next acquire of this key by this process starts with the
+        // queue's step while this one had to queue ([`contended`]).
+        let queued = !matches!(waited, Waited::Won { queued: false, .. });
+        contended::note(&self.keys.lock, queued);
         Ok(match waited {
-            Waited::Won { fence, sent } => Some(Won { fence, sent }),
+            Waited::Won { fence, sent, .. } => Some(Won { fence, sent }),
             _ => None,
         })
     }
