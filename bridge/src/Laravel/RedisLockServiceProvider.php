@@ -38,6 +38,11 @@ use Illuminate\Support\ServiceProvider;
  * request scope at Octane's `RequestTerminated`, `TaskTerminated` and
  * `TickTerminated` events, as the end of a PHP-FPM request does: see
  * {@see endRequestScope()}. Without Octane nothing is registered.
+ *
+ * Logs: each store logs through the application's `log` (the default
+ * channel; see {@see RedisLockStore::setLogger()}) lost leases, waits
+ * longer than its `options.log_wait_over` (1 s by default) and holds
+ * longer than their ttl ({@see \RedisLock\Bridge\LockLog}).
  */
 class RedisLockServiceProvider extends ServiceProvider
 {
@@ -138,6 +143,7 @@ class RedisLockServiceProvider extends ServiceProvider
                 RedisLockServiceProvider::withoutAddedStore($app, $config),
                 RedisLockServiceProvider::defaultPrefix($app),
                 RedisLockServiceProvider::redisConfig($app),
+                RedisLockServiceProvider::logger($app),
             );
 
             // Laravel 11+ takes the store's config as a second argument
@@ -157,6 +163,23 @@ class RedisLockServiceProvider extends ServiceProvider
         $prefix = self::config($app, 'cache.prefix');
 
         return is_string($prefix) ? $prefix : '';
+    }
+
+    /**
+     * The application's logger (`log`: Laravel's LogManager, its default
+     * channel), or null when there is none.
+     *
+     * @param  mixed  $app  the container the cache manager was built with
+     */
+    public static function logger($app): ?\Psr\Log\LoggerInterface
+    {
+        try {
+            $log = is_object($app) && method_exists($app, 'bound') && $app->bound('log') ? $app->make('log') : null;
+        } catch (\Throwable) {
+            return null;
+        }
+
+        return $log instanceof \Psr\Log\LoggerInterface ? $log : null;
     }
 
     /**
