@@ -17,6 +17,7 @@ use Symfony\Component\Semaphore\SemaphoreFactory;
  *         options: { prefix: 'app:' }       # the extension's options (not owner, reentrant), and log_wait_over
  *         lock: { enabled: true, initial_ttl: 300, default: true }
  *         semaphore: { enabled: true, default: true }
+ *         metrics: false                    # true: the MetricsController service (a route of your own points at it)
  *
  * Unknown keys are refused by Symfony's Config, which names them and the
  * nearest valid key. The values of `options` and `servers` are checked by
@@ -62,6 +63,11 @@ final class Configuration implements ConfigurationInterface
                     ->info('Make it the application\'s semaphore.factory and SemaphoreFactory.')
                     ->defaultTrue()
                 ->end()
+            ->end();
+        $root->children()
+            ->arrayNode('metrics')
+                ->info('The controller service RedisLock\\Bridge\\Symfony\\MetricsController: RedisLock::metrics() in Prometheus\'s text format. Point a route of config/routes/ at it (docs/observability.md).')
+                ->canBeEnabled()
             ->end();
 
         return $tree;

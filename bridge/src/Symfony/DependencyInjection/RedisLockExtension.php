@@ -5,6 +5,7 @@ namespace RedisLock\Bridge\Symfony\DependencyInjection;
 use RedisLock\Bridge\Console\RedisLockCommand;
 use RedisLock\Bridge\Console\ServerTarget;
 use RedisLock\Bridge\OptionNames;
+use RedisLock\Bridge\Symfony\MetricsController;
 use RedisLock\Bridge\Symfony\RedisLockSemaphoreStore;
 use RedisLock\Bridge\Symfony\RedisLockStore;
 use RedisLock\Semaphore;
@@ -38,6 +39,8 @@ use Symfony\Component\Semaphore\SemaphoreFactory;
  * as their factories do. With symfony/console,
  * `redislock.command.inspect|release|watch` are the console commands
  * `redislock:inspect|release|watch` on these servers.
+ * With `metrics: true`, the public service `MetricsController` (also
+ * `redislock.metrics.controller`) answers `RedisLock::metrics()`.
  *
  * The configuration is checked while the container is built: unknown
  * keys by the tree (Configuration), values, combinations of options and
@@ -75,6 +78,13 @@ final class RedisLockExtension extends Extension
                 $container->setDefinition("redislock.command.$verb", (new Definition(RedisLockCommand::class, [$verb, new Reference('redislock.console.target')]))
                     ->addTag('console.command', ['command' => "redislock:$verb"]));
             }
+        }
+        if ($config['metrics']['enabled']) {
+            // Public, by class name: a route's `controller: RedisLock\Bridge\Symfony\MetricsController`.
+            $container->setDefinition(MetricsController::class, (new Definition(MetricsController::class))
+                ->setPublic(true)
+                ->addTag('controller.service_arguments'));
+            $container->setAlias('redislock.metrics.controller', new Alias(MetricsController::class, true));
         }
     }
 
