@@ -102,7 +102,7 @@ class RedisLockServiceProvider extends ServiceProvider
      */
     public function boot()
     {
-        // php artisan redislock:inspect|release|watch NAME (the command line's
+        // php artisan redislock:inspect|release|watch NAME, redislock:metrics (the command line's
         // commands), added when Artisan starts.
         if ((!method_exists($this->app, 'runningInConsole') || $this->app->runningInConsole())
             && class_exists(\Illuminate\Console\Application::class)) {

@@ -37,8 +37,8 @@ use Symfony\Component\Semaphore\SemaphoreFactory;
  * get the `logger` service on the `lock` and `semaphore` monolog channels
  * (lost leases, long waits, long holds: {@see \RedisLock\Bridge\LockLog}),
  * as their factories do. With symfony/console,
- * `redislock.command.inspect|release|watch` are the console commands
- * `redislock:inspect|release|watch` on these servers.
+ * `redislock.command.inspect|release|watch|metrics` are the console
+ * commands `redislock:inspect|release|watch|metrics` on these servers.
  * With `metrics: true`, the public service `MetricsController` (also
  * `redislock.metrics.controller`) answers `RedisLock::metrics()`.
  *
@@ -72,7 +72,7 @@ final class RedisLockExtension extends Extension
             $this->register($container, 'semaphore', RedisLockSemaphoreStore::class, [$servers, $options], SemaphoreFactory::class, $config['semaphore']['default']);
         }
         if (class_exists(Command::class)) {
-            // bin/console redislock:inspect|release|watch NAME, on these servers.
+            // bin/console redislock:inspect|release|watch NAME, redislock:metrics, on these servers.
             $container->setDefinition('redislock.console.target', new Definition(ServerTarget::class, [$servers, OptionNames::withoutBridge($options)]));
             foreach (array_keys(RedisLockCommand::VERBS) as $verb) {
                 $container->setDefinition("redislock.command.$verb", (new Definition(RedisLockCommand::class, [$verb, new Reference('redislock.console.target')]))
