@@ -39,6 +39,17 @@ final class ExpositionTest extends TestCase
         $this->assertSame(['version' => '0.1.0', 'scope' => 'pool'], $e->samples('redislock_info')[0]['labels']);
     }
 
+    /** The fixture is an exposition Prometheus accepts (Debian's prometheus package has promtool). */
+    public function testPromtoolAcceptsTheFixture(): void
+    {
+        $promtool = trim((string) shell_exec('command -v promtool'));
+        if ($promtool === '') {
+            $this->markTestSkipped('promtool is not installed (apt-get install prometheus)');
+        }
+        exec(escapeshellarg($promtool) . ' check metrics < ' . escapeshellarg(self::FIXTURE) . ' 2>&1', $output, $status);
+        $this->assertSame(0, $status, implode("\n", $output));
+    }
+
     public function testLabelValuesAreUnescaped(): void
     {
         $names = array_map(
