@@ -34,7 +34,7 @@ use Psr\Log\LoggerInterface;
  * owner token. A logger that throws is ignored: logging never fails a
  * lock operation.
  *
- * Without a logger nothing is logged and nothing is measured.
+ * Without a logger nothing is logged and no hold is tracked.
  */
 final class LockLog
 {

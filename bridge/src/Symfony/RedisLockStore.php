@@ -182,7 +182,9 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
             $this->refreshed($key, $taken, $this->initialTtl);
         } else {
             $taken = $lock->acquire();
-            $taken && $this->took($key, 'lock');
+            if ($taken) {
+                $this->took($key, 'lock');
+            }
         }
         if (!$taken) {
             throw new LockConflictedException();
