@@ -10,7 +10,9 @@ namespace RedisLock\Bridge;
  * fails at construction, not at the first acquire(). The names come from the
  * extension itself (what its ValueError for an unknown option lists), so
  * an option added to the extension is accepted without a bridge update;
- * {@see FALLBACK} when that message cannot be read.
+ * {@see FALLBACK} when that message cannot be read. The bridges' own
+ * options ({@see BRIDGE}) are accepted too, and taken out before the
+ * extension sees the options ({@see withoutBridge()}).
  */
 final class OptionNames
 {
@@ -21,6 +23,13 @@ final class OptionNames
         'sentinel_password', 'replicas', 'drift_factor', 'tls_verify', 'tls_ca', 'tls_cert',
         'tls_key', 'on_lost', 'reentrant', 'owner',
     ];
+
+    /**
+     * Options of the bridges' stores that are not the extension's: read by
+     * the bridge, never passed to the extension.
+     * - `log_wait_over`: log a wait longer than this many seconds ({@see LockLog}).
+     */
+    public const BRIDGE = [LockLog::OPTION];
 
     /** @var list<string>|null */
     private static ?array $known = null;
@@ -63,7 +72,7 @@ final class OptionNames
      */
     public static function refuseUnknown(string $store, string $exception, #[\SensitiveParameter] array $options, array $notSuggested = []): void
     {
-        $known = self::all();
+        $known = [...self::all(), ...self::BRIDGE];
         foreach (array_keys($options) as $name) {
             $name = (string) $name;
             if (in_array($name, $known, true)) {
@@ -78,6 +87,18 @@ final class OptionNames
                 implode(', ', $valid),
             ));
         }
+    }
+
+    /**
+     * $options without the bridges' own options ({@see BRIDGE}): what the
+     * extension is given.
+     *
+     * @param  array<array-key, mixed>  $options
+     * @return array<array-key, mixed>
+     */
+    public static function withoutBridge(#[\SensitiveParameter] array $options): array
+    {
+        return array_diff_key($options, array_flip(self::BRIDGE));
     }
 
     /**

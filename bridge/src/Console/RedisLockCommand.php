@@ -11,11 +11,13 @@ use Symfony\Component\Console\Output\OutputInterface;
 use Symfony\Component\Console\Output\StreamOutput;
 
 /**
- * `redislock:inspect`, `redislock:release` and `redislock:watch` as
- * console commands (`bin/console`, registered by the Symfony bundle;
- * `php artisan`, registered by the Laravel provider): the command line's
- * commands ({@see Cli}) on the application's configured locks, or on
- * `--servers` / `--prefix` when given.
+ * `redislock:inspect`, `redislock:release`, `redislock:watch` and
+ * `redislock:metrics` as console commands (`bin/console`, registered by
+ * the Symfony bundle; `php artisan`, registered by the Laravel provider):
+ * the command line's commands ({@see Cli}) on the application's
+ * configured locks, or on `--servers` / `--prefix` when given.
+ * `redislock:metrics` without `--url` shows the console process's own
+ * figures, not the web servers' pool: give it the metrics route's URL.
  */
 final class RedisLockCommand extends Command
 {
@@ -24,6 +26,7 @@ final class RedisLockCommand extends Command
         'inspect' => 'Shows who holds a lock: mode, owners, ttl, readers, waiting, the semaphore of the name',
         'release' => 'Deletes a lock whoever holds it (needs --force)',
         'watch' => 'Prints who holds a lock, a line per interval',
+        'metrics' => 'Prints RedisLock::metrics() (this process\'s, or a pool\'s with --url), or its wait histograms as SVG',
     ];
 
     private string $verb;
@@ -31,7 +34,7 @@ final class RedisLockCommand extends Command
     private ?Target $target;
 
     /**
-     * @param  string  $verb  inspect, release or watch
+     * @param  string  $verb  inspect, release, watch or metrics
      * @param  Target|null  $target  the application's locks; null: ini redislock.servers
      */
     public function __construct(string $verb, ?Target $target = null)
@@ -46,8 +49,14 @@ final class RedisLockCommand extends Command
 
     protected function configure(): void
     {
-        $this->setDescription(self::VERBS[$this->verb])
-            ->addArgument('name', InputArgument::REQUIRED, 'the lock name, as the application passes it')
+        $this->setDescription(self::VERBS[$this->verb]);
+        if ($this->verb === 'metrics') {
+            $this->addOption('url', null, InputOption::VALUE_REQUIRED, "the metrics route of a PHP-FPM pool (default: this process's own figures)")
+                ->addOption('file', null, InputOption::VALUE_REQUIRED, 'a saved exposition (- : standard input)')
+                ->addOption('svg', null, InputOption::VALUE_OPTIONAL, 'the wait-time histograms as SVG, to the output or to this file', false);
+            return;
+        }
+        $this->addArgument('name', InputArgument::REQUIRED, 'the lock name, as the application passes it')
             ->addOption('servers', null, InputOption::VALUE_REQUIRED | InputOption::VALUE_IS_ARRAY,
                 "a Redis URL (repeat it for Redlock); default: the application's configuration")
             ->addOption('prefix', null, InputOption::VALUE_REQUIRED, 'the key prefix (option "prefix"), with --servers');
@@ -61,6 +70,15 @@ final class RedisLockCommand extends Command
 
     protected function execute(InputInterface $input, OutputInterface $output): int
     {
+        if ($this->verb === 'metrics') {
+            $svg = $input->getOption('svg');
+            $flags = array_filter([
+                'url' => $input->getOption('url'),
+                'file' => $input->getOption('file'),
+                'svg' => $svg === false ? null : ($svg ?? true),   // --svg alone: null
+            ], static fn ($v) => $v !== null);
+            return $this->runCli('', $flags, $output);
+        }
         $flags = array_filter([
             'servers' => $input->getOption('servers') ?: null,
             'prefix' => $input->getOption('prefix'),
@@ -69,9 +87,19 @@ final class RedisLockCommand extends Command
             'interval' => $this->verb === 'watch' ? $input->getOption('interval') : null,
             'count' => $this->verb === 'watch' ? $input->getOption('count') : null,
         ], static fn ($v) => $v !== null && $v !== false);
+        return $this->runCli((string) $input->getArgument('name'), $flags, $output);
+    }
+
+    /**
+     * Runs the verb through {@see Cli} on $output.
+     *
+     * @param  array<string, mixed>  $flags
+     */
+    private function runCli(string $name, #[\SensitiveParameter] array $flags, OutputInterface $output): int
+    {
         $error = $output instanceof ConsoleOutputInterface ? $output->getErrorOutput() : $output;
         [$out, $err] = [self::stream($output), self::stream($error)];
-        $status = (new Cli($out[0], $err[0], $this->target))->execute($this->verb, (string) $input->getArgument('name'), $flags);
+        $status = (new Cli($out[0], $err[0], $this->target))->execute($this->verb, $name, $flags);
         foreach ([[$out, $output], [$err, $error]] as [[$stream, $buffered], $to]) {
             if ($buffered) {
                 rewind($stream);

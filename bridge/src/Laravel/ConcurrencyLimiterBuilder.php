@@ -2,6 +2,8 @@
 
 namespace RedisLock\Bridge\Laravel;
 
+use RedisLock\Bridge\Hold;
+use RedisLock\Bridge\LockLog;
 use RedisLock\Bridge\Masked;
 use RedisLock\Bridge\Sealed;
 use RedisLock\Semaphore;
@@ -31,6 +33,10 @@ use Illuminate\Support\InteractsWithTime;
  * - every user of a name must pass the same limit (a LockException says
  *   so otherwise).
  *
+ * With a logger (the store's), a wait for a slot longer than the store's
+ * `log_wait_over`, and a slot found lost or past its `releaseAfter` lease
+ * when it is given back, are logged ({@see LockLog}, primitive `permit`).
+ *
  * The servers and options are kept out of the object's properties (no
  * password in var_export() or an (array) cast); var_dump(), print_r() and
  * json_encode() show them masked; serialize() is refused.
@@ -55,15 +61,24 @@ class ConcurrencyLimiterBuilder implements \JsonSerializable
     /** The servers and RedisLock\Semaphore options (they may carry a password). */
     private Sealed $sealed;
 
+    /** Where long waits and lost slots are logged (the store's). */
+    private LockLog $log;
+
     /**
      * @param  string  $name  the funnel's name
      * @param  string|array<int, string>|null  $servers  as for `new RedisLock\Semaphore()`
      * @param  array<string, mixed>  $options  RedisLock\Semaphore options (prefix, cluster, sentinel, ...)
+     * @param  LockLog|null  $log  where to log long waits and lost slots; null: nowhere
      */
-    public function __construct($name, #[\SensitiveParameter] string|array|null $servers = null, #[\SensitiveParameter] array $options = [])
-    {
+    public function __construct(
+        $name,
+        #[\SensitiveParameter] string|array|null $servers = null,
+        #[\SensitiveParameter] array $options = [],
+        ?LockLog $log = null,
+    ) {
         $this->name = (string) $name;
         $this->sealed = new Sealed(['servers' => $servers, 'options' => $options]);
+        $this->log = $log ?? new LockLog();
     }
 
     /**
@@ -140,15 +155,20 @@ class ConcurrencyLimiterBuilder implements \JsonSerializable
 
         try {
             $wait = max(0.0, (float) $this->timeout);
-            if (!CoroutineWait::acquire(fn (float $w) => $semaphore->acquire($w), $wait)) {
+            $start = hrtime(true);
+            $acquired = CoroutineWait::acquire(fn (float $w) => $semaphore->acquire($w), $wait);
+            $this->log->waited('permit', $this->name, Hold::since($start), $wait, $acquired, (float) $this->releaseAfter);
+            if (!$acquired) {
                 throw new LimiterTimeoutException(sprintf(
                     'No slot of the funnel [%s] was free within %s seconds.', $this->name, $this->timeout
                 ));
             }
+            $hold = $this->log->hold('permit', (float) $this->releaseAfter);
             try {
                 return $callback();
             } finally {
-                $semaphore->release();
+                $held = $hold !== null && LockLog::holdsHere($semaphore);
+                $this->log->ended($this->name, 'release', $hold, $held, $semaphore->release());
             }
         } catch (LimiterTimeoutException $e) {
             // As Laravel's then(): also for a timeout thrown by the callback (a nested funnel).

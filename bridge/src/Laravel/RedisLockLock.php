@@ -2,6 +2,8 @@
 
 namespace RedisLock\Bridge\Laravel;
 
+use RedisLock\Bridge\Hold;
+use RedisLock\Bridge\LockLog;
 use RedisLock\Bridge\Masked;
 use RedisLock\Bridge\Sealed;
 
@@ -47,6 +49,11 @@ use Illuminate\Contracts\Cache\LockTimeoutException;
  * - The option `on_lost` acts on auto-renewed holds (`$seconds = 0`, or
  *   every lock with the option `auto_renew`); a hold with a fixed lease is
  *   not renewed, so it has nothing to report, and the option is left out.
+ * - With a logger (the store's: the application's `log`), a block() that
+ *   waited longer than the store's `log_wait_over`, and a release() or
+ *   refresh() of a hold this object took that finds it lost or past its
+ *   ttl are logged ({@see LockLog}); a lock from restoreLock() is not
+ *   watched.
  * - The servers and options are kept out of the object's properties (no
  *   password in var_export() or an (array) cast); var_dump(), print_r()
  *   and json_encode() show them masked; serialize() is refused (keep the
@@ -73,6 +80,12 @@ class RedisLockLock extends Lock implements \JsonSerializable
     /** The RedisLock that acquires for this object (created at first use). */
     private ?\RedisLock $lock = null;
 
+    /** Where lost leases, long waits and long holds are logged (the store's). */
+    private LockLog $log;
+
+    /** The hold this object took, while it holds it (only with a logger). */
+    private ?Hold $hold = null;
+
     /**
      * @param  string  $name  the lock's name (the Redis key is $prefix . $name)
      * @param  int  $seconds  lease in seconds; 0 or less: no fixed expiry (an auto-renewed lease)
@@ -81,6 +94,7 @@ class RedisLockLock extends Lock implements \JsonSerializable
      * @param  array<string, mixed>  $options  RedisLock options (prefix, owner, reentrant and auto_release are set here)
      * @param  string  $prefix  the key prefix
      * @param  float  $autoRenewTtl  the lease of a lock with $seconds = 0
+     * @param  LockLog|null  $log  where to log lost leases, long waits and long holds; null: nowhere
      */
     public function __construct(
         $name,
@@ -90,6 +104,7 @@ class RedisLockLock extends Lock implements \JsonSerializable
         #[\SensitiveParameter] array $options = [],
         string $prefix = '',
         float $autoRenewTtl = self::AUTO_RENEW_TTL,
+        ?LockLog $log = null,
     ) {
         parent::__construct((string) $name, $seconds, $owner === null ? null : (string) $owner);
 
@@ -101,6 +116,7 @@ class RedisLockLock extends Lock implements \JsonSerializable
         $this->sealed = new Sealed(['servers' => $servers, 'options' => $options]);
         $this->prefix = $prefix;
         $this->autoRenewTtl = $autoRenewTtl;
+        $this->log = $log ?? new LockLog();
     }
 
     /**
@@ -112,7 +128,12 @@ class RedisLockLock extends Lock implements \JsonSerializable
      */
     public function acquire()
     {
-        return $this->lock()->acquire(0.0);
+        $acquired = $this->lock()->acquire(0.0);
+        if ($acquired) {
+            $this->hold = $this->log->hold('lock', $this->fixedTtl());
+        }
+
+        return $acquired;
     }
 
     /**
@@ -132,9 +153,13 @@ class RedisLockLock extends Lock implements \JsonSerializable
     public function block($seconds, $callback = null)
     {
         $wait = max(0.0, (float) $seconds);
-        if (!CoroutineWait::acquire(fn (float $w) => $this->lock()->acquire($w), $wait)) {
+        $start = hrtime(true);
+        $acquired = CoroutineWait::acquire(fn (float $w) => $this->lock()->acquire($w), $wait);
+        $this->log->waited('lock', $this->name, Hold::since($start), $wait, $acquired, $this->fixedTtl());
+        if (!$acquired) {
             throw new LockTimeoutException(sprintf('Could not acquire the lock [%s] within %s seconds.', $this->name, $wait));
         }
+        $this->hold = $this->log->hold('lock', $this->fixedTtl());
 
         if (is_callable($callback)) {
             try {
@@ -159,7 +184,11 @@ class RedisLockLock extends Lock implements \JsonSerializable
     public function release()
     {
         if ($this->lock?->token() !== null) {
-            return $this->lock->release();
+            $released = $this->lock->release();
+            $this->log->ended($this->name, 'release', $this->hold, true, $released);
+            $this->hold = null;
+
+            return $released;
         }
 
         return $this->restored()->release();
@@ -246,21 +275,30 @@ class RedisLockLock extends Lock implements \JsonSerializable
     {
         $seconds ??= $this->seconds;
         $seconds = is_numeric($seconds) ? (float) $seconds : 0.0;
+        // Whether this object's own hold is refreshed (watched by the log).
+        $own = $this->lock?->token() !== null;
 
         if ($seconds > 0) {
             if ($this->lock !== null && !$this->expires()) {
                 // Its hold renews on without it until the refresh below.
                 $this->lock = null;
+                $this->hold = null;
             }
-
-            return $this->restored($seconds)->refresh($seconds);
+            $refreshed = $this->restored($seconds)->refresh($seconds);
+        } elseif ($this->lock?->token() !== null && !$this->expires()) {
+            $refreshed = $this->lock->refresh($this->autoRenewTtl);
+        } else {
+            // Renewed from now on, also after this call (auto_release is off).
+            $refreshed = $this->restored($this->autoRenewTtl, true)->refresh($this->autoRenewTtl);
         }
-        if ($this->lock?->token() !== null && !$this->expires()) {
-            return $this->lock->refresh($this->autoRenewTtl);
+        if ($own && $this->hold !== null) {
+            $this->log->ended($this->name, 'refresh', $this->hold, true, $refreshed);
+            if ($refreshed) {
+                $this->hold->extended($seconds > 0 && !$this->renewsByOption() ? $seconds : null);
+            }
         }
 
-        // Renewed from now on, also after this call (auto_release is off).
-        return $this->restored($this->autoRenewTtl, true)->refresh($this->autoRenewTtl);
+        return $refreshed;
     }
 
     /**
@@ -313,6 +351,18 @@ class RedisLockLock extends Lock implements \JsonSerializable
     private function expires(): bool
     {
         return is_numeric($this->seconds) && $this->seconds > 0;
+    }
+
+    /** The lease of this lock's holds when it is fixed; null when they are renewed. */
+    private function fixedTtl(): ?float
+    {
+        return $this->expires() && !$this->renewsByOption() ? $this->ttl() : null;
+    }
+
+    /** Whether the store's options renew every hold (`auto_renew`). */
+    private function renewsByOption(): bool
+    {
+        return filter_var($this->sealed->get('options')['auto_renew'] ?? false, FILTER_VALIDATE_BOOLEAN);
     }
 
     /** The lease in seconds of this lock's holds. */

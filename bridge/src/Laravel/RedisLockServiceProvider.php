@@ -38,11 +38,32 @@ use Illuminate\Support\ServiceProvider;
  * request scope at Octane's `RequestTerminated`, `TaskTerminated` and
  * `TickTerminated` events, as the end of a PHP-FPM request does: see
  * {@see endRequestScope()}. Without Octane nothing is registered.
+ *
+ * Logs: each store logs through the application's `log` (the default
+ * channel; see {@see RedisLockStore::setLogger()}) lost leases, waits
+ * longer than its `options.log_wait_over` (1 s by default) and holds
+ * longer than their ttl ({@see \RedisLock\Bridge\LockLog}).
+ *
+ * Metrics: with `redislock.metrics.route` set in the configuration
+ * (config/redislock.php), e.g.
+ *
+ *     return ['metrics' => ['route' => '/redislock/metrics', 'middleware' => ['auth.basic']]];
+ *
+ * a GET route of that path (named `redislock.metrics`) answers
+ * `RedisLock::metrics()`, the PHP-FPM pool's figures in Prometheus's
+ * text format ({@see MetricsController}). Off by default: the route is
+ * registered only when the path is set, behind the middleware listed.
  */
 class RedisLockServiceProvider extends ServiceProvider
 {
     /** The driver name used in a store's `driver` key. */
     public const DRIVER = 'redislock';
+
+    /** The config key of the metrics route's path (null or absent: no route). */
+    public const METRICS_ROUTE = 'redislock.metrics.route';
+
+    /** The config key of the metrics route's middleware (a list; default none). */
+    public const METRICS_MIDDLEWARE = 'redislock.metrics.middleware';
 
     /** Octane's events after a request, a task and a tick (listened to when the classes exist). */
     public const OCTANE_TERMINATION_EVENTS = [
@@ -81,7 +102,7 @@ class RedisLockServiceProvider extends ServiceProvider
      */
     public function boot()
     {
-        // php artisan redislock:inspect|release|watch NAME (the command line's
+        // php artisan redislock:inspect|release|watch NAME, redislock:metrics (the command line's
         // commands), added when Artisan starts.
         if ((!method_exists($this->app, 'runningInConsole') || $this->app->runningInConsole())
             && class_exists(\Illuminate\Console\Application::class)) {
@@ -92,6 +113,7 @@ class RedisLockServiceProvider extends ServiceProvider
                 }
             });
         }
+        $this->registerMetricsRoute();
         $events = array_values(array_filter(self::OCTANE_TERMINATION_EVENTS, 'class_exists'));
         if ($events === [] || !$this->app->bound('events')) {
             return;
@@ -99,6 +121,39 @@ class RedisLockServiceProvider extends ServiceProvider
         $this->app->make('events')->listen($events, static function (): void {
             RedisLockServiceProvider::endRequestScope();
         });
+    }
+
+    /**
+     * The metrics route, when `redislock.metrics.route` is set: GET of that
+     * path, named `redislock.metrics`, behind `redislock.metrics.middleware`.
+     * Not when the application's routes are cached (`php artisan
+     * route:cache` kept it, as it keeps every route: the controller is a
+     * class, not a closure) or there is no router.
+     *
+     * @throws \InvalidArgumentException when the path or the middleware list is malformed
+     */
+    private function registerMetricsRoute(): void
+    {
+        $path = self::config($this->app, self::METRICS_ROUTE);
+        if ($path === null || $path === false || $path === '') {
+            return;
+        }
+        if (!is_string($path)) {
+            throw new \InvalidArgumentException(sprintf('%s must be a path such as \'/redislock/metrics\', or null (no route)', self::METRICS_ROUTE));
+        }
+        $middleware = self::config($this->app, self::METRICS_MIDDLEWARE) ?? [];
+        if (is_string($middleware)) {
+            $middleware = [$middleware];
+        }
+        if (!is_array($middleware) || array_filter($middleware, static fn ($m) => !is_string($m)) !== []) {
+            throw new \InvalidArgumentException(sprintf('%s must be a list of middleware names or classes', self::METRICS_MIDDLEWARE));
+        }
+        if ((method_exists($this->app, 'routesAreCached') && $this->app->routesAreCached()) || !$this->app->bound('router')) {
+            return;
+        }
+        $this->app->make('router')->get($path, MetricsController::class)
+            ->middleware(array_values($middleware))
+            ->name('redislock.metrics');
     }
 
     /**
@@ -138,6 +193,7 @@ class RedisLockServiceProvider extends ServiceProvider
                 RedisLockServiceProvider::withoutAddedStore($app, $config),
                 RedisLockServiceProvider::defaultPrefix($app),
                 RedisLockServiceProvider::redisConfig($app),
+                RedisLockServiceProvider::logger($app),
             );
 
             // Laravel 11+ takes the store's config as a second argument
@@ -157,6 +213,23 @@ class RedisLockServiceProvider extends ServiceProvider
         $prefix = self::config($app, 'cache.prefix');
 
         return is_string($prefix) ? $prefix : '';
+    }
+
+    /**
+     * The application's logger (`log`: Laravel's LogManager, its default
+     * channel), or null when there is none.
+     *
+     * @param  mixed  $app  the container the cache manager was built with
+     */
+    public static function logger($app): ?\Psr\Log\LoggerInterface
+    {
+        try {
+            $log = is_object($app) && method_exists($app, 'bound') && $app->bound('log') ? $app->make('log') : null;
+        } catch (\Throwable) {
+            return null;
+        }
+
+        return $log instanceof \Psr\Log\LoggerInterface ? $log : null;
     }
 
     /**

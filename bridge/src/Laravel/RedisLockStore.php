@@ -2,6 +2,7 @@
 
 namespace RedisLock\Bridge\Laravel;
 
+use RedisLock\Bridge\LockLog;
 use RedisLock\Bridge\Masked;
 use RedisLock\Bridge\Sealed;
 
@@ -36,6 +37,10 @@ use Illuminate\Contracts\Cache\Store;
  *   application's `cache.prefix`), `store` (the store for cache entries),
  *   `auto_renew_ttl` (seconds, default 15: the lease of a lock taken with
  *   `$seconds = 0`, renewed every third of it).
+ * - `options.log_wait_over` (the bridge's own option, default 1.0; null:
+ *   never): with a logger (the provider passes the application's `log`),
+ *   waits longer than this many seconds, lost leases and holds longer than
+ *   their ttl are logged ({@see LockLog}). Without a logger nothing is.
  *
  * The servers and options are kept out of the object's properties, so no
  * password shows in var_export() or an (array) cast; var_dump(),
@@ -58,11 +63,15 @@ class RedisLockStore implements Store, LockProvider, \JsonSerializable
 
     private float $autoRenewTtl;
 
+    /** Where lost leases, long waits and long holds of this store's locks and funnels are logged. */
+    private LockLog $log;
+
     /**
      * @param  CacheFactory|null  $cache  resolves the `store` for cache entries (the cache manager)
      * @param  array<string, mixed>  $config  the store's config: connection or servers, options, prefix, store, auto_renew_ttl
      * @param  string  $defaultPrefix  the prefix when the config has none (the application's cache.prefix)
      * @param  array<string, mixed>|null  $redis  the application's database.redis configuration (for `connection`)
+     * @param  \Psr\Log\LoggerInterface|null  $logger  where to log lost leases, long waits and long holds; null: nowhere
      *
      * @throws \InvalidArgumentException when a config key is unknown or a value is wrong
      */
@@ -71,6 +80,7 @@ class RedisLockStore implements Store, LockProvider, \JsonSerializable
         #[\SensitiveParameter] array $config = [],
         string $defaultPrefix = '',
         #[\SensitiveParameter] ?array $redis = null,
+        ?\Psr\Log\LoggerInterface $logger = null,
     ) {
         $read = StoreConfig::read($config, $defaultPrefix, $redis);
         // The cache manager, weakly, in the sealed values too: PHP 8.4's
@@ -85,6 +95,18 @@ class RedisLockStore implements Store, LockProvider, \JsonSerializable
         $this->connection = $read['connection'];
         $this->entryStoreName = $read['store'];
         $this->autoRenewTtl = $read['auto_renew_ttl'];
+        $this->log = new LockLog($logger, $read['log_wait_over']);
+    }
+
+    /**
+     * Logs lost leases, long waits and long holds of this store's locks
+     * and funnels (those made before too) through $logger; null: nowhere.
+     * The provider sets the application's `log`; another channel:
+     * `Cache::store('locks')->getStore()->setLogger(Log::channel('locks'))`.
+     */
+    public function setLogger(?\Psr\Log\LoggerInterface $logger): void
+    {
+        $this->log->setLogger($logger);
     }
 
     /**
@@ -105,6 +127,7 @@ class RedisLockStore implements Store, LockProvider, \JsonSerializable
             $this->sealed->get('options'),
             $this->prefix,
             $this->autoRenewTtl,
+            $this->log,
         );
     }
 
@@ -130,7 +153,7 @@ class RedisLockStore implements Store, LockProvider, \JsonSerializable
         );
         $options['prefix'] = $this->prefix;
 
-        return new ConcurrencyLimiterBuilder((string) $name, $this->sealed->get('servers'), $options);
+        return new ConcurrencyLimiterBuilder((string) $name, $this->sealed->get('servers'), $options, $this->log);
     }
 
     /**

@@ -2,6 +2,7 @@
 
 namespace RedisLock\Bridge\Laravel;
 
+use RedisLock\Bridge\LockLog;
 use RedisLock\Bridge\OptionNames;
 
 /**
@@ -27,7 +28,7 @@ final class StoreConfig
      * @param  string  $defaultPrefix  the application's cache.prefix
      * @param  array<string, mixed>|null  $redis  the application's database.redis (for `connection`)
      * @return array{servers: string|array<int, string>|null, options: array<string, mixed>, prefix: string,
-     *               connection: ?string, store: ?string, auto_renew_ttl: float}
+     *               connection: ?string, store: ?string, auto_renew_ttl: float, log_wait_over: ?float}
      *
      * @throws \InvalidArgumentException naming the key or option at fault
      */
@@ -42,6 +43,9 @@ final class StoreConfig
         if (!is_array($options)) {
             throw self::error('"options" must be an array of RedisLock options');
         }
+        // The bridge's own option (not the extension's): taken out here.
+        $waitOver = LockLog::waitOver($options, \InvalidArgumentException::class, 'redislock cache store');
+        $options = OptionNames::withoutBridge($options);
         $prefix = $config['prefix'] ?? $defaultPrefix;
         if (!is_string($prefix)) {
             throw self::error('"prefix" must be a string');
@@ -76,6 +80,7 @@ final class StoreConfig
             'connection' => $connection,
             'store' => $store,
             'auto_renew_ttl' => (float) $ttl,
+            'log_wait_over' => $waitOver,
         ];
     }
 
@@ -144,7 +149,7 @@ final class StoreConfig
     {
         foreach ($options as $name => $value) {
             if (!is_string($name)) {
-                throw self::error(sprintf('unknown option "%s" in "options"%s', $name, self::hint((string) $name, OptionNames::all(), 'options')));
+                throw self::error(sprintf('unknown option "%s" in "options"%s', $name, self::hint((string) $name, self::optionNames(), 'options')));
             }
             try {
                 new \RedisLock('probe', 1.0, 'redis://127.0.0.1', [$name => $value]);
@@ -152,13 +157,23 @@ final class StoreConfig
                 // The extension's messages never show a password.
                 $message = $e->getMessage();
                 if (preg_match('/unknown option "[^"]*"/', $message)) {
-                    throw self::error(sprintf('unknown option "%s" in "options"%s', $name, self::hint($name, OptionNames::all(), 'options')), $e);
+                    throw self::error(sprintf('unknown option "%s" in "options"%s', $name, self::hint($name, self::optionNames(), 'options')), $e);
                 }
                 if (str_contains($message, sprintf('option "%s"', $name))) {
                     throw self::error(sprintf('bad value of option "%s": %s', $name, $message), $e);
                 }
             }
         }
+    }
+
+    /**
+     * The names `options` may have: the extension's and the bridge's own.
+     *
+     * @return non-empty-list<string>
+     */
+    private static function optionNames(): array
+    {
+        return [...OptionNames::all(), ...OptionNames::BRIDGE];
     }
 
     private static function error(string $message, ?\Throwable $previous = null): \InvalidArgumentException

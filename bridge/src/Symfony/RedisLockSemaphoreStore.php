@@ -2,6 +2,10 @@
 
 namespace RedisLock\Bridge\Symfony;
 
+use Psr\Log\LoggerAwareInterface;
+use Psr\Log\LoggerInterface;
+use RedisLock\Bridge\Hold;
+use RedisLock\Bridge\LockLog;
 use RedisLock\Bridge\OptionNames;
 use RedisLock\LockException;
 use RedisLock\Semaphore;
@@ -46,8 +50,13 @@ use Symfony\Component\Semaphore\PersistingStoreInterface;
  * - reset() (`kernel.reset`, between the requests of a long-running
  *   worker) ends the request scope: see {@see reset()}. The store is a
  *   Symfony ResetInterface when symfony/service-contracts is installed.
+ * - Logs: with a PSR-3 logger (setLogger(); the bundle passes the
+ *   `semaphore` monolog channel), a delete() or putOffExpiration() that
+ *   finds a permit of this store lost or past its ttl is logged
+ *   ({@see LockLog}). save() never waits, so `log_wait_over` (accepted,
+ *   as for the lock store) has nothing to measure here.
  */
-final class RedisLockSemaphoreStore implements PersistingStoreInterface, ResettableInterface
+final class RedisLockSemaphoreStore implements PersistingStoreInterface, ResettableInterface, LoggerAwareInterface
 {
     /** The extension's shortest lease (1 ms): a shorter ttl is rounded up to it. */
     private const SHORTEST_LEASE = 0.001;
@@ -63,6 +72,16 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
     /** The servers and options, out of every dump's reach. */
     private readonly StoreConfig $config;
 
+    /** Where lost permits and long holds are logged. */
+    private readonly LockLog $log;
+
+    /**
+     * The permits this store took, while a logger watches them.
+     *
+     * @var \WeakMap<Key, Hold>
+     */
+    private \WeakMap $holds;
+
     /**
      * An unknown option name is refused here, with the nearest valid one,
      * not at the first save(). Values and servers are the extension's to
@@ -71,17 +90,31 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
      *
      * @param string|array|null $servers one URL, or a list for Sentinel or Cluster; null: ini redislock.servers
      * @param array             $options the extension's options for RedisLock\Semaphore (prefix, cluster,
-     *                                   sentinel, timeouts, TLS, auto_release, ...)
+     *                                   sentinel, timeouts, TLS, auto_release, ...), and the bridge's
+     *                                   `log_wait_over`
      *
-     * @throws InvalidArgumentException on an unknown option (naming the nearest valid one)
+     * @throws InvalidArgumentException on an unknown option (naming the nearest valid one), or a
+     *                                  `log_wait_over` that is not null or a number of seconds
      */
     public function __construct(
         #[\SensitiveParameter] string|array|null $servers = null,
         #[\SensitiveParameter] array $options = [],
     ) {
         OptionNames::refuseUnknown('RedisLockSemaphoreStore', InvalidArgumentException::class, $options);
-        $this->config = new StoreConfig($servers, $options);
+        $this->log = new LockLog(null, LockLog::waitOver($options, InvalidArgumentException::class, 'RedisLockSemaphoreStore'));
+        $this->config = new StoreConfig($servers, OptionNames::withoutBridge($options));
         $this->saved = new \WeakMap();
+        $this->holds = new \WeakMap();
+    }
+
+    /**
+     * Logs through $logger: lost permits and permits held longer than
+     * their ttl ({@see LockLog}). The bundle passes the `semaphore`
+     * monolog channel.
+     */
+    public function setLogger(LoggerInterface $logger): void
+    {
+        $this->log->setLogger($logger);
     }
 
     /**
@@ -137,8 +170,16 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
 
         $ttlInSecond = max($ttlInSecond, self::SHORTEST_LEASE);
         $held = $this->semaphoreOf($key);
-        if ($held !== null && $held->refresh($ttlInSecond)) {
-            return;
+        if ($held !== null) {
+            $hold = $this->holds[$key] ?? null;
+            $wasHeld = $hold !== null && LockLog::holdsHere($held);
+            $refreshed = $held->refresh($ttlInSecond);
+            $this->log->ended((string) $key, 'refresh', $hold, $wasHeld, $refreshed);
+            if ($refreshed) {
+                $hold?->extended($ttlInSecond);
+
+                return;
+            }
         }
 
         $semaphore = new Semaphore((string) $key, $key->getLimit(), $ttlInSecond, $this->config->servers(), $this->config->options());
@@ -159,6 +200,12 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
         }
         $key->setState(self::class, $semaphore);
         $this->saved[$key] = $semaphore;
+        $hold = $this->log->hold('permit', $ttlInSecond);
+        if ($hold !== null) {
+            $this->holds[$key] = $hold;
+        } else {
+            unset($this->holds[$key]);
+        }
     }
 
     /**
@@ -172,17 +219,27 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
     {
         $this->checkTtl($ttlInSecond);
         $semaphore = $this->semaphoreOf($key);
-        if ($semaphore === null || !$semaphore->refresh(max($ttlInSecond, self::SHORTEST_LEASE))) {
+        $hold = $this->holds[$key] ?? null;
+        $wasHeld = $hold !== null && $semaphore !== null && LockLog::holdsHere($semaphore);
+        $refreshed = $semaphore !== null && $semaphore->refresh(max($ttlInSecond, self::SHORTEST_LEASE));
+        $this->log->ended((string) $key, 'refresh', $hold, $wasHeld, $refreshed);
+        if (!$refreshed) {
             throw new SemaphoreExpiredException($key, 'the script returns a positive number');
         }
+        $hold?->extended($ttlInSecond);
     }
 
     /** Gives the Key's permit back (only if it is still its own). */
     public function delete(Key $key): void
     {
-        $this->semaphoreOf($key)?->release();
+        $semaphore = $this->semaphoreOf($key);
+        if ($semaphore !== null) {
+            $hold = $this->holds[$key] ?? null;
+            $wasHeld = $hold !== null && LockLog::holdsHere($semaphore);
+            $this->log->ended((string) $key, 'release', $hold, $wasHeld, $semaphore->release());
+        }
         $key->removeState(self::class);
-        unset($this->saved[$key]);
+        unset($this->saved[$key], $this->holds[$key]);
     }
 
     /** Whether the Key's permit is still its own in Redis. */
@@ -204,6 +261,7 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
     public function reset(): void
     {
         $this->saved = new \WeakMap();
+        $this->holds = new \WeakMap();
         \RedisLock::releaseAll();
     }
 

@@ -2,6 +2,10 @@
 
 namespace RedisLock\Bridge\Symfony;
 
+use Psr\Log\LoggerAwareInterface;
+use Psr\Log\LoggerInterface;
+use RedisLock\Bridge\Hold;
+use RedisLock\Bridge\LockLog;
 use RedisLock\Bridge\OptionNames;
 use RedisLock;
 use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
@@ -49,8 +53,14 @@ use Symfony\Component\Lock\Store\ExpiringStoreTrait;
  * long-running worker: see {@see reset()}. The store is a Symfony
  * ResetInterface when symfony/service-contracts is installed (as in every
  * Symfony application); symfony/lock alone does not need it.
+ *
+ * Logs: with a PSR-3 logger (setLogger(); the bundle passes the `lock`
+ * monolog channel), waits of waitAndSave() and waitAndSaveRead() longer
+ * than the option `log_wait_over` (seconds, default 1.0; null: never),
+ * and a delete() or putOffExpiration() that finds a hold of this store
+ * lost or past its ttl, are logged ({@see LockLog}).
  */
-final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface, ResettableInterface
+final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface, ResettableInterface, LoggerAwareInterface
 {
     use ExpiringStoreTrait;
 
@@ -63,6 +73,19 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
     /** The servers and options, out of every dump's reach. */
     private readonly StoreConfig $config;
 
+    /** Where long waits, lost leases and long holds are logged. */
+    private readonly LockLog $log;
+
+    /**
+     * The holds this store took, while a logger watches them.
+     *
+     * @var \WeakMap<Key, Hold>
+     */
+    private \WeakMap $holds;
+
+    /** Whether the holds are renewed (option auto_renew): they have no fixed lease to outlive. */
+    private readonly bool $renewed;
+
     /**
      * An unknown option name is refused here, with the nearest valid one,
      * not at the first acquire(). Values and servers are the extension's
@@ -71,11 +94,13 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
      *
      * @param string|array|null $servers     URL(s) as for `new RedisLock()`; null: ini redislock.servers
      * @param array             $options     the extension's options (prefix, auto_renew, sentinel, cluster, ...);
-     *                                       `reentrant` is always false here, and `owner` is refused
+     *                                       `reentrant` is always false here, and `owner` is refused;
+     *                                       and the bridge's `log_wait_over` (seconds, default 1.0; null: never)
      * @param float             $initialTtl  the lease of save() in seconds, until the Lock's ttl is applied
      *
      * @throws InvalidTtlException      when $initialTtl is not positive
-     * @throws InvalidArgumentException on an unknown option (naming the nearest valid one), or `owner`
+     * @throws InvalidArgumentException on an unknown option (naming the nearest valid one), `owner`,
+     *                                  or a `log_wait_over` that is not null or a number of seconds
      */
     public function __construct(
         #[\SensitiveParameter] string|array|null $servers = null,
@@ -91,9 +116,23 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
             throw new InvalidArgumentException('RedisLockStore: option "owner" is not supported (each Key has its own token)');
         }
         OptionNames::refuseUnknown('RedisLockStore', InvalidArgumentException::class, $options, ['owner']);
+        $this->log = new LockLog(null, LockLog::waitOver($options, InvalidArgumentException::class, 'RedisLockStore'));
+        $options = OptionNames::withoutBridge($options);
         $options['reentrant'] = false;
+        $this->renewed = filter_var($options['auto_renew'] ?? false, FILTER_VALIDATE_BOOLEAN);
         $this->config = new StoreConfig($servers, $options);
         $this->locks = new \WeakMap();
+        $this->holds = new \WeakMap();
+    }
+
+    /**
+     * Logs through $logger: waits longer than `log_wait_over`, lost leases
+     * and holds longer than their ttl ({@see LockLog}). The bundle passes
+     * the `lock` monolog channel.
+     */
+    public function setLogger(LoggerInterface $logger): void
+    {
+        $this->log->setLogger($logger);
     }
 
     /**
@@ -138,9 +177,15 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
     {
         $key->reduceLifetime($this->initialTtl);
         $lock = $this->lockOf($key);
-        $taken = $lock->token() !== null && $lock->isAcquired()
-            ? $lock->refresh($this->initialTtl)
-            : $lock->acquire();
+        if ($lock->token() !== null && $lock->isAcquired()) {
+            $taken = $lock->refresh($this->initialTtl);
+            $this->refreshed($key, $taken, $this->initialTtl);
+        } else {
+            $taken = $lock->acquire();
+            if ($taken) {
+                $this->took($key, 'lock');
+            }
+        }
         if (!$taken) {
             throw new LockConflictedException();
         }
@@ -160,9 +205,12 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
             $this->save($key);
             return;
         }
+        $start = hrtime(true);
         while (!$lock->acquire(self::WAIT_SLICE)) {
             // A wait longer than an hour: wait again (PHP's time limit ends it).
         }
+        $this->log->waited('lock', (string) $key, Hold::since($start), null, true, $this->renewed ? null : $this->initialTtl);
+        $this->took($key, 'lock');
         // The lease starts now, not when the wait began.
         $key->resetLifetime();
         $key->reduceLifetime($this->initialTtl);
@@ -182,6 +230,7 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
         if (!$this->lockOf($key)->acquireRead()) {
             throw new LockConflictedException();
         }
+        $this->took($key, 'read');
         $this->readHeld($key);
         $this->checkNotExpired($key);
     }
@@ -199,9 +248,12 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
             $this->saveRead($key);
             return;
         }
+        $start = hrtime(true);
         while (!$lock->acquireRead(self::WAIT_SLICE)) {
             // A wait longer than an hour: wait again (PHP's time limit ends it).
         }
+        $this->log->waited('read', (string) $key, Hold::since($start), null, true, $this->renewed ? null : $this->initialTtl);
+        $this->took($key, 'read');
         // The lease starts now, not when the wait began.
         $key->resetLifetime();
         $key->reduceLifetime($this->initialTtl);
@@ -214,9 +266,12 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
     {
         $key->reduceLifetime($ttl);
         $lock = $this->heldLockOf($key);
+        $held = $lock !== null && isset($this->holds[$key]) && LockLog::holdsHere($lock);
         // The extension's shortest lease is 1 ms; a shorter one has run out
         // by the check below, which releases it and reports it expired.
-        if ($lock === null || !$lock->refresh(max($ttl, 0.001))) {
+        $refreshed = $lock !== null && $lock->refresh(max($ttl, 0.001));
+        $this->refreshed($key, $refreshed, $ttl, $held);
+        if (!$refreshed) {
             throw new LockConflictedException();
         }
         $this->checkNotExpired($key);
@@ -227,9 +282,11 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
     {
         $lock = $this->heldLockOf($key);
         if ($lock !== null) {
-            $lock->release();
+            $hold = $this->holds[$key] ?? null;
+            $held = $hold !== null && LockLog::holdsHere($lock);
+            $this->log->ended((string) $key, 'release', $hold, $held, $lock->release());
         }
-        unset($this->locks[$key]);
+        unset($this->locks[$key], $this->holds[$key]);
         $key->removeState(self::class);
     }
 
@@ -263,7 +320,37 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
      */
     public function reset(): void
     {
+        $this->holds = new \WeakMap();
         RedisLock::releaseAll();
+    }
+
+    /** The Key took a hold ($primitive: `lock` or `read`): watched from now on when there is a logger. */
+    private function took(Key $key, string $primitive): void
+    {
+        $hold = $this->holds[$key] ?? null;
+        if ($primitive === 'read' && $hold !== null && $hold->primitive === 'read' && !$hold->reported()) {
+            // saveRead() on a Key that reads already extends its hold.
+            $hold->extended($this->renewed ? null : $this->initialTtl);
+        } elseif (($hold = $this->log->hold($primitive, $this->renewed ? null : $this->initialTtl)) !== null) {
+            $this->holds[$key] = $hold;
+        }
+    }
+
+    /**
+     * The Key's hold was refreshed to $ttl, or found lost ($refreshed false).
+     *
+     * @param bool|null $held whether the extension held it before (null: yes, it was just checked)
+     */
+    private function refreshed(Key $key, bool $refreshed, float $ttl, ?bool $held = null): void
+    {
+        $hold = $this->holds[$key] ?? null;
+        if ($hold === null) {
+            return;
+        }
+        $this->log->ended((string) $key, 'refresh', $hold, $held ?? true, $refreshed);
+        if ($refreshed) {
+            $hold->extended($this->renewed ? null : $ttl);
+        }
     }
 
     /**

@@ -10,9 +10,9 @@ use Symfony\Component\Console\Output\BufferedOutput;
 require_once '/usr/share/php/Illuminate/Console/autoload.php';
 
 /**
- * `php artisan redislock:inspect|release|watch`: the provider adds them
- * to Artisan, on the application's redislock store (the default store
- * here: its servers and key prefix).
+ * `php artisan redislock:inspect|release|watch|metrics`: the provider
+ * adds them to Artisan, on the application's redislock store (the default
+ * store here: its servers and key prefix).
  */
 class ArtisanCommandTest extends LaravelTestCase
 {
@@ -46,5 +46,18 @@ class ArtisanCommandTest extends LaravelTestCase
         $this->assertSame(0, $status, $out);
         $this->assertStringContainsString('released "report"', $out);
         $this->assertFalse(\RedisLock::inspect($this->prefix . 'report', bridge_test_server()->url())['held']);
+    }
+
+    public function testMetricsPrintsAndDrawsAnExposition(): void
+    {
+        $fixture = dirname(__DIR__) . '/Console/fixtures/metrics.txt';
+        [$status, $out] = $this->artisan(['command' => 'redislock:metrics', '--file' => $fixture]);
+        $this->assertSame(0, $status, $out);
+        $this->assertSame(file_get_contents($fixture), $out);
+
+        [$status, $out] = $this->artisan(['command' => 'redislock:metrics', '--file' => $fixture, '--svg' => null]);
+        $this->assertSame(0, $status, $out);
+        $this->assertStringStartsWith('<svg xmlns="http://www.w3.org/2000/svg"', $out);
+        $this->assertSame(36, substr_count($out, '<rect class="bar"'));
     }
 }

@@ -14,9 +14,10 @@ use Symfony\Component\Semaphore\SemaphoreFactory;
  *
  *     redislock:
  *         servers: '%env(REDISLOCK_URL)%'   # one URL, or a list; default: php.ini redislock.servers
- *         options: { prefix: 'app:' }       # the extension's options (not owner, reentrant)
+ *         options: { prefix: 'app:' }       # the extension's options (not owner, reentrant), and log_wait_over
  *         lock: { enabled: true, initial_ttl: 300, default: true }
  *         semaphore: { enabled: true, default: true }
+ *         metrics: false                    # true: the MetricsController service (a route of your own points at it)
  *
  * Unknown keys are refused by Symfony's Config, which names them and the
  * nearest valid key. The values of `options` and `servers` are checked by
@@ -63,6 +64,11 @@ final class Configuration implements ConfigurationInterface
                     ->defaultTrue()
                 ->end()
             ->end();
+        $root->children()
+            ->arrayNode('metrics')
+                ->info('The controller service RedisLock\\Bridge\\Symfony\\MetricsController: RedisLock::metrics() in Prometheus\'s text format. Point a route of config/routes/ at it (docs/observability.md).')
+                ->canBeEnabled()
+            ->end();
 
         return $tree;
     }
@@ -73,10 +79,10 @@ final class Configuration implements ConfigurationInterface
         $children = $root
             ->children()
                 ->arrayNode('options')
-                    ->info('The extension\'s options (prefix, auto_renew, retry_delay, timeouts, cluster, sentinel, TLS, ...): see the README, "Options".')
+                    ->info('The extension\'s options (prefix, auto_renew, retry_delay, timeouts, cluster, sentinel, TLS, ...): see the README, "Options"; and the bridge\'s log_wait_over (seconds, default 1.0; null: never): log waits longer than that.')
                     ->addDefaultsIfNotSet()
                     ->children();
-        foreach (array_diff(OptionNames::all(), self::STORE_OWNED) as $name) {
+        foreach ([...array_diff(OptionNames::all(), self::STORE_OWNED), ...OptionNames::BRIDGE] as $name) {
             $children->variableNode($name)->end();
         }
     }

@@ -4,6 +4,8 @@ namespace RedisLock\Bridge\Symfony\DependencyInjection;
 
 use RedisLock\Bridge\Console\RedisLockCommand;
 use RedisLock\Bridge\Console\ServerTarget;
+use RedisLock\Bridge\OptionNames;
+use RedisLock\Bridge\Symfony\MetricsController;
 use RedisLock\Bridge\Symfony\RedisLockSemaphoreStore;
 use RedisLock\Bridge\Symfony\RedisLockStore;
 use RedisLock\Semaphore;
@@ -31,9 +33,14 @@ use Symfony\Component\Semaphore\SemaphoreFactory;
  *
  * With `default: true` (the default) DefaultFactoryPass also points
  * `lock.factory` / `LockFactory` and `semaphore.factory` /
- * `SemaphoreFactory` at them. The stores are tagged `kernel.reset`. With
- * symfony/console, `redislock.command.inspect|release|watch` are the
- * console commands `redislock:inspect|release|watch` on these servers.
+ * `SemaphoreFactory` at them. The stores are tagged `kernel.reset`, and
+ * get the `logger` service on the `lock` and `semaphore` monolog channels
+ * (lost leases, long waits, long holds: {@see \RedisLock\Bridge\LockLog}),
+ * as their factories do. With symfony/console,
+ * `redislock.command.inspect|release|watch|metrics` are the console
+ * commands `redislock:inspect|release|watch|metrics` on these servers.
+ * With `metrics: true`, the public service `MetricsController` (also
+ * `redislock.metrics.controller`) answers `RedisLock::metrics()`.
  *
  * The configuration is checked while the container is built: unknown
  * keys by the tree (Configuration), values, combinations of options and
@@ -55,22 +62,29 @@ final class RedisLockExtension extends Extension
             self::requireClass(LockFactory::class, 'lock', 'symfony/lock');
             $ttl = $config['lock']['initial_ttl'];
             self::checkNow($container, [$servers, $options, $ttl], static fn () => new RedisLockStore($servers, $options, $ttl)
-                && new \RedisLock('probe', $ttl, $servers, ['reentrant' => false] + $options));
+                && new \RedisLock('probe', $ttl, $servers, ['reentrant' => false] + OptionNames::withoutBridge($options)));
             $this->register($container, 'lock', RedisLockStore::class, [$servers, $options, $ttl], LockFactory::class, $config['lock']['default']);
         }
         if ($config['semaphore']['enabled']) {
             self::requireClass(SemaphoreFactory::class, 'semaphore', 'symfony/semaphore');
             self::checkNow($container, [$servers, $options], static fn () => new RedisLockSemaphoreStore($servers, $options)
-                && new Semaphore('probe', 1, 1.0, $servers, $options));
+                && new Semaphore('probe', 1, 1.0, $servers, OptionNames::withoutBridge($options)));
             $this->register($container, 'semaphore', RedisLockSemaphoreStore::class, [$servers, $options], SemaphoreFactory::class, $config['semaphore']['default']);
         }
         if (class_exists(Command::class)) {
-            // bin/console redislock:inspect|release|watch NAME, on these servers.
-            $container->setDefinition('redislock.console.target', new Definition(ServerTarget::class, [$servers, $options]));
+            // bin/console redislock:inspect|release|watch NAME, redislock:metrics, on these servers.
+            $container->setDefinition('redislock.console.target', new Definition(ServerTarget::class, [$servers, OptionNames::withoutBridge($options)]));
             foreach (array_keys(RedisLockCommand::VERBS) as $verb) {
                 $container->setDefinition("redislock.command.$verb", (new Definition(RedisLockCommand::class, [$verb, new Reference('redislock.console.target')]))
                     ->addTag('console.command', ['command' => "redislock:$verb"]));
             }
+        }
+        if ($config['metrics']['enabled']) {
+            // Public, by class name: a route's `controller: RedisLock\Bridge\Symfony\MetricsController`.
+            $container->setDefinition(MetricsController::class, (new Definition(MetricsController::class))
+                ->setPublic(true)
+                ->addTag('controller.service_arguments'));
+            $container->setAlias('redislock.metrics.controller', new Alias(MetricsController::class, true));
         }
     }
 
@@ -98,7 +112,9 @@ final class RedisLockExtension extends Extension
         $store = "redislock.$kind.store";
         $factory = "redislock.$kind.factory";
         $container->setDefinition($store, (new Definition($storeClass, $arguments))
-            ->addTag('kernel.reset', ['method' => 'reset']));
+            ->addTag('kernel.reset', ['method' => 'reset'])
+            ->addMethodCall('setLogger', [new Reference('logger', ContainerInterface::IGNORE_ON_INVALID_REFERENCE)])
+            ->addTag('monolog.logger', ['channel' => $kind]));
         $container->setAlias($storeClass, new Alias($store, false));
 
         $definition = (new Definition($factoryClass, [new Reference($store)]))

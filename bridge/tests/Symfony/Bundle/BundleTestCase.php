@@ -35,7 +35,7 @@ abstract class BundleTestCase extends TestCase
         'lock.factory', 'semaphore.factory',
         \Symfony\Component\Lock\LockFactory::class, \Symfony\Component\Semaphore\SemaphoreFactory::class,
         \RedisLock\Bridge\Symfony\RedisLockStore::class, \RedisLock\Bridge\Symfony\RedisLockSemaphoreStore::class,
-        'services_resetter',
+        'services_resetter', 'logger',
     ];
 
     /**
@@ -44,14 +44,15 @@ abstract class BundleTestCase extends TestCase
      * @param array<string, mixed> $redislock
      * @param array<string, mixed> $framework
      * @param \Closure|null        $services  see TestKernel: no bundle, these services instead
+     * @param class-string|null    $logger    the class of the `logger` service; null: a NullLogger
      */
-    protected function kernel(array $redislock, array $framework = [], ?\Closure $services = null): TestKernel
+    protected function kernel(array $redislock, array $framework = [], ?\Closure $services = null, ?string $logger = null): TestKernel
     {
         $dir = sys_get_temp_dir() . '/redislock-bundle-' . getmypid() . '-' . bin2hex(random_bytes(4));
         mkdir($dir);
         $this->dirs[] = $dir;
 
-        return $this->kernels[] = new TestKernel($dir, $redislock, $framework, self::IDS, $services);
+        return $this->kernels[] = new TestKernel($dir, $redislock, $framework, self::IDS, $services, $logger ?? \Psr\Log\NullLogger::class);
     }
 
     /**

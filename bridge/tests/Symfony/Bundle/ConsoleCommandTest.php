@@ -6,8 +6,8 @@ use Symfony\Bundle\FrameworkBundle\Console\Application;
 use Symfony\Component\Console\Tester\CommandTester;
 
 /**
- * `bin/console redislock:inspect|release|watch` in a real kernel: the
- * bundle registers them on its configured servers and prefix.
+ * `bin/console redislock:inspect|release|watch|metrics` in a real kernel:
+ * the bundle registers them on its configured servers and prefix.
  */
 final class ConsoleCommandTest extends BundleTestCase
 {
@@ -39,5 +39,18 @@ final class ConsoleCommandTest extends BundleTestCase
         $this->assertSame(0, $release->execute(['name' => $name, '--force' => true]));
         $this->assertFalse(\RedisLock::inspect($name, $url, ['prefix' => 'console:'])['held']);
         $this->assertFalse($held->isAcquired());
+    }
+
+    public function testMetricsPrintsAndDrawsAnExposition(): void
+    {
+        $app = new Application($this->kernel(['servers' => bridge_test_server()->url()]));
+        $fixture = dirname(__DIR__, 2) . '/Console/fixtures/metrics.txt';
+        $metrics = new CommandTester($app->find('redislock:metrics'));
+        $this->assertSame(0, $metrics->execute(['--file' => $fixture]));
+        $this->assertSame(file_get_contents($fixture), $metrics->getDisplay());
+        $this->assertSame(0, $metrics->execute(['--file' => $fixture, '--svg' => null]));
+        $this->assertStringStartsWith('<svg xmlns="http://www.w3.org/2000/svg"', $metrics->getDisplay());
+        $this->assertSame(36, substr_count($metrics->getDisplay(), '<rect class="bar"'));
+        $this->assertSame(2, $metrics->execute(['--file' => $fixture, '--url' => 'http://127.0.0.1/metrics']));
     }
 }

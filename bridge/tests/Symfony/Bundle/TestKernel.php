@@ -26,6 +26,7 @@ final class TestKernel extends Kernel
      * @param list<string>         $publicIds service ids and aliases the test gets from the container
      * @param \Closure|null        $services  null: the bundle; else no bundle, and this registers
      *                                         services (as config/services.yaml would) instead
+     * @param class-string         $logger    the class of the `logger` service (built without arguments)
      */
     public function __construct(
         private readonly string $dir,
@@ -33,6 +34,7 @@ final class TestKernel extends Kernel
         private readonly array $framework = [],
         private readonly array $publicIds = [],
         private readonly ?\Closure $services = null,
+        private readonly string $logger = NullLogger::class,
     ) {
         parent::__construct('t' . bin2hex(random_bytes(4)), false);
     }
@@ -43,7 +45,7 @@ final class TestKernel extends Kernel
         return $this->services === null ? [new FrameworkBundle(), new RedisLockBundle()] : [new FrameworkBundle()];
     }
 
-    /** The configuration, a public service that autowires what an application would, a null logger. */
+    /** The configuration, a public service that autowires what an application would, a logger (a null one by default). */
     public function registerContainerConfiguration(LoaderInterface $loader): void
     {
         $loader->load(function (ContainerBuilder $container): void {
@@ -55,7 +57,7 @@ final class TestKernel extends Kernel
             }
             $container->register(Autowired::class, Autowired::class)->setAutowired(true)->setPublic(true);
             // Quiet, and without the default logger's cycles (var_export in BundleSecretsTest).
-            $container->register('logger', NullLogger::class);
+            $container->register('logger', $this->logger);
         });
     }
 
