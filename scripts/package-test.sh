@@ -111,7 +111,7 @@ entries=$(unzip -Z1 "$name")
 [ "$entries" = redislock.so ] || { echo "the archive holds: $entries (want redislock.so only)"; exit 1; }
 zts=0
 case "$name" in *-zts.zip) zts=1 ;; esac
-[ "$(php -r "echo PHP_ZTS;")" = "$zts" ] || { echo "PHP_ZTS is not $zts for $name"; exit 1; }
+[ "$(php -r "echo (int) PHP_ZTS;")" = "$zts" ] || { echo "PHP_ZTS is not $zts for $name"; exit 1; }
 ext_dir=$(php -r "echo PHP_EXTENSION_DIR;")
 mkdir -p "$ext_dir"
 unzip -o -q "$name" redislock.so -d "$ext_dir"

@@ -172,7 +172,7 @@ build_cell() {
     CARGO_PROFILE_RELEASE_STRIP=symbols cargo build --release --locked -p redislock
     cp target/release/libredislock.so /root/redislock.so
     php -n -d extension=/root/redislock.so --ri redislock | grep -q 'redislock support => enabled'
-    php -r 'echo PHP_VERSION, \" zts=\", PHP_ZTS, \" debug=\", PHP_DEBUG, \" arch=\", php_uname(\"m\"), \"\\n\";' >/root/php.txt
+    php -r 'echo PHP_VERSION, \" zts=\", (int) PHP_ZTS, \" debug=\", (int) PHP_DEBUG, \" arch=\", php_uname(\"m\"), \"\\n\";' >/root/php.txt
   " </dev/null >"$log" 2>&1
   rc=$?
   set -e
