@@ -1,7 +1,7 @@
 <?php
 
 /**
- * Stub of the redislock extension (version 0.1.0), for IDEs and static
+ * Stub of the redislock extension (version 0.2.0), for IDEs and static
  * analysers. It matches what the extension exports: php-tests/api/002-stub.phpt
  * compares the two through Reflection.
  *

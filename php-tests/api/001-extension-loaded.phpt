@@ -10,7 +10,7 @@ foreach (['LockException', 'ConnectionException', 'TimeoutException', 'LockLostE
     $class = new ReflectionClass("RedisLock\\$c");
     echo $class->getName(), ' extends ', $class->getParentClass()->getName(), "\n";
 }
-echo phpversion('redislock') === '0.1.0' ? "version ok\n" : "version " . phpversion('redislock') . "\n";
+echo phpversion('redislock') === '0.2.0' ? "version ok\n" : "version " . phpversion('redislock') . "\n";
 ?>
 --EXPECT--
 bool(true)
