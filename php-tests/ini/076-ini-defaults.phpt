@@ -1,18 +1,18 @@
 --TEST--
-ini_get() returns the documented defaults when nothing is set, and new locks use them
+ini_get() returns the documented defaults when nothing is set, and new locks use them; every entry is PHP_INI_ALL but redislock.stats (PHP_INI_SYSTEM: read at startup)
 --EXTENSIONS--
 redislock
 --INI--
 --FILE--
 <?php
-foreach (['redislock.servers', 'redislock.default_ttl', 'redislock.prefix', 'redislock.connect_timeout', 'redislock.read_timeout'] as $name) {
+foreach (['redislock.servers', 'redislock.default_ttl', 'redislock.prefix', 'redislock.connect_timeout', 'redislock.read_timeout', 'redislock.stats'] as $name) {
     echo $name, ' = ', var_export(ini_get($name), true), "\n";
 }
 $all = ini_get_all('redislock');
 echo implode(',', array_keys($all)), "\n";
 foreach ($all as $name => $entry) {
     if ($entry['access'] !== INI_ALL) {
-        echo "$name is not PHP_INI_ALL\n";
+        echo "$name is ", $entry['access'] === INI_SYSTEM ? 'PHP_INI_SYSTEM' : 'not PHP_INI_ALL', "\n";
     }
 }
 $info = (new RedisLock('k'))->__debugInfo();
@@ -24,7 +24,9 @@ redislock.default_ttl = '30'
 redislock.prefix = ''
 redislock.connect_timeout = '2'
 redislock.read_timeout = '2'
-redislock.connect_timeout,redislock.default_ttl,redislock.prefix,redislock.read_timeout,redislock.servers
+redislock.stats = 'pool'
+redislock.connect_timeout,redislock.default_ttl,redislock.prefix,redislock.read_timeout,redislock.servers,redislock.stats
+redislock.stats is PHP_INI_SYSTEM
 float(30)
 string(1) "k"
 array(1) {

@@ -18,7 +18,7 @@ $check = function (bool $ok, string $what): void {
     echo $ok ? 'ok' : 'not ok', " - $what\n";
 };
 $n = host_request_number();
-$releases = RedisLock::stats()['releases'];
+$releases = RedisLock::stats('process')['primitives']['lock']['releases'];
 
 if ($n > 0) {
     // Counters are per process: they survive the request.

@@ -43,7 +43,7 @@ $permits = fn (string $name): int => redis_cmd($url, 'ZCOUNT', $key($name) . '~~
 $readers = fn (string $name): int => str_starts_with((string) redis_cmd($url, 'GET', $key($name)), '~~read:')
     ? 1 : redis_cmd($url, 'ZCARD', $key($name) . '~~r');
 $released = $hooked ? 'released' : 'still held';
-$releases = fn (): int => RedisLock::stats()['releases'];
+$releases = fn (): int => RedisLock::stats('process')['primitives']['lock']['releases'];
 
 ob_start();
 phpinfo(INFO_MODULES);
