@@ -56,11 +56,13 @@ pub use lock::{HoldMode, Inspection, Lock, LockInfo, SemaphoreInspection, hold_l
 pub use protocol::semaphore as semaphore_calls;
 pub use semaphore::{Semaphore, SemaphoreInfo};
 
-/// The end of the module: stops the renewal thread and closes the pooled
-/// connections. Builds nothing in a process that never took a lock.
+/// The end of the module: stops the renewal thread, closes the pooled
+/// connections and forgets the contention hints. Builds nothing in a
+/// process that never took a lock.
 pub fn shutdown() {
     lease::worker::shutdown();
     net::pool::close_all();
+    lease::contended::forget_all();
 }
 
 /// Idle pooled connections of this process (for phpinfo).

@@ -16,17 +16,20 @@
 //! as "not contended" and is not written, so no thread ever waits here.
 
 use std::collections::HashSet;
-use std::sync::{LazyLock, Mutex};
+use std::sync::Mutex;
 
-/// At most this many semaphores are noted; beyond, new ones are not.
+/// At most this many keys are noted; beyond, new ones are not.
 const MOST: usize = 1024;
 
-static CONTENDED: LazyLock<Mutex<HashSet<Vec<u8>>>> = LazyLock::new(Mutex::default);
+/// The keys noted; `None` until the first (and after [`forget_all`]).
+static CONTENDED: Mutex<Option<HashSet<Vec<u8>>>> = Mutex::new(None);
 
 /// Whether the last note on `key` said it was contended (a permit release
 /// found waiters; a wait for a lock had to queue).
 pub(crate) fn seen(key: &[u8]) -> bool {
-    CONTENDED.try_lock().is_ok_and(|set| set.contains(key))
+    CONTENDED
+        .try_lock()
+        .is_ok_and(|set| set.as_ref().is_some_and(|set| set.contains(key)))
 }
 
 /// Notes whether `key` was found contended (a permit release of the
@@ -37,10 +40,21 @@ pub(crate) fn note(key: &[u8], waiters: bool) {
         return;
     };
     if !waiters {
-        set.remove(key);
-    } else if set.len() < MOST && !set.contains(key) {
+        if let Some(set) = set.as_mut() {
+            set.remove(key);
+        }
+        return;
+    }
+    let set = set.get_or_insert_with(HashSet::new);
+    if set.len() < MOST && !set.contains(key) {
         set.insert(key.to_vec());
     }
+}
+
+/// Forgets every note and frees the table (the end of the module: a host
+/// that unloads the extension finds nothing of it left allocated).
+pub(crate) fn forget_all() {
+    *CONTENDED.lock().unwrap_or_else(|p| p.into_inner()) = None;
 }
 
 #[cfg(test)]
