@@ -40,4 +40,22 @@ final class Metrics
 
         return (string) \RedisLock::metrics();
     }
+
+    /**
+     * What the bridges' metrics routes answer, as the arguments of an HTTP
+     * response (Symfony's, or Laravel's, which extends it): the exposition,
+     * 200, not cached; or a 501 with a plain message when the loaded
+     * extension has no `RedisLock::metrics()`.
+     *
+     * @return array{0: string, 1: int, 2: array<string, string>} body, status, headers
+     */
+    public static function response(): array
+    {
+        $headers = ['Content-Type' => self::CONTENT_TYPE, 'Cache-Control' => 'no-store'];
+        try {
+            return [self::exposition(), 200, $headers];
+        } catch (\LogicException $e) {
+            return ['redislock: ' . $e->getMessage() . "\n", 501, ['Content-Type' => 'text/plain; charset=utf-8'] + $headers];
+        }
+    }
 }

@@ -22,11 +22,6 @@ final class MetricsController
     /** The exposition, or a 501 without it. */
     public function __invoke(): Response
     {
-        $headers = ['Content-Type' => Metrics::CONTENT_TYPE, 'Cache-Control' => 'no-store'];
-        try {
-            return new Response(Metrics::exposition(), 200, $headers);
-        } catch (\LogicException $e) {
-            return new Response('redislock: ' . $e->getMessage() . "\n", 501, ['Content-Type' => 'text/plain; charset=utf-8'] + $headers);
-        }
+        return new Response(...Metrics::response());
     }
 }
