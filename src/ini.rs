@@ -110,11 +110,7 @@ unsafe extern "C" fn stats_mode(
 
 /// The statistics mode php.ini asked for.
 pub fn stats_mode_setting() -> Mode {
-    match STATS_MODE.load(Ordering::Relaxed) {
-        1 => Mode::Process,
-        2 => Mode::Off,
-        _ => Mode::Pool,
-    }
+    Mode::from_u8(STATS_MODE.load(Ordering::Relaxed))
 }
 
 /// A `redislock.stats` text that was not understood, if any.

@@ -41,8 +41,8 @@ impl Lock {
 
     /// [`Lock::acquire`], uncounted.
     fn acquire_write(&mut self, mut wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
-        let started = Instant::now();
         if let Some(read) = self.entry().filter(|e| !e.is_write()) {
+            let started = Instant::now();
             match self.promote(&read, wait, stop)? {
                 Promoted::Won(_) => return Ok(true),
                 // Still a reader: other readers hold the lock.

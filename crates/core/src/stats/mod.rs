@@ -93,6 +93,15 @@ impl Mode {
         }
     }
 
+    /// The mode stored as `mode as u8` (anything above is off).
+    pub fn from_u8(value: u8) -> Mode {
+        match value {
+            0 => Mode::Pool,
+            1 => Mode::Process,
+            _ => Mode::Off,
+        }
+    }
+
     /// The setting's word for it.
     pub fn name(self) -> &'static str {
         match self {
@@ -152,11 +161,7 @@ pub fn init(mode: Mode) -> Mode {
 
 /// The mode in force.
 pub fn mode() -> Mode {
-    match MODE.load(Ordering::Relaxed) {
-        0 => Mode::Pool,
-        1 => Mode::Process,
-        _ => Mode::Off,
-    }
+    Mode::from_u8(MODE.load(Ordering::Relaxed))
 }
 
 /// The scope figures are read from when the caller names none: the pool
