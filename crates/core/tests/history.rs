@@ -1857,8 +1857,10 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
                     continue;
                 };
                 if aimed.insert(grant) {
-                    let patterns = [scripts::REFRESH.hash().as_bytes(), token.as_bytes()];
-                    proxy.refuse_requests_with(&patterns, Duration::from_nanos(to - t));
+                    // Its renewals only (the script and its token), not
+                    // every process's renewals nor its release.
+                    let parts = [scripts::REFRESH.hash().as_bytes(), token.as_bytes()];
+                    proxy.refuse_requests_with_all(&parts, Duration::from_nanos(to - t));
                     faults.renewals_refused.push((slot.pid, t, to));
                     report.renewals_refused += 1;
                 }

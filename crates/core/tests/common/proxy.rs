@@ -71,7 +71,7 @@ struct Shared {
     held_at: Mutex<Vec<(Instant, Duration)>>,
     /// Set by [`Proxy::refuse_requests_with`]: requests containing any of
     /// the bytes of a rule are refused until its end.
-    refuse: Mutex<Vec<(Vec<Vec<u8>>, Instant)>>,
+    refuse: Mutex<Vec<Refusal>>,
     /// Requests refused so far.
     refused: AtomicU32,
 }
@@ -106,10 +106,27 @@ impl Shared {
     fn refuses(&self, request: &[u8]) -> bool {
         let mut refuse = self.refuse.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
-        refuse.retain(|(_, until)| now < *until);
-        refuse
-            .iter()
-            .any(|(patterns, _)| patterns.iter().any(|p| contains(request, p)))
+        refuse.retain(|r| now < r.until);
+        refuse.iter().any(|r| r.matches(request))
+    }
+}
+
+/// One rule of [`Proxy::refuse_requests_with`] or
+/// [`Proxy::refuse_requests_with_all`].
+struct Refusal {
+    patterns: Vec<Vec<u8>>,
+    /// A request must contain every pattern (else any one).
+    all: bool,
+    until: Instant,
+}
+
+impl Refusal {
+    fn matches(&self, request: &[u8]) -> bool {
+        let found = |p: &Vec<u8>| contains(request, p);
+        match self.all {
+            true => self.patterns.iter().all(found),
+            false => self.patterns.iter().any(found),
+        }
     }
 }
 
@@ -255,12 +272,28 @@ impl Proxy {
     /// connections: one refused closes its own). Rules add up: each lasts
     /// its own time.
     pub fn refuse_requests_with(&self, patterns: &[&[u8]], lasting: Duration) {
+        self.refuse(patterns, false, lasting);
+    }
+
+    /// [`Proxy::refuse_requests_with`] for requests that contain every one
+    /// of `parts` (within the same read of the client's bytes): one hold's
+    /// renewals, by the script's SHA and the hold's token, and nobody
+    /// else's.
+    pub fn refuse_requests_with_all(&self, parts: &[&[u8]], lasting: Duration) {
+        self.refuse(parts, true, lasting);
+    }
+
+    fn refuse(&self, patterns: &[&[u8]], all: bool, lasting: Duration) {
         let patterns = patterns.iter().map(|p| p.to_vec()).collect();
         self.shared
             .refuse
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((patterns, Instant::now() + lasting));
+            .push(Refusal {
+                patterns,
+                all,
+                until: Instant::now() + lasting,
+            });
     }
 
     /// Requests refused so far ([`Proxy::refuse_requests_with`]).
