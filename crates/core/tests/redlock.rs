@@ -1,5 +1,6 @@
 //! Redlock over five local masters: quorum, faults (stopped, frozen and
-//! restarted servers), waiting, renewal and refusals.
+//! restarted servers, one that never accepts a connection), waiting,
+//! renewal and refusals.
 
 mod common;
 
@@ -353,4 +354,105 @@ fn a_frozen_master_does_not_cost_a_renewed_lease() {
     );
     servers[0].resume();
     assert!(a.release().unwrap());
+}
+
+/// A loopback port whose listener never accepts, its accept queue full:
+/// a new connection's SYN is dropped, so connecting to it hangs until the
+/// client's connect timeout, as to a master behind a firewall that drops
+/// packets. Kept open while the value lives.
+struct NeverAccepts {
+    fd: i32,
+    port: u16,
+    _queued: Vec<std::net::TcpStream>,
+}
+
+impl NeverAccepts {
+    fn start() -> Self {
+        // SAFETY: plain socket calls on a socket of our own.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            assert!(fd >= 0);
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            addr.sin_family = libc::AF_INET as libc::sa_family_t;
+            addr.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            assert_eq!(libc::bind(fd, (&raw const addr).cast(), len), 0);
+            // A backlog of 0: one connection fills the accept queue.
+            assert_eq!(libc::listen(fd, 0), 0);
+            let mut bound: libc::sockaddr_in = std::mem::zeroed();
+            let mut blen = len;
+            assert_eq!(libc::getsockname(fd, (&raw mut bound).cast(), &mut blen), 0);
+            let port = u16::from_be(bound.sin_port);
+            let at = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+            let mut queued = Vec::new();
+            for _ in 0..4 {
+                match std::net::TcpStream::connect_timeout(&at, Duration::from_millis(200)) {
+                    Ok(stream) => queued.push(stream),
+                    Err(_) => break,
+                }
+            }
+            let probe = Instant::now();
+            assert!(
+                std::net::TcpStream::connect_timeout(&at, Duration::from_millis(300)).is_err()
+                    && probe.elapsed() >= Duration::from_millis(250),
+                "a connection to the full accept queue should hang"
+            );
+            Self {
+                fd,
+                port,
+                _queued: queued,
+            }
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for NeverAccepts {
+    fn drop(&mut self) {
+        // SAFETY: our own socket.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+#[test]
+fn renewals_keep_a_lease_while_one_master_never_accepts() {
+    // A renewal round is bounded by the leases it keeps: connecting to a
+    // master that never answers (connect_timeout 1.5 s, longer than what
+    // the round has) must not hold up the renewal on the masters that do,
+    // round after round, for several ttls.
+    let servers = masters(2);
+    let silent = NeverAccepts::start();
+    let mut all = urls(&servers);
+    all.push(silent.url());
+    let key = unique_key("redlock-silent-master");
+    let mut opts = options(&[("connect_timeout", 1.5)]);
+    opts.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    let mut lock = Lock::new(key.clone(), 3.0, &all, opts).unwrap();
+    assert!(
+        lock.acquire(Duration::ZERO, &never).unwrap(),
+        "2 of 3 masters"
+    );
+    let token = String::from_utf8(lock.token().unwrap()).unwrap();
+    let name = String::from_utf8(key.clone()).unwrap();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(8) {
+        assert!(
+            lock.is_acquired().unwrap(),
+            "the lease was lost {:?} after the acquire, though 2 of 3 masters answer",
+            start.elapsed()
+        );
+        for server in &servers {
+            let owner: Option<String> = server.cmd(&["GET", &name]);
+            assert_eq!(
+                owner.as_deref(),
+                Some(&token[..]),
+                "held on every live master"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(lock.release().unwrap());
 }

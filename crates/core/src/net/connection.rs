@@ -248,7 +248,15 @@ impl ServerConfig {
     /// the read/write timeouts. The whole setup is bounded by the connect
     /// timeout; signals do not interrupt it.
     pub fn open(&self) -> Result<Conn> {
-        let deadline = Instant::now() + self.connect_timeout;
+        self.open_by(None)
+    }
+
+    /// [`ServerConfig::open`], given up at `by` if that comes before the
+    /// connect timeout ends (a call whose replies are due by then: a
+    /// renewal round, bounded by the leases it keeps).
+    pub fn open_by(&self, by: Option<Instant>) -> Result<Conn> {
+        let timeout = Instant::now() + self.connect_timeout;
+        let deadline = by.map_or(timeout, |by| by.min(timeout));
         let io_failure = |e: io::Error| {
             let kind = match e.kind() {
                 io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ConnectionFailure::TimedOut,

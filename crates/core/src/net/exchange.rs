@@ -46,10 +46,11 @@ pub fn run_all<T>(
     role: Role,
     build: &dyn Fn(usize, Attempt) -> Call<T>,
 ) -> Vec<Result<T>> {
-    let mut slots = connect_all(servers, role);
     let calls: Vec<Call<T>> = (0..servers.len())
         .map(|i| build(i, Attempt::First))
         .collect();
+    let by: Vec<Option<Instant>> = calls.iter().map(connect_by).collect();
+    let mut slots = connect_all(servers, role, &by);
     // Send everything, then read everything against one deadline.
     let mut until: Option<Instant> = None;
     for ((slot, call), server) in slots.iter_mut().zip(&calls).zip(servers) {
@@ -97,14 +98,15 @@ pub fn run_one<T>(
     role: Role,
     build: &dyn Fn(Attempt) -> Call<T>,
 ) -> Result<T> {
+    let call = build(Attempt::First);
     let slot = match pool::take(server, role) {
         Some(con) => Slot { con, reused: true },
         None => Slot {
-            con: server.open()?,
+            con: server.open_by(connect_by(&call))?,
             reused: false,
         },
     };
-    match exchange(server, role, slot, &build(Attempt::First)) {
+    match exchange(server, role, slot, &call) {
         Ok(value) => Ok(value),
         Err((true, e)) if e.is_retryable() => replay(server, role, build),
         Err((_, e)) => Err(e),
@@ -236,11 +238,24 @@ fn replay<T>(
     role: Role,
     build: &dyn Fn(Attempt) -> Call<T>,
 ) -> Result<T> {
+    let call = build(Attempt::Replay);
     let slot = Slot {
-        con: server.open()?,
+        con: server.open_by(connect_by(&call))?,
         reused: false,
     };
-    exchange(server, role, slot, &build(Attempt::Replay)).map_err(|(_, e)| e)
+    exchange(server, role, slot, &call).map_err(|(_, e)| e)
+}
+
+/// When opening a connection for `call` is given up: a call whose replies
+/// are due by a time of its own (a renewal round, bounded by the leases it
+/// keeps) connects in the first half of what is left, so a server that
+/// never answers (its packets dropped) cannot use up the round of the
+/// servers that do, and a request sent then still has the other half for
+/// its reply. Other calls wait the connect timeout.
+fn connect_by<T>(call: &Call<T>) -> Option<Instant> {
+    let now = Instant::now();
+    call.until
+        .map(|until| now + until.saturating_duration_since(now) / 2)
 }
 
 /// Readies `con` for `call` (a blocking call's reply is awaited for its
@@ -287,13 +302,21 @@ type Connected = std::result::Result<Slot, (bool, LockError)>;
 
 /// A connection to every server: pooled ones first; the missing ones are
 /// opened in parallel when there are several.
-fn connect_all(servers: &[Arc<ServerConfig>], role: Role) -> Vec<Connected> {
+fn connect_all(
+    servers: &[Arc<ServerConfig>],
+    role: Role,
+    by: &[Option<Instant>],
+) -> Vec<Connected> {
     let mut slots: Vec<Option<Connected>> = servers
         .iter()
         .map(|server| pool::take(server, role).map(|con| Ok(Slot { con, reused: true })))
         .collect();
     let missing: Vec<usize> = (0..servers.len()).filter(|&i| slots[i].is_none()).collect();
-    let open = |i: usize| servers[i].open().map(|con| Slot { con, reused: false });
+    let open = |i: usize| {
+        servers[i]
+            .open_by(by[i])
+            .map(|con| Slot { con, reused: false })
+    };
     if missing.len() == 1 {
         slots[missing[0]] = Some(open(missing[0]).map_err(|e| (false, e)));
     } else if missing.len() > 1 {
