@@ -131,4 +131,31 @@ final class ExpositionTest extends TestCase
         $this->assertGreaterThanOrEqual(1.0, $histograms['lock']['count']);
         $this->assertGreaterThanOrEqual(1.0, $e->value('redislock_acquires_total', ['primitive' => 'lock', 'result' => 'acquired']));
     }
+
+    public function testWithoutTheExtensionTheRouteAnswers501(): void
+    {
+        // A PHP process of its own without the extension (-n: no ini, so
+        // no extension= line): what the bridges' metrics routes answer.
+        $code = 'require ' . var_export(dirname(__DIR__, 2) . '/autoload.php', true) . ';'
+            . 'echo json_encode([\RedisLock\Bridge\Metrics::available(), \RedisLock\Bridge\Metrics::response()]);';
+        $proc = proc_open([PHP_BINARY, '-n', '-r', $code], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $out = stream_get_contents($pipes[1]);
+        $err = stream_get_contents($pipes[2]);
+        fclose($pipes[1]);
+        fclose($pipes[2]);
+        $this->assertSame(0, proc_close($proc), $err);
+        [$available, [$body, $status, $headers]] = json_decode((string) $out, true, 512, JSON_THROW_ON_ERROR);
+        $this->assertFalse($available);
+        $this->assertSame(501, $status);
+        $this->assertSame('text/plain; charset=utf-8', $headers['Content-Type']);
+        $this->assertSame('no-store', $headers['Cache-Control']);
+        $this->assertStringStartsWith('redislock: the loaded redislock extension (not loaded) has no RedisLock::metrics()', $body);
+
+        // With it loaded: 200 and the exposition.
+        $this->assertTrue(Metrics::available());
+        [$body, $status, $headers] = Metrics::response();
+        $this->assertSame(200, $status);
+        $this->assertSame(Metrics::CONTENT_TYPE, $headers['Content-Type']);
+        $this->assertStringContainsString('redislock_acquires_total', $body);
+    }
 }
