@@ -238,7 +238,11 @@ impl Lease {
     /// When the renewal thread renews this lease next.
     pub fn renew_at(&self) -> Instant {
         let at = self.renew_at_us.load(Ordering::Acquire);
-        epoch() + Duration::from_micros(at)
+        match at.checked_sub(BEFORE_EPOCH_US) {
+            Some(after) => epoch() + Duration::from_micros(after),
+            // Due before the clock's first use: due now.
+            None => epoch(),
+        }
     }
 
     /// The lease each renewal sets.
@@ -321,6 +325,7 @@ impl Lease {
     }
 }
 
+/// The lease clock's epoch: a second before its first use in the process.
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     *EPOCH.get_or_init(|| {
@@ -329,13 +334,28 @@ fn epoch() -> Instant {
     })
 }
 
-/// Microseconds since this process's lease clock started, at `at`
-/// (rounded up, so a lease counted from it never lasts too long). The
-/// clock starts a second before its first use, so no instant of interest
-/// comes before it.
+/// How long before [`epoch`] the lease clock's zero lies, in µs (about
+/// 12.7 days).
+const BEFORE_EPOCH_US: u64 = 1 << 40;
+
+/// The lease clock's reading at `at`, in µs (rounded up, so a lease
+/// counted from it never lasts too long). Its zero lies
+/// [`BEFORE_EPOCH_US`] before [`epoch`], so an instant from before the
+/// clock's first use reads as itself: a process's first hold is often
+/// that first use, and the request that won it may have been sent long
+/// before its reply was read (a pause, a reply held up); counted from the
+/// epoch instead, its lease would last longer than Redis keeps it.
 pub fn clock_us(at: Instant) -> u64 {
-    let since = at.saturating_duration_since(epoch());
-    since.as_micros() as u64 + u64::from(!since.subsec_nanos().is_multiple_of(1000))
+    let epoch = epoch();
+    match at.checked_duration_since(epoch) {
+        Some(since) => {
+            BEFORE_EPOCH_US
+                + since.as_micros() as u64
+                + u64::from(!since.subsec_nanos().is_multiple_of(1000))
+        }
+        // The gap rounded down: the reading rounded up.
+        None => BEFORE_EPOCH_US.saturating_sub((epoch - at).as_micros() as u64),
+    }
 }
 
 /// The end of a lease of `ttl_ms` won or extended by a request sent at
