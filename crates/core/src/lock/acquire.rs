@@ -15,11 +15,12 @@ use crate::lease::holds::{self, Entry, Kind};
 use crate::lease::renewal::{Job, Renewed};
 use crate::lease::{contended, counted::Promoted, pending, queue, worker};
 use crate::net::pool::Role;
+use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Fence};
 use crate::protocol::scriptless::CompareDelete;
 use crate::protocol::token;
 use crate::stats::{Primitive, Tally};
-use crate::topology::{Votes, Waiting};
+use crate::topology::{Topology, Votes, Waiting};
 
 impl Lock {
     /// Tries to take the lock, waiting up to `wait` for it to become free.
@@ -87,12 +88,18 @@ impl Lock {
             }
             // A free lock is taken with the plain try first (one SET, what
             // the recipe costs); only a lock found held costs the queue.
-            Waiting::HandOver => match self.try_once(&token) {
-                Ok(None) => self.wait_in_queue(&token, wait, stop, false),
-                // Its outcome unknown (the connection dropped under it):
-                // the wait's first step replays it.
+            Waiting::HandOver => match self.try_single(&token) {
+                Ok(Tried::Won(won)) => Ok(Some(won)),
+                Ok(Tried::Lost) => self.wait_in_queue(&token, wait, stop, false),
+                // Won too late to count on, or its outcome unknown (the
+                // connection dropped under it): the wait's first step
+                // replays it (claims the lock for its whole lease if it
+                // still holds our token). Nothing is undone: an undo left
+                // pending could release what the wait takes with this
+                // token.
+                Ok(Tried::Late) => self.wait_in_queue(&token, wait, stop, true),
                 Err(e) if e.is_retryable() => self.wait_in_queue(&token, wait, stop, true),
-                other => other,
+                Err(e) => Err(e),
             },
             Waiting::Quorum => self.wait_for_quorum(&token, wait, stop),
         };
@@ -129,35 +136,53 @@ impl Lock {
     /// the lease may have ended and been given to someone else). A failed
     /// or late try is undone on every server that may have accepted it.
     fn try_once(&mut self, token: &[u8]) -> Result<Option<Won>> {
-        let fencing = self.options.fencing;
-        let keys = &*self.keys;
+        if self.topology.servers_per_key() == 1 {
+            return match self.try_single(token)? {
+                Tried::Won(won) => Ok(Some(won)),
+                Tried::Lost => Ok(None),
+                Tried::Late => {
+                    self.undo(token);
+                    Ok(None)
+                }
+            };
+        }
         let ttl_ms = self.ttl_ms;
         let sent = Instant::now();
-        let votes = self.run(Role::Command, &|attempt| {
-            self.acked(
-                commands::try_acquire(keys, token, ttl_ms, fencing, attempt),
-                Option::is_some,
-            )
-        });
+        let votes = self.run(Role::Command, &|attempt| self.try_request(token, attempt));
         let in_time = |votes: &Votes<Option<Fence>>| {
             votes.agree(Option::is_some) && self.topology.validity(ttl_ms, sent.elapsed()).is_some()
         };
-        if votes.is_single() {
-            let won = votes.into_single()?;
-            if let Some(fence) = won {
-                if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
-                    return Ok(Some(Won { fence, sent }));
-                }
-                self.undo(token);
-            }
-            return Ok(None);
-        }
         if in_time(&votes) {
             return Ok(Some(Won { fence: None, sent }));
         }
         self.undo_where(token, &votes.may_have_written(Option::is_some));
         votes.decided()?;
         Ok(None)
+    }
+
+    /// One plain try on the one server of the key (single server,
+    /// Sentinel, Cluster), before a wait: a win too late to count on is
+    /// left to the wait ([`Tried::Late`]), not undone.
+    fn try_single(&mut self, token: &[u8]) -> Result<Tried> {
+        let ttl_ms = self.ttl_ms;
+        let sent = Instant::now();
+        let votes = self.run(Role::Command, &|attempt| self.try_request(token, attempt));
+        Ok(Tried::of(
+            votes.into_single()?,
+            sent,
+            ttl_ms,
+            &self.topology,
+        ))
+    }
+
+    /// The plain try's request (`SET NX PX`, or its script with fencing or
+    /// `replicas`).
+    fn try_request(&self, token: &[u8], attempt: Attempt) -> Call<Option<Fence>> {
+        let (keys, ttl_ms) = (&*self.keys, self.ttl_ms);
+        self.acked(
+            commands::try_acquire(keys, token, ttl_ms, self.options.fencing, attempt),
+            Option::is_some,
+        )
     }
 
     /// Takes back a failed or ended attempt of `token` on every server at
@@ -396,5 +421,30 @@ impl Lock {
         // and asked for at once by the renewal thread with auto_renew.
         self.adopt_hold(token, None, Instant::now(), true);
         Ok(())
+    }
+}
+
+/// What a plain try on one server found.
+enum Tried {
+    /// The lock is ours, in time.
+    Won(Won),
+    /// Held by someone else.
+    Lost,
+    /// Taken, but the reply came after the lease, counted from the send,
+    /// had ended: it may be someone else's by now.
+    Late,
+}
+
+impl Tried {
+    /// A try sent at `sent` that answered `won` (its fencing token when
+    /// it took the lock).
+    fn of(won: Option<Fence>, sent: Instant, ttl_ms: u64, topology: &Topology) -> Self {
+        match won {
+            Some(fence) if topology.validity(ttl_ms, sent.elapsed()).is_some() => {
+                Tried::Won(Won { fence, sent })
+            }
+            Some(_) => Tried::Late,
+            None => Tried::Lost,
+        }
     }
 }

@@ -63,11 +63,6 @@ impl<T> Votes<T> {
         self.quorum
     }
 
-    /// True when one server holds the keys (no quorum arithmetic).
-    pub fn is_single(&self) -> bool {
-        self.results.len() == 1
-    }
-
     /// The one server's reply, or its error (one server holds the keys).
     pub fn into_single(mut self) -> Result<T> {
         match self.results.pop() {
