@@ -456,3 +456,56 @@ fn renewals_keep_a_lease_while_one_master_never_accepts() {
     }
     assert!(lock.release().unwrap());
 }
+
+#[test]
+fn a_rounds_pending_undo_never_removes_a_later_rounds_win() {
+    // A waiting round whose try on one master got no reply undoes it
+    // there; that undo gets no answer either and stays pending (sent again
+    // later). When a later round of the same wait wins, that resend must
+    // not release the win on that master: undos pending on two masters of
+    // three would leave the holder below a quorum while it believes it
+    // holds. (Failed with the same token in every round: "master 2 lost
+    // the hold the wait won".)
+    let servers = masters(3);
+    let proxies: Vec<common::proxy::Proxy> =
+        servers.iter().map(common::proxy::Proxy::start).collect();
+    let via: Vec<String> = proxies.iter().map(|p| p.url()).collect();
+    let key = unique_key("redlock-pending-undo");
+    let name = String::from_utf8(key.clone()).unwrap();
+    let mut opts = options(&[("retry_delay", 0.05)]);
+    opts.set("reentrant", OptionValue::Bool(false)).unwrap();
+    let mut waiter = Lock::new(key.clone(), 10.0, &via, opts).unwrap();
+    // Scripts checked on every master before the faults.
+    assert!(waiter.acquire(Duration::ZERO, &never).unwrap());
+    assert!(waiter.release().unwrap());
+    let mut rival = redlock(&servers, &key, 10.0, options(&[]));
+    assert!(rival.acquire(Duration::ZERO, &never).unwrap());
+    // On the third master: everything about the key refused (connection
+    // closed, no reply) for 250 ms, the waiter's tries and their replays
+    // included; its undos (they name the queue key) for 1.2 s.
+    proxies[2].refuse_requests_with(&[&key], Duration::from_millis(250));
+    proxies[2].refuse_requests_with(&[b"~~q"], Duration::from_millis(1_200));
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(400));
+        assert!(rival.release().unwrap());
+    });
+    assert!(waiter.acquire(Duration::from_secs(5), &never).unwrap());
+    releaser.join().unwrap();
+    assert!(
+        proxies[2].refused() >= 3,
+        "a try, its replay and an undo refused"
+    );
+    let token = String::from_utf8(waiter.token().unwrap()).unwrap();
+    // Past the refusals: the pending undos have been sent again by now.
+    std::thread::sleep(Duration::from_millis(1_800));
+    for (i, server) in servers.iter().enumerate() {
+        let owner: Option<String> = server.cmd(&["GET", &name]);
+        assert_eq!(
+            owner.as_deref(),
+            Some(&token[..]),
+            "master {i} lost the hold the wait won"
+        );
+    }
+    assert!(waiter.is_acquired().unwrap());
+    assert!(waiter.release().unwrap());
+}

@@ -73,7 +73,7 @@ impl Lock {
         if scriptless.is_some() && self.options.fencing {
             return Err(self.fencing_refused());
         }
-        let token = match &self.options.owner {
+        let mut token = match &self.options.owner {
             Some(owner) => owner.0.clone(),
             None => token::new_token()?.into_bytes(),
         };
@@ -101,7 +101,8 @@ impl Lock {
                 Err(e) if e.is_retryable() => self.wait_in_queue(&token, wait, stop, true),
                 Err(e) => Err(e),
             },
-            Waiting::Quorum => self.wait_for_quorum(&token, wait, stop),
+            // (It may move to a fresh token: see there.)
+            Waiting::Quorum => self.wait_for_quorum(&mut token, wait, stop),
         };
         let won = match attempt {
             Ok(won) => won,
@@ -155,7 +156,7 @@ impl Lock {
         if in_time(&votes) {
             return Ok(Some(Won { fence: None, sent }));
         }
-        self.undo_where(token, &votes.may_have_written(Option::is_some));
+        let _ = self.undo_where(token, &votes.may_have_written(Option::is_some));
         votes.decided()?;
         Ok(None)
     }
@@ -188,7 +189,7 @@ impl Lock {
     /// Takes back a failed or ended attempt of `token` on every server at
     /// once (leaves queues, releases what it took).
     pub(super) fn undo(&mut self, token: &[u8]) {
-        self.undo_where(token, &vec![true; self.topology.servers_per_key()]);
+        let _ = self.undo_where(token, &vec![true; self.topology.servers_per_key()]);
     }
 
     /// Takes back a lost try of `token` on the servers that `on` marks, at
@@ -196,16 +197,19 @@ impl Lock {
     /// lock, or gave no reply). Never where the key held the token before
     /// the try: another lock object with the same `owner` holds it there,
     /// and undoing would release that hold. What a server does not answer
-    /// stays pending ([`pending`]).
-    pub(super) fn undo_where(&mut self, token: &[u8], on: &[bool]) {
+    /// stays pending ([`pending`]): then its failure is returned, and the
+    /// token must not win again (the resend would release what it wins).
+    pub(super) fn undo_where(&mut self, token: &[u8], on: &[bool]) -> Option<LockError> {
         if !on.contains(&true) {
-            return;
+            return None;
         }
         let votes = self.abandon_where(token, on);
         let unanswered: Vec<bool> = votes.oks().into_iter().map(|ok| !ok).collect();
-        if unanswered.contains(&true) {
-            abandon_later(&self.topology, &self.keys, token, unanswered, self.ttl_ms);
+        if !unanswered.contains(&true) {
+            return None;
         }
+        abandon_later(&self.topology, &self.keys, token, unanswered, self.ttl_ms);
+        Some(votes.failure())
     }
 
     /// Runs `abandon` of `token` on the servers that `on` marks, all at

@@ -3,7 +3,12 @@
 //!
 //! 1. tries every server at once (`SET NX PX`, and the lease left);
 //! 2. when it does not win, undoes what it took and joins the wake-up queue
-//!    of one server (the first that answers, in the order given);
+//!    of one server (the first that answers, in the order given); an undo
+//!    that a server leaves unanswered stays pending (it is sent again
+//!    later), and a later round that won with the same token there would
+//!    be released by it, so the next rounds use a fresh token (with an
+//!    `owner` token, which cannot change, the wait ends with that
+//!    server's failure);
 //! 3. sleeps there (`BLPOP`) until a release on that server wakes the first
 //!    live waiter, the holder's lease runs out, or `retry_delay` passes;
 //!    then tries again.
@@ -24,6 +29,7 @@ use crate::lease::queue::{alive_window, block_time};
 use crate::net::exchange;
 use crate::net::pool::Role;
 use crate::protocol::commands::{self, Waiter};
+use crate::protocol::token;
 use crate::stats;
 use crate::topology::Votes;
 
@@ -34,17 +40,11 @@ impl Lock {
     /// The blocking acquire of Redlock (see the module documentation).
     pub(super) fn wait_for_quorum(
         &mut self,
-        token: &[u8],
+        token: &mut Vec<u8>,
         wait: Duration,
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Won>> {
-        let waiter = Waiter {
-            token,
-            ttl_ms: self.ttl_ms,
-            alive_ms: alive_window(self.options.retry_delay),
-            fencing: false,
-            arrival: commands::arrival_now(),
-        };
+        let arrival = commands::arrival_now();
         let deadline = Instant::now() + wait;
         let mut listening: Option<usize> = None;
         let mut first = true;
@@ -65,10 +65,24 @@ impl Lock {
             let took_some = votes.count(|(won, _)| *won) > 0;
             // Only where this try may have written: a server that refused
             // it may hold the same token for another object (`owner`).
-            self.undo_where(token, &votes.may_have_written(|(won, _)| *won));
+            let pending = self.undo_where(token, &votes.may_have_written(|(won, _)| *won));
             if votes.answered() < votes.quorum() {
                 break Err(votes.failure());
             }
+            if let Some(unanswered) = pending {
+                // The undo stays pending on a server that did not answer,
+                // and its resend would release what this token wins
+                // there later: the next rounds use a fresh token (an
+                // `owner` token cannot change: the wait ends).
+                if self.options.owner.is_some() {
+                    break Err(unanswered);
+                }
+                if let Some(node) = listening.take() {
+                    self.leave_wake_queue(node, &self.waiter(token, arrival));
+                }
+                *token = token::new_token()?.into_bytes();
+            }
+            let waiter = self.waiter(token, arrival);
             let now = Instant::now();
             if now >= deadline || stop() {
                 break Ok(None);
@@ -114,12 +128,29 @@ impl Lock {
             }
         };
         if let Some(node) = listening {
-            let keys = &*self.keys;
-            let _ = self.topology.run_on(node, Role::Command, &keys.lock, &|_| {
-                commands::leave_wake_queue(keys, &waiter)
-            });
+            self.leave_wake_queue(node, &self.waiter(token, arrival));
         }
         outcome
+    }
+
+    /// The waiter `token` that began to wait at `arrival`, as the wake-up
+    /// queue knows it.
+    fn waiter<'a>(&self, token: &'a [u8], arrival: u64) -> Waiter<'a> {
+        Waiter {
+            token,
+            ttl_ms: self.ttl_ms,
+            alive_ms: alive_window(self.options.retry_delay),
+            fencing: false,
+            arrival,
+        }
+    }
+
+    /// Leaves the wake-up queue of server `node` (as far as it answers).
+    fn leave_wake_queue(&self, node: usize, waiter: &Waiter<'_>) {
+        let keys = &*self.keys;
+        let _ = self.topology.run_on(node, Role::Command, &keys.lock, &|_| {
+            commands::leave_wake_queue(keys, waiter)
+        });
     }
 
     /// One try on every server, with each server's remaining lease.
