@@ -10,7 +10,8 @@
 //! released it in Redis while the holder believed it held. Now a late win
 //! is an outcome the wait's first step settles by replaying (a lock that
 //! still holds our token is claimed for its whole lease; else the step
-//! goes on as any waiter's), and nothing is undone.
+//! goes on as any waiter's), and nothing is undone. The same for a step of
+//! the wait that won too late: its give-back, unanswered, ends the wait.
 
 mod common;
 
@@ -82,4 +83,79 @@ fn a_late_wins_undo_never_releases_the_hold_its_wait_took() {
         "the hold is kept (renewed) after the late try's clean-up"
     );
     assert!(holder.release().unwrap());
+}
+
+#[test]
+fn a_late_steps_give_back_never_releases_what_the_wait_wins_next() {
+    // A waiter's step that claimed a handed-over hold is answered too late
+    // (every reply held up 0.6 s, the lease 0.4 s): the hold is given back,
+    // and that give-back is held up in flight past the read timeout (it
+    // runs 1.2 s later). The wait used to go on with the same token, win
+    // the free lock, and lose it to the late give-back while it believed
+    // it held (3 of 3 runs). Now the wait ends with the give-back's
+    // failure, and the clean-up is left pending.
+    let server = RedisServer::start();
+    let proxy = Proxy::start(&server);
+    let key = unique_key("late-step");
+    let name = String::from_utf8(key.clone()).unwrap();
+    let owner = b"late-step-owner".to_vec();
+    let mut options = LockOptions::default();
+    for (option, value) in [
+        ("auto_renew", OptionValue::Bool(true)),
+        // The waiter's wake-up wait blocks when the release comes.
+        ("retry_delay", OptionValue::Number(1.0)),
+        ("read_timeout", OptionValue::Number(1.0)),
+        ("reentrant", OptionValue::Bool(false)),
+        ("owner", OptionValue::Text(owner.clone())),
+    ] {
+        options.set(option, value).unwrap();
+    }
+    let mut waiter = Lock::new(key.clone(), TTL, &[proxy.url()], options).unwrap();
+    assert!(waiter.acquire(Duration::ZERO, &never).unwrap());
+    assert!(waiter.release().unwrap());
+    let mut holder = common::lock(&server, &key, 10.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    proxy.delay_request_to_all(
+        &[scripts::ABANDON.hash().as_bytes(), &owner],
+        Duration::from_millis(1_200),
+    );
+    let got = std::thread::scope(|scope| {
+        let proxy = &proxy;
+        scope.spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            proxy.delay(Duration::from_millis(600));
+            std::thread::sleep(Duration::from_millis(10));
+            assert!(holder.release().unwrap());
+            // Over before the wait's next step, after the give-back.
+            std::thread::sleep(Duration::from_millis(1_200));
+            proxy.pass();
+        });
+        waiter.acquire(Duration::from_secs(3), &never)
+    });
+    assert!(!proxy.delay_armed(), "the give-back was held up in flight");
+    if let Err(error) = &got {
+        assert!(error.is_connection_error(), "{error:?}");
+        // The give-back runs, late, and nothing is believed held.
+        std::thread::sleep(Duration::from_millis(1_500));
+        let holder: Option<Vec<u8>> = server.cmd(&["GET", &name]);
+        assert_ne!(holder.as_deref(), Some(&owner[..]), "given back");
+        assert!(!waiter.is_acquired().unwrap());
+        return;
+    }
+    assert!(got.unwrap(), "a 3 s wait either wins or fails");
+    let mut observer = server.client();
+    let mut violations = Vec::new();
+    let watched = Instant::now();
+    while watched.elapsed() < WATCHED {
+        let believed = waiter.is_acquired().unwrap();
+        let holder: Option<Vec<u8>> = redis::cmd("GET").arg(&name).query(&mut observer).unwrap();
+        if believed && holder.as_deref() != Some(&owner[..]) {
+            violations.push(watched.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        violations.is_empty(),
+        "believed held while Redis had it no more, at {violations:?} after the acquire"
+    );
 }

@@ -18,7 +18,10 @@
 //!    that won it, is not over when the reply is read; a win whose request
 //!    went out long before (the wait took a good part of the lease) is
 //!    extended once more, counted from that extension's send, so the hold
-//!    starts with about its whole ttl in this process's belief too;
+//!    starts with about its whole ttl in this process's belief too; a win
+//!    that came too late is given back, and when that give-back gets no
+//!    answer the wait ends with its failure (it may still run, late, and
+//!    would release what the same token wins next);
 //! 4. a connection that drops (`CLIENT KILL`, a restart, a failover)
 //!    costs nothing but a pause: the next step is sent again on a new
 //!    connection as a replay (every step is safe to repeat), and the
@@ -270,10 +273,13 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                     });
                 }
                 // Won, but this process was paused until the lease was
-                // over: it may be someone else's by now. Give it back.
-                let _ = w
-                    .topology
-                    .run_on(0, Role::Command, key, &|_| steps.give_back(false));
+                // over: it may be someone else's by now. Give it back. A
+                // give-back without an answer may still run (held up in
+                // flight) after this wait wins again with the same token,
+                // and release that win: the wait ends with its failure
+                // instead (the caller leaves the clean-up pending).
+                w.topology
+                    .run_on(0, Role::Command, key, &|_| steps.give_back(false))?;
                 if mode == Mode::GiveUp {
                     return Ok(Waited::Out);
                 }

@@ -63,6 +63,10 @@ struct Shared {
     /// (every part) and how long its reply is held back. Taken by the
     /// first request that matches.
     hold: Mutex<Option<(Vec<Vec<u8>>, Duration)>>,
+    /// Set by [`Proxy::delay_request_to_all`]: the parts a request must
+    /// contain (every part) and how long it is held back in flight. Taken
+    /// by the first request that matches.
+    delay: Mutex<Option<(Vec<Vec<u8>>, Duration)>>,
     /// A reply is being held back now.
     holding: AtomicBool,
     /// Replies held back so far.
@@ -98,6 +102,19 @@ impl Shared {
         let by = *by;
         found.then(|| {
             *hold = None;
+            by
+        })
+    }
+
+    /// How long `request` is held back in flight, if it is the one
+    /// [`Proxy::delay_request_to_all`] waits for.
+    fn delay_for(&self, request: &[u8]) -> Option<Duration> {
+        let mut delay = self.delay.lock().unwrap_or_else(|p| p.into_inner());
+        let (parts, by) = delay.as_ref()?;
+        let found = !parts.is_empty() && parts.iter().all(|part| contains(request, part));
+        let by = *by;
+        found.then(|| {
+            *delay = None;
             by
         })
     }
@@ -167,6 +184,7 @@ impl Proxy {
             accepted: AtomicU32::new(0),
             cuts: AtomicU32::new(0),
             hold: Mutex::new(None),
+            delay: Mutex::new(None),
             holding: AtomicBool::new(false),
             held: AtomicU32::new(0),
             held_at: Mutex::new(Vec::new()),
@@ -196,6 +214,25 @@ impl Proxy {
     /// (replies pass).
     pub fn delay_requests(&self, by: Duration) {
         *self.shared.fault() = Fault::DelayRequests(by);
+    }
+
+    /// Holds the next request that contains every one of `parts` back
+    /// `by` in flight, then forwards it, even when its client gave up
+    /// waiting and closed the connection meanwhile (a request late in
+    /// flight runs late). Other requests pass.
+    pub fn delay_request_to_all(&self, parts: &[&[u8]], by: Duration) {
+        let parts = parts.iter().map(|p| p.to_vec()).collect();
+        *self.shared.delay.lock().unwrap_or_else(|p| p.into_inner()) = Some((parts, by));
+    }
+
+    /// Whether a [`Proxy::delay_request_to_all`] is still waiting for its
+    /// request.
+    pub fn delay_armed(&self) -> bool {
+        self.shared
+            .delay
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
     }
 
     /// Forwards part of the next reply, then closes its connection (both
@@ -395,6 +432,11 @@ fn requests(shared: &Shared, mut client: TcpStream, mut server: TcpStream, next:
             *next.lock().unwrap_or_else(|p| p.into_inner()) = Some(by);
         }
         if let Fault::DelayRequests(by) = fault {
+            std::thread::sleep(by);
+        }
+        if fault != Fault::BlackHole
+            && let Some(by) = shared.delay_for(&buf[..n])
+        {
             std::thread::sleep(by);
         }
         if fault != Fault::BlackHole && server.write_all(&buf[..n]).is_err() {
