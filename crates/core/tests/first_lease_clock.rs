@@ -106,6 +106,24 @@ fn rival_takes_it(
     (said == b"1", after)
 }
 
+/// Once the child says it won: the replies pass again, a rival takes the
+/// key as soon as Redis lets it go ([`rival_takes_it`]), and the child
+/// ends. What the child said then, and how long after its win.
+fn after_the_win(
+    server: &RedisServer,
+    proxy: &Proxy,
+    key: &[u8],
+    mut child: Child,
+) -> (bool, Duration) {
+    assert_eq!(child.recv(Duration::from_secs(20)).unwrap(), b"won");
+    let won = Instant::now();
+    proxy.pass();
+    let seen = rival_takes_it(server, key, &child, won);
+    child.send(b"end");
+    child.wait(Duration::from_secs(10));
+    seen
+}
+
 /// The renewals (and a queue wait's top-up, the same script) refused by
 /// the proxy: Redis keeps the hold only as long as the request that won it
 /// set.
@@ -123,18 +141,13 @@ fn a_first_lease_won_by_a_late_try_counts_from_its_send() {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("first-lease-try");
-    let mut child = Child::fork(holder(proxy.url(), key.clone(), Duration::ZERO));
+    let child = Child::fork(holder(proxy.url(), key.clone(), Duration::ZERO));
     assert_eq!(child.recv(Duration::from_secs(10)).unwrap(), b"ready");
     refuse_renewals(&proxy);
     // Every reply held up: the script check's, then the try's.
     proxy.delay(HELD_UP);
     child.send(b"go");
-    assert_eq!(child.recv(Duration::from_secs(20)).unwrap(), b"won");
-    let won = Instant::now();
-    proxy.pass();
-    let (ours, after) = rival_takes_it(&server, &key, &child, won);
-    child.send(b"end");
-    child.wait(Duration::from_secs(10));
+    let (ours, after) = after_the_win(&server, &proxy, &key, child);
     assert!(
         !ours,
         "is_acquired() said true after the lease had run out in Redis and a rival took the \
@@ -152,7 +165,7 @@ fn a_first_lease_won_by_a_late_queue_step_counts_from_its_send() {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("first-lease-queue");
-    let mut child = Child::fork(holder(proxy.url(), key.clone(), Duration::from_secs(10)));
+    let child = Child::fork(holder(proxy.url(), key.clone(), Duration::from_secs(10)));
     assert_eq!(child.recv(Duration::from_secs(10)).unwrap(), b"ready");
     refuse_renewals(&proxy);
     // Someone else's hold, 1 s left: the child queues behind it.
@@ -173,12 +186,7 @@ fn a_first_lease_won_by_a_late_queue_step_counts_from_its_send() {
         expires.saturating_duration_since(Instant::now()) - Duration::from_millis(30),
     );
     proxy.delay(HELD_UP);
-    assert_eq!(child.recv(Duration::from_secs(20)).unwrap(), b"won");
-    let won = Instant::now();
-    proxy.pass();
-    let (ours, after) = rival_takes_it(&server, &key, &child, won);
-    child.send(b"end");
-    child.wait(Duration::from_secs(10));
+    let (ours, after) = after_the_win(&server, &proxy, &key, child);
     assert!(
         !ours,
         "is_acquired() said true after the lease had run out in Redis and a rival took the \

@@ -32,20 +32,50 @@ const REFUSED: Duration = Duration::from_millis(600);
 /// How long the holder is watched after its acquire.
 const WATCHED: Duration = Duration::from_millis(1_200);
 
+/// Options with `auto_renew` (so `is_acquired()` answers from the
+/// belief) and `more`.
+fn options(more: &[(&str, OptionValue)]) -> LockOptions {
+    let mut options = LockOptions::default();
+    options.set("auto_renew", OptionValue::Bool(true)).unwrap();
+    for (option, value) in more {
+        options.set(option, value.clone()).unwrap();
+    }
+    options
+}
+
+/// Watches `lock` for [`WATCHED`]: each time it believes it holds the key
+/// while Redis has another value there (or none), when (counted from
+/// `since`) and what Redis had.
+fn believed_not_held(
+    server: &RedisServer,
+    lock: &mut Lock,
+    token: &[u8],
+    since: Instant,
+) -> Vec<(Duration, Option<Vec<u8>>)> {
+    let name = lock.key().to_vec();
+    let mut observer = server.client();
+    let mut violations = Vec::new();
+    let watched = Instant::now();
+    while watched.elapsed() < WATCHED {
+        let believed = lock.is_acquired().unwrap();
+        let owner: Option<Vec<u8>> = redis::cmd("GET").arg(&name).query(&mut observer).unwrap();
+        if believed && owner.as_deref() != Some(token) {
+            violations.push((since.elapsed(), owner));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    violations
+}
+
 #[test]
 fn a_late_wins_undo_never_releases_the_hold_its_wait_took() {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("late-win");
-    let name = String::from_utf8(key.clone()).unwrap();
-    let mut options = LockOptions::default();
-    for (option, value) in [
-        ("auto_renew", OptionValue::Bool(true)),
+    let options = options(&[
         ("retry_delay", OptionValue::Number(0.05)),
         ("read_timeout", OptionValue::Number(2.0)),
-    ] {
-        options.set(option, value).unwrap();
-    }
+    ]);
     let mut holder = Lock::new(key.clone(), TTL, &[proxy.url()], options).unwrap();
     // The scripts are checked before the first try: not the request held.
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
@@ -60,21 +90,11 @@ fn a_late_wins_undo_never_releases_the_hold_its_wait_took() {
     );
     assert_eq!(proxy.replies_held(), 1, "the try's reply was held up");
     let token = String::from_utf8(holder.token().unwrap()).unwrap();
-    let mut observer = server.client();
-    let mut violations = Vec::new();
-    let watched = Instant::now();
-    while watched.elapsed() < WATCHED {
-        let believed = holder.is_acquired().unwrap();
-        let owner: Option<String> = redis::cmd("GET").arg(&name).query(&mut observer).unwrap();
-        if believed && owner.as_deref() != Some(&token[..]) {
-            violations.push((started.elapsed(), owner));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let violations = believed_not_held(&server, &mut holder, token.as_bytes(), started);
     assert!(
         violations.is_empty(),
         "believed held while Redis had {:?} (at {:?} after the acquire began), {} times",
-        violations[0].1,
+        violations[0].1.as_deref().map(String::from_utf8_lossy),
         violations[0].0,
         violations.len()
     );
@@ -99,17 +119,13 @@ fn a_late_steps_give_back_never_releases_what_the_wait_wins_next() {
     let key = unique_key("late-step");
     let name = String::from_utf8(key.clone()).unwrap();
     let owner = b"late-step-owner".to_vec();
-    let mut options = LockOptions::default();
-    for (option, value) in [
-        ("auto_renew", OptionValue::Bool(true)),
+    let options = options(&[
         // The waiter's wake-up wait blocks when the release comes.
         ("retry_delay", OptionValue::Number(1.0)),
         ("read_timeout", OptionValue::Number(1.0)),
         ("reentrant", OptionValue::Bool(false)),
         ("owner", OptionValue::Text(owner.clone())),
-    ] {
-        options.set(option, value).unwrap();
-    }
+    ]);
     let mut waiter = Lock::new(key.clone(), TTL, &[proxy.url()], options).unwrap();
     assert!(waiter.acquire(Duration::ZERO, &never).unwrap());
     assert!(waiter.release().unwrap());
@@ -143,17 +159,10 @@ fn a_late_steps_give_back_never_releases_what_the_wait_wins_next() {
         return;
     }
     assert!(got.unwrap(), "a 3 s wait either wins or fails");
-    let mut observer = server.client();
-    let mut violations = Vec::new();
-    let watched = Instant::now();
-    while watched.elapsed() < WATCHED {
-        let believed = waiter.is_acquired().unwrap();
-        let holder: Option<Vec<u8>> = redis::cmd("GET").arg(&name).query(&mut observer).unwrap();
-        if believed && holder.as_deref() != Some(&owner[..]) {
-            violations.push(watched.elapsed());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let violations: Vec<Duration> = believed_not_held(&server, &mut waiter, &owner, Instant::now())
+        .into_iter()
+        .map(|(at, _)| at)
+        .collect();
     assert!(
         violations.is_empty(),
         "believed held while Redis had it no more, at {violations:?} after the acquire"

@@ -62,11 +62,11 @@ struct Shared {
     /// Armed by [`Proxy::hold_reply_to`]: the bytes a request must contain
     /// (every part) and how long its reply is held back. Taken by the
     /// first request that matches.
-    hold: Mutex<Option<(Vec<Vec<u8>>, Duration)>>,
+    hold: Armed,
     /// Set by [`Proxy::delay_request_to_all`]: the parts a request must
     /// contain (every part) and how long it is held back in flight. Taken
     /// by the first request that matches.
-    delay: Mutex<Option<(Vec<Vec<u8>>, Duration)>>,
+    delay: Armed,
     /// A reply is being held back now.
     holding: AtomicBool,
     /// Replies held back so far.
@@ -96,27 +96,13 @@ impl Shared {
     /// `by` when `request` contains every part of the armed pattern
     /// (disarming it).
     fn hold_for(&self, request: &[u8]) -> Option<Duration> {
-        let mut hold = self.hold.lock().unwrap_or_else(|p| p.into_inner());
-        let (parts, by) = hold.as_ref()?;
-        let found = !parts.is_empty() && parts.iter().all(|part| contains(request, part));
-        let by = *by;
-        found.then(|| {
-            *hold = None;
-            by
-        })
+        take_if_matched(&self.hold, request)
     }
 
     /// How long `request` is held back in flight, if it is the one
     /// [`Proxy::delay_request_to_all`] waits for.
     fn delay_for(&self, request: &[u8]) -> Option<Duration> {
-        let mut delay = self.delay.lock().unwrap_or_else(|p| p.into_inner());
-        let (parts, by) = delay.as_ref()?;
-        let found = !parts.is_empty() && parts.iter().all(|part| contains(request, part));
-        let by = *by;
-        found.then(|| {
-            *delay = None;
-            by
-        })
+        take_if_matched(&self.delay, request)
     }
 
     /// Whether `request` is to be refused now ([`Proxy::refuse_requests_with`]).
@@ -145,6 +131,23 @@ impl Refusal {
             false => self.patterns.iter().any(found),
         }
     }
+}
+
+/// A one-shot rule: the parts a request must all contain, and a duration.
+type Armed = Mutex<Option<(Vec<Vec<u8>>, Duration)>>;
+
+/// A one-shot rule armed in `slot` (the parts a request must all
+/// contain, and a duration): its duration when `request` matches it,
+/// disarming it.
+fn take_if_matched(slot: &Armed, request: &[u8]) -> Option<Duration> {
+    let mut armed = slot.lock().unwrap_or_else(|p| p.into_inner());
+    let (parts, by) = armed.as_ref()?;
+    let found = !parts.is_empty() && parts.iter().all(|part| contains(request, part));
+    let by = *by;
+    found.then(|| {
+        *armed = None;
+        by
+    })
 }
 
 /// Whether `bytes` contains `part` (a non-empty one).
