@@ -168,3 +168,45 @@ fn a_late_steps_give_back_never_releases_what_the_wait_wins_next() {
         "believed held while Redis had it no more, at {violations:?} after the acquire"
     );
 }
+
+#[test]
+fn a_late_read_try_with_wait_left_goes_on_waiting() {
+    // A reader's plain try on the free lock (SET NX of the lone read mark)
+    // is answered after its lease ended. With wait left, the acquire used
+    // to give the try back and return false at once; now the wait's first
+    // step settles it (its own lone mark, if still there, is claimed for a
+    // whole lease) and the reader holds the lock when acquireRead returns.
+    let server = RedisServer::start();
+    let proxy = Proxy::start(&server);
+    let key = unique_key("late-read");
+    let name = String::from_utf8(key.clone()).unwrap();
+    let options = options(&[
+        ("retry_delay", OptionValue::Number(0.05)),
+        ("read_timeout", OptionValue::Number(2.0)),
+    ]);
+    let mut reader = Lock::new(key.clone(), TTL, &[proxy.url()], options).unwrap();
+    // The scripts are checked before the first try: not the request held.
+    assert!(reader.acquire_read(Duration::ZERO, &never).unwrap());
+    assert!(reader.release().unwrap());
+
+    proxy.hold_reply_to(b"~~read:", HELD_UP);
+    let started = Instant::now();
+    assert!(
+        reader.acquire_read(Duration::from_secs(3), &never).unwrap(),
+        "the wait after the late try takes a read hold"
+    );
+    assert_eq!(proxy.replies_held(), 1, "the try's reply was held up");
+    assert!(started.elapsed() < Duration::from_secs(3), "not a timeout");
+    assert!(reader.is_acquired().unwrap());
+    let held: Option<Vec<u8>> = server.cmd(&["GET", &name]);
+    assert!(
+        held.as_deref().is_some_and(|h| h.starts_with(b"~~read")),
+        "Redis holds the lock for reading: {:?}",
+        held.as_deref().map(String::from_utf8_lossy)
+    );
+    // A writer is kept out while the read hold lasts.
+    let mut writer = common::lock(&server, &key, 10.0);
+    assert!(!writer.acquire(Duration::ZERO, &never).unwrap());
+    assert!(reader.release().unwrap());
+    assert!(writer.acquire(Duration::ZERO, &never).unwrap());
+}

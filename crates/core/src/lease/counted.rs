@@ -130,7 +130,19 @@ impl Counter<'_> {
             }
         };
         let taken = match tried {
-            Ok(Step::Won { left_ms, .. }) => self.in_time(sent, left_ms, &steps),
+            Ok(Step::Won { left_ms, .. }) if self.in_time(sent, left_ms) => Taken::Won(sent),
+            // Won too late: with wait left, the wait's first step settles
+            // it (a hold still ours is claimed for its whole lease, as on a
+            // replay) and nothing is undone, so no late undo can meet the
+            // hold that wait takes under the same token.
+            Ok(Step::Won { .. }) if Instant::now() < deadline => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                self.wait_or_give_back(token, count, &steps, left, stop)?
+            }
+            Ok(Step::Won { .. }) => {
+                self.give_back_late(token, count, &steps);
+                Taken::Out
+            }
             Ok(Step::Waiting { .. }) if wait.is_zero() => Taken::Out,
             // A try whose connection dropped: the wait's steps find what it
             // took, if anything.
@@ -194,10 +206,15 @@ impl Counter<'_> {
         };
         let sent = Instant::now();
         Ok(match self.on_master(&|_| steps.step(Mode::Try, false))? {
-            Step::Won { left_ms, .. } => match self.in_time(sent, left_ms, &steps) {
-                Taken::Won(sent) => Promoted::Won(sent),
-                _ => Promoted::Out,
-            },
+            Step::Won { left_ms, .. } if self.in_time(sent, left_ms) => Promoted::Won(sent),
+            Step::Won { .. } => {
+                // Too late: given back (the lock freed if it was ours to
+                // write). Unanswered, the promotion fails with that error
+                // rather than leave an undo that a later promotion under
+                // the same token could meet.
+                self.on_master(&|_| steps.give_back(false))?;
+                Promoted::Out
+            }
             Step::Waiting { .. } if !wait.is_zero() => {
                 match self.wait(&steps, wait, stop, false)? {
                     Waited::Won { sent, .. } => Promoted::Won(sent),
@@ -277,16 +294,23 @@ impl Counter<'_> {
         )
     }
 
-    /// A hold won by a plain try sent at `sent` counts only if its lease is
-    /// not over when the reply is read (nor, for one that was ours
-    /// already, what it had left); otherwise it is given back.
-    fn in_time(&self, sent: Instant, left_ms: Option<u64>, steps: &dyn Steps) -> Taken {
+    /// Whether a hold won by a plain try sent at `sent` counts: only if its
+    /// lease is not over when the reply is read (nor, for one that was
+    /// ours already, what it had left).
+    fn in_time(&self, sent: Instant, left_ms: Option<u64>) -> bool {
         let lease = left_ms.map_or(self.ttl_ms, |left| left.min(self.ttl_ms));
-        if sent.elapsed() < Duration::from_millis(lease) {
-            return Taken::Won(sent);
+        sent.elapsed() < Duration::from_millis(lease)
+    }
+
+    /// Gives back a hold a plain try won too late, with no wait left to
+    /// settle it; unanswered, the give-back is resent later ([`pending`])
+    /// like any release without a reply.
+    fn give_back_late(&self, token: &[u8], count: u32, steps: &dyn Steps) {
+        if let Err(err) = self.on_master(&|_| steps.give_back(false))
+            && err.is_connection_error()
+        {
+            give_back_later(self.topology, self.keys, token, count, self.ttl_ms);
         }
-        let _ = self.on_master(&|_| steps.give_back(false));
-        Taken::Out
     }
 
     /// Before this process's first acquire of such holds on the server:
