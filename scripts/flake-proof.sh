@@ -72,7 +72,10 @@ loop() {
       local log=${mark%.failed}.out
       local tests
       tests=$(grep -E '^test .* \.\.\. FAILED$' "$log" | awk '{print $2}' | tr '\n' ' ' || true)
-      failed="$failed$(basename "${mark%.failed}"): ${tests:-$(tail -n 2 "$log" | tr '\n' ' ')};"
+      # The first panic's place and message, so a summary line says why.
+      local why
+      why=$(grep -A1 -m1 'panicked at' "$log" | tr '\n' ' ' | cut -c1-400 || true)
+      failed="$failed$(basename "${mark%.failed}"): ${tests:-$(tail -n 2 "$log" | tr '\n' ' ')} ${why};"
     done
     if [ -z "$failed" ]; then
       echo "run $i ok $((took / 1000)).$(printf '%03d' $((took % 1000)))s load $(cut -d' ' -f1 /proc/loadavg)" >>"$dir/$name.log"

@@ -41,6 +41,8 @@ flake_passed=$(awk '/proof copy: [0-9]+ runs passed/ {for (i = 2; i <= NF; i++) 
 flake_failed=$(awk '/copy: [0-9]+ runs passed, [0-9]+ failed/ {for (i = 2; i <= NF; i++) if ($i == "failed") s += $(i - 1)} END {print s + 0}' "$log.flake")
 [ "$flake_status" = 0 ] || [ "$flake_failed" -gt 0 ] || flake_failed=1
 [ "$flake_passed" -gt 0 ] || [ "$flake_failed" -gt 0 ] || flake_failed=1
+# Its failures (test names and first panic) are repeated at the end.
+flake_fails=$(grep -E ' FAIL ' "$log.flake" || true)
 rm -f "$log.flake"
 
 bash scripts/build.sh
@@ -125,6 +127,7 @@ failed=$((cargo_failed + flake_failed + phpt_failed + phpt_skipped + topo_failed
 [ "$valgrind_status" = 0 ] || failed=$((failed + 1))
 echo "cargo test: ${cargo_passed} passed, ${cargo_failed} failed"
 echo "flake check (core suite beside a second copy): ${flake_passed} runs passed, ${flake_failed} failed"
+[ -z "$flake_fails" ] || echo "$flake_fails" | cut -c1-1200
 echo "$phpt_line"
 printf '%s\n' "${topo_lines[@]}"
 echo "$sapi_line"
