@@ -496,15 +496,18 @@ fn a_rounds_pending_undo_never_removes_a_later_rounds_win() {
         "a try, its replay and an undo refused"
     );
     let token = String::from_utf8(waiter.token().unwrap()).unwrap();
+    // The masters the wait won on: a quorum, not always all three (on a
+    // busy machine a round can reach a master before the rival's release
+    // does).
+    let owns = |server: &RedisServer| {
+        server.cmd::<Option<String>>(&["GET", &name]).as_deref() == Some(&token[..])
+    };
+    let won: Vec<usize> = (0..servers.len()).filter(|&i| owns(&servers[i])).collect();
+    assert!(won.len() >= 2, "won on a quorum: {won:?}");
     // Past the refusals: the pending undos have been sent again by now.
     std::thread::sleep(Duration::from_millis(1_800));
-    for (i, server) in servers.iter().enumerate() {
-        let owner: Option<String> = server.cmd(&["GET", &name]);
-        assert_eq!(
-            owner.as_deref(),
-            Some(&token[..]),
-            "master {i} lost the hold the wait won"
-        );
+    for i in won {
+        assert!(owns(&servers[i]), "master {i} lost the hold the wait won");
     }
     assert!(waiter.is_acquired().unwrap());
     assert!(waiter.release().unwrap());
