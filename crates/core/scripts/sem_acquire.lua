@@ -7,7 +7,9 @@
 -- '1' a waiter's step, '2' a waiter giving up, ARGV[6] = mark's life ms,
 -- ARGV[7] = when the waiter began to wait (µs, its clock), ARGV[8] = grace
 -- ms (allowed clock difference), ARGV[9] = how many permits, ARGV[10] =
--- '1' on a replay (the first try's reply was lost)
+-- '1' on a replay (the first try's reply was lost), ARGV[11] = '1' on a
+-- wait's first step under a fresh token (never queued, so nothing was
+-- handed to it, and it has no queue entry to leave)
 -- Returns {1} when the permits are ours, {1, ms} when they were ours
 -- already (handed to us by a release, or our first try's on a replay) and
 -- had ms left by our clock (they count only if the reply comes within
@@ -18,6 +20,7 @@
 local holders, queue = KEYS[1], KEYS[2]
 local token, permits, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local mode, grace, count = ARGV[5], tonumber(ARGV[8]), tonumber(ARGV[9])
+local replay, fresh = ARGV[10] == '1', ARGV[11] == '1' and ARGV[10] ~= '1'
 local dead_at = now - grace
 local life = ttl + grace + 1000
 
@@ -41,16 +44,27 @@ local function members()
   return names
 end
 
+-- Whether this step may have a queue entry to leave: a waiter's step that
+-- is not the first under a fresh token.
+local queued = mode ~= '0' and not fresh
+
+-- Drops our mark and wake-up list, and (`entry`) our queue entry, if we
+-- may have them.
+local function unqueue(entry)
+  if queued then
+    if entry then
+      redis.call('ZREM', queue, token)
+    end
+    redis.call('DEL', holders .. '~~a~' .. token, holders .. '~~w~' .. token)
+  end
+end
+
 -- Takes our permits for the whole lease (others hold too, or nobody: see
--- won()), and leaves the queue after a waiter's step.
+-- won()).
 local function claim()
   redis.call('ZADD', holders, unpack(units(now + ttl)))
   if redis.call('PTTL', holders) < life then
     redis.call('PEXPIRE', holders, life)
-  end
-  if mode ~= '0' then
-    redis.call('ZREM', queue, token)
-    redis.call('DEL', holders .. '~~a~' .. token, holders .. '~~w~' .. token)
   end
 end
 
@@ -61,11 +75,14 @@ end
 -- caller. Our clock is as old as this request, which may have been held
 -- up in flight: the caller counts the permits only if the reply comes
 -- before the lease left here ends. (A plain try's fresh token is nowhere
--- yet: not looked for.)
-if mode ~= '0' or ARGV[10] == '1' then
+-- yet: not looked for, nor a wait's first step's.) Permits of ours are
+-- never queued as well: a release's grant took us out of the queue (and
+-- left our mark and wake-up list to us), and a step that won left it.
+if queued or replay then
   local mine = tonumber(redis.call('ZSCORE', holders, token))
   if mine and mine > now then
     claim()
+    unqueue(false)
     return {1, mine - now}
   elseif mine then
     redis.call('ZREM', holders, unpack(members()))
@@ -73,7 +90,11 @@ if mode ~= '0' or ARGV[10] == '1' then
 end
 
 local live = redis.call('ZCOUNT', holders, '(' .. dead_at, '+inf')
-local waiting = redis.call('EXISTS', queue)
+local free = permits - live
+-- Whether anyone waits matters only while permits are free (to serve
+-- waiters first, or take them at once when nobody waits): with none
+-- free, nobody is served now and we join or stay in the queue.
+local waiting = free > 0 and redis.call('EXISTS', queue) or 1
 
 local function won()
   if live == 0 then
@@ -85,13 +106,10 @@ local function won()
     args[#args + 1] = '~~n'
     redis.call('ZADD', holders, unpack(args))
     redis.call('PEXPIRE', holders, life)
-    if mode ~= '0' then
-      redis.call('ZREM', queue, token)
-      redis.call('DEL', holders .. '~~a~' .. token, holders .. '~~w~' .. token)
-    end
   else
     claim()
   end
+  unqueue(true)
   return {1}
 end
 
@@ -105,12 +123,13 @@ if live > 0 or waiting == 1 then
 end
 -- Fast path: enough permits are free and nobody waits for any (a plain
 -- try, or a wait's first step: it joins the queue only if they are not).
-if mode ~= '2' and waiting == 0 and ARGV[10] ~= '1' and (mode == '0' or live + count <= permits) then
+if mode ~= '2' and waiting == 0 and not replay and (mode == '0' or live + count <= permits) then
   if live + count <= permits then
     -- One acquire in 16 (its random token ends in 0) drops up to 8 ended
     -- leases: holders that died without a release do not pile up in S~~s
     -- while the semaphore is never full (a call off this path drops them
-    -- too). Ended leases are never counted, so this is only about memory.
+    -- too: drop_ended). Ended leases are never counted, so this is only
+    -- about memory.
     if string.sub(token, -1) == '0' then
       local dead = redis.call('ZRANGEBYSCORE', holders, '(0', dead_at, 'LIMIT', 0, 8)
       if #dead > 0 then
@@ -129,9 +148,11 @@ if mode == '2' then
   leave_queue(holders, queue, token)
   return {2}
 end
--- Waiters first, in order; we may be one of them.
-local free, more, blocked, served = grant(holders, holders, queue, now,
-  free_permits(holders, permits, dead_at, token), grace, token)
+-- Waiters first, in order; we may be one of them. (Ended leases are never
+-- counted live, so dropping some leaves `free` as it is.)
+drop_ended(holders, dead_at, token)
+local more, blocked, served
+free, more, blocked, served = grant(holders, holders, queue, now, free, grace, token)
 if served then
   return won()
 end

@@ -19,18 +19,20 @@ for i = 2, tonumber(ARGV[5]) do
   names[#names + 1] = token .. '#' .. i
 end
 local held = redis.call('ZREM', holders, unpack(names)) > 0 and 1 or 0
-if redis.call('EXISTS', queue) == 0 then
+local head = redis.call('ZRANGE', queue, 0, 0)[1]
+if not head then
   return held + 4
 end
 -- @include queue
 -- @include semaphore
 if ARGV[4] == '1' then
   leave_queue(holders, queue, token)
+  head = nil
 end
 local permits = tonumber(redis.call('ZSCORE', holders, '~~n'))
 if permits then
   local _, more = grant(holders, holders, queue, now,
-    free_permits(holders, -permits, now - grace, token), grace, token)
+    free_permits(holders, -permits, now - grace, token), grace, token, head)
   if more then
     return held + 2
   end

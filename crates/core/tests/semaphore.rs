@@ -300,7 +300,7 @@ fn the_scripts_answer_a_replayed_try_and_a_give_up() {
         ttl_ms: 5_000,
     };
     let try_once =
-        |token: &[u8], mode, replay| calls::acquire(&k, token, ask, mode, 1_500, 1, replay);
+        |token: &[u8], mode, replay| calls::acquire(&k, token, ask, mode, 1_500, 1, replay, false);
     let q = |call: redislock_core::protocol::call::Call<Step>, con: &mut redis::Connection| {
         call.query(con).unwrap()
     };
@@ -408,7 +408,7 @@ fn a_departed_waiter_delays_the_next_by_at_most_its_marks_life() {
         count: 1,
         ttl_ms: 5_000,
     };
-    let step = calls::acquire(&k, b"ghost", ask, Mode::Wait, 600, 1, false);
+    let step = calls::acquire(&k, b"ghost", ask, Mode::Wait, 600, 1, false, false);
     assert!(matches!(
         step.query(&mut server.client()).unwrap(),
         Step::Waiting { .. }
@@ -428,6 +428,9 @@ fn a_departed_waiter_delays_the_next_by_at_most_its_marks_life() {
     let score: Option<f64> =
         server.cmd(&["ZSCORE", std::str::from_utf8(&k.holders).unwrap(), "ghost"]);
     assert!(score.is_some(), "the permit went to the first waiter");
+    let wake = format!("{}~~w~ghost", String::from_utf8_lossy(&k.holders));
+    let woken: i64 = server.cmd(&["EXISTS", &wake]);
+    assert_eq!(woken, 1, "the ghost was woken");
     let (got, at, mut s) = live.join().unwrap();
     assert!(got);
     // The ghost's mark (0.6 s) and the clock grace (0.5 s), then the live
@@ -436,6 +439,13 @@ fn a_departed_waiter_delays_the_next_by_at_most_its_marks_life() {
     assert!(delay < Duration::from_millis(1_800), "{delay:?}");
     assert!(delay > Duration::from_millis(300), "{delay:?}");
     assert!(s.release().unwrap());
+    // The ghost never came to drop its mark and wake-up list (a grant
+    // leaves them to the waiter's claim): they expire by themselves, the
+    // wake-up a second after the grant's short lease.
+    std::thread::sleep(Duration::from_millis(1_700).saturating_sub(released.elapsed()));
+    let pattern = format!("{}*ghost*", String::from_utf8_lossy(&k.holders));
+    let left: Vec<String> = server.cmd(&["KEYS", &pattern]);
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]
@@ -654,7 +664,7 @@ fn a_handed_permit_claimed_after_it_ended_is_not_taken() {
             count: 1,
             ttl_ms,
         };
-        calls::acquire(&k, token, ask, mode, 300, 1, false)
+        calls::acquire(&k, token, ask, mode, 300, 1, false, false)
             .query(&mut con)
             .unwrap()
     };

@@ -68,9 +68,10 @@ end
 -- The longest-waiting live waiter, with its mark; the departed ones looked
 -- at before it are dropped. Returns nil, nil, true when the DEPARTED
 -- waiters looked at were all departed and others wait behind them (the
--- caller calls again), nil, nil, false when nobody waits.
-local function first_live(lock, queue)
-  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+-- caller calls again), nil, nil, false when nobody waits. `known_head`:
+-- the queue's head as the caller just read it (not read again), if any.
+local function first_live(lock, queue, known_head)
+  local head = known_head or redis.call('ZRANGE', queue, 0, 0)[1]
   if not head then
     return nil, nil, false
   end

@@ -10,18 +10,23 @@
 -- ARGV), so clocks may differ by up to grace. No call looks at more than
 -- SCAN holders or DEPARTED waiters.
 
--- Returns how many permits are free (permits - live ones). One call in 16
--- (the caller's random token ends in 0) first drops up to SCAN permits
--- whose lease ended (at or before dead_at; ~~n, scored below 0, is never
--- one): ended leases are never counted, so dropping them is only about
--- memory, and costs the other calls nothing.
-local function free_permits(holders, permits, dead_at, token)
+-- One call in 16 (the caller's random token ends in 0) drops up to SCAN
+-- permits whose lease ended (at or before dead_at; ~~n, scored below 0, is
+-- never one): ended leases are never counted, so dropping them is only
+-- about memory, and costs the other calls nothing.
+local function drop_ended(holders, dead_at, token)
   if string.sub(token, -1) == '0' then
     local dead = redis.call('ZRANGEBYSCORE', holders, '(0', dead_at, 'LIMIT', 0, SCAN)
     if #dead > 0 then
       redis.call('ZREM', holders, unpack(dead))
     end
   end
+end
+
+-- Returns how many permits are free (permits - live ones), after
+-- drop_ended.
+local function free_permits(holders, permits, dead_at, token)
+  drop_ended(holders, dead_at, token)
   return permits - redis.call('ZCOUNT', holders, '(' .. dead_at, '+inf')
 end
 
@@ -31,22 +36,26 @@ end
 -- semaphore.Weighted). Each becomes a holder for what is left of its
 -- mark's life (at most its ttl), counted live until the mark would have
 -- ended (by this clock, grace included: its score is the grace short of
--- it, half the lease at least, for a mark shorter than the grace); its
--- mark says "h", and it is woken; the step it sent behind its wake-up wait
--- claims its whole lease at once. At most SCAN waiters a call. Returns the
--- permits still free, true when more may be owed to waiters not yet looked
--- at (departed ones stood in the way, or SCAN were served: the caller
--- calls again), true when the first live waiter asks more than is free,
--- and true when the waiter `me` was among those served. `grace`: how far
--- clients' clocks may differ (ms).
-local function grant(base, holders, queue, now, free, grace, me)
+-- it, half the lease at least, for a mark shorter than the grace); it
+-- leaves the queue and is woken; the step it sent behind its wake-up wait
+-- finds its permits, claims its whole lease at once and drops its mark
+-- and wake-up list (nothing reads a mark off the queue: a waiter that
+-- departed leaves them to expire). At most SCAN
+-- waiters a call. Returns the permits still free, true when more may be
+-- owed to waiters not yet looked at (departed ones stood in the way, or
+-- SCAN were served: the caller calls again), true when the first live
+-- waiter asks more than is free, and true when the waiter `me` was among
+-- those served. `grace`: how far clients' clocks may differ (ms). `head`:
+-- the queue's head as the caller just read it, if any.
+local function grant(base, holders, queue, now, free, grace, me, head)
   local served, mine = 0, false
   while true do
     if free <= 0 then
       -- Nothing to hand: whoever waits asks more than is free.
       return free, false, true, mine
     end
-    local token, mark, more = first_live(base, queue)
+    local token, mark, more = first_live(base, queue, head)
+    head = nil
     if not token then
       return free, more, false, mine
     end
@@ -68,8 +77,11 @@ local function grant(base, holders, queue, now, free, grace, me)
         args[#args + 1] = token .. '#' .. i
       end
       redis.call('ZADD', holders, unpack(args))
-      redis.call('SET', at, 'h', 'PX', claim)
-      wake(base, token, claim)
+      -- Woken once: it left the queue, so no other grant wakes it (a
+      -- wake-up its step did not consume only costs a spare step).
+      local list = wake_key(base, token)
+      redis.call('RPUSH', list, '1')
+      redis.call('PEXPIRE', list, claim + 1000)
       free = free - asked
       served = served + 1
       mine = mine or token == me

@@ -11,6 +11,7 @@
 //! the caller's already (handed over, or its first try's on a replay)
 //! counts only if the reply comes within what it had left by that reading.
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -104,13 +105,14 @@ impl Counter<'_> {
             count,
             alive_ms: queue::alive_window(self.options.retry_delay),
             arrival: clock::now_us(),
+            stepped: Cell::new(false),
         };
         if self.permits > 0 && !wait.is_zero() {
             // A semaphore's wait starts with its first step, which takes
             // free permits as a try does (one round trip when nobody
             // waits) or joins the queue: a try first would cost a script
             // call of its own whenever the semaphore is full.
-            return self.wait_or_give_back(token, count, &steps, wait, stop);
+            return self.wait_or_give_back(token, count, &steps, wait, stop, false);
         }
         // A read hold tries the free lock key first, as a writer does (a
         // lone reader: one SET); found held, it goes on with the script.
@@ -137,7 +139,7 @@ impl Counter<'_> {
             // hold that wait takes under the same token.
             Ok(Step::Won { .. }) if Instant::now() < deadline => {
                 let left = deadline.saturating_duration_since(Instant::now());
-                self.wait_or_give_back(token, count, &steps, left, stop)?
+                self.wait_or_give_back(token, count, &steps, left, stop, true)?
             }
             Ok(Step::Won { .. }) => {
                 self.give_back_late(token, count, &steps);
@@ -147,9 +149,11 @@ impl Counter<'_> {
             // A try whose connection dropped: the wait's steps find what it
             // took, if anything.
             Err(err) if err.is_retryable() && !wait.is_zero() => {
-                self.wait_or_give_back(token, count, &steps, wait, stop)?
+                self.wait_or_give_back(token, count, &steps, wait, stop, true)?
             }
-            Ok(Step::Waiting { .. }) => self.wait_or_give_back(token, count, &steps, wait, stop)?,
+            Ok(Step::Waiting { .. }) => {
+                self.wait_or_give_back(token, count, &steps, wait, stop, false)?
+            }
             Ok(Step::Mismatch(n)) => Taken::Mismatch(n),
             Ok(Step::GaveUp | Step::Gone | Step::Again) => Taken::Out,
             Err(err) => {
@@ -164,7 +168,9 @@ impl Counter<'_> {
     }
 
     /// Waits in the queue; a wait that failed with a connection error may
-    /// have left a hold or a queue entry: given back later.
+    /// have left a hold or a queue entry: given back later. `unknown`: a
+    /// try before it may have taken a hold (no reply, or one too late), so
+    /// the first step is a replay that looks for it.
     fn wait_or_give_back(
         &self,
         token: &[u8],
@@ -172,8 +178,9 @@ impl Counter<'_> {
         steps: &dyn Steps,
         wait: Duration,
         stop: &dyn Fn() -> bool,
+        unknown: bool,
     ) -> Result<Taken> {
-        match self.wait(steps, wait, stop, true) {
+        match self.wait(steps, wait, stop, unknown) {
             Ok(Waited::Won { sent, .. }) => Ok(Taken::Won(sent)),
             Ok(Waited::Mismatch(n)) => Ok(Taken::Mismatch(n)),
             Ok(Waited::Out | Waited::Gone) => Ok(Taken::Out),
@@ -271,9 +278,9 @@ impl Counter<'_> {
         })
     }
 
-    /// Waits in the queue with `steps` (the lease engine's loop).
-    /// (`unknown` makes no difference to these steps: a replay finds its
-    /// first try's entry by itself.)
+    /// Waits in the queue with `steps` (the lease engine's loop);
+    /// `unknown`: the first step replays (a try before it may have taken a
+    /// hold).
     fn wait(
         &self,
         steps: &dyn Steps,
@@ -337,6 +344,8 @@ struct Holder<'a> {
     count: u32,
     alive_ms: u64,
     arrival: u64,
+    /// A step was built already: the token may be queued or hold.
+    stepped: Cell<bool>,
 }
 
 impl Holder<'_> {
@@ -371,6 +380,7 @@ impl Steps for Holder<'_> {
             count: self.count,
             ttl_ms: c.ttl_ms,
         };
+        let fresh = !self.stepped.replace(true) && !replay;
         calls::acquire(
             c.keys,
             self.token,
@@ -379,6 +389,7 @@ impl Steps for Holder<'_> {
             self.alive_ms,
             self.arrival,
             replay,
+            fresh && mode == Mode::Wait,
         )
     }
 

@@ -28,7 +28,10 @@ pub struct Ask {
 }
 
 /// An acquire, or a step of a blocking acquire, of `token`; `replay` when
-/// the first try's reply was lost.
+/// the first try's reply was lost; `fresh` for a wait's first step under a
+/// token that was never queued nor sent (a semaphore's script then skips
+/// looking for permits handed to it and for a queue entry to leave).
+#[allow(clippy::too_many_arguments)]
 pub fn acquire(
     keys: &SemKeys,
     token: &[u8],
@@ -37,6 +40,7 @@ pub fn acquire(
     alive_ms: u64,
     arrival_us: u64,
     replay: bool,
+    fresh: bool,
 ) -> Call<Step> {
     let mode = mode.arg();
     let ttl_ms = ask.ttl_ms;
@@ -54,6 +58,7 @@ pub fn acquire(
                 grace_ms().into(),
                 u64::from(ask.count).into(),
                 (if replay { "1" } else { "0" }).into(),
+                (if fresh { "1" } else { "0" }).into(),
             ],
         ),
         Counted::Readers(lock) => readers::acquire_command(
