@@ -210,7 +210,7 @@ fn fencing_is_refused_without_scripts() {
             let message = err.to_string();
             assert!(message.contains("\"fencing\""), "{message}");
             assert!(message.contains("refuses Lua scripts"), "{message}");
-            assert!(message.contains("changed nothing in Redis"), "{message}");
+            assert!(message.contains("no lock was taken"), "{message}");
             assert_eq!(get(&server, &key), None, "{setup}");
         }
     }
@@ -341,6 +341,58 @@ fn redis_7_without_scripts_still_refuses() {
             assert!(message.contains("refuses EVALSHA"), "{setup}: {message}");
             assert!(message.contains("needs EVAL/EVALSHA"), "{setup}: {message}");
             assert_eq!(get(server, &key), None, "{setup}: no lock was taken");
+        }
+    }
+}
+
+/// A try that won too late (its reply held up past its lease) is undone;
+/// when that undo gets no answer it stays pending and is sent again, and
+/// it would delete what the wait that follows takes with the same token
+/// while the holder believes it holds. The acquire now ends with the
+/// undo's failure instead of waiting on with that token.
+#[test]
+fn a_late_tries_unanswered_undo_never_deletes_the_waits_win() {
+    let Some(server) = valkey(
+        "a_late_tries_unanswered_undo_never_deletes_the_waits_win",
+        &NO_SCRIPTS,
+    ) else {
+        return;
+    };
+    let proxy = common::proxy::Proxy::start(&server);
+    let key = unique_key("scriptless-late");
+    let options = options(&[
+        ("retry_delay", OptionValue::Number(0.05)),
+        ("read_timeout", OptionValue::Number(2.0)),
+        ("auto_renew", OptionValue::Bool(true)),
+    ]);
+    let mut l = lock_at(&proxy.url(), &key, 0.4, options);
+    // Found script-less before the faults.
+    assert!(l.acquire(Duration::ZERO, &never).unwrap());
+    assert!(l.release().unwrap());
+    proxy.hold_reply_to(b"NX", Duration::from_millis(500));
+    proxy.refuse_requests_with(&[b"DELIFEQ"], Duration::from_millis(600));
+    let got = l.acquire(Duration::from_secs(3), &never);
+    assert_eq!(proxy.replies_held(), 1, "the try's reply was held up");
+    match got {
+        Err(error) => {
+            assert!(error.is_connection_error(), "{error:?}");
+            assert!(!l.is_acquired().unwrap());
+        }
+        Ok(held) => {
+            assert!(held, "a 3 s wait either wins or fails");
+            // Watched past the undo's resends.
+            let token = l.token().unwrap();
+            let until = Instant::now() + Duration::from_millis(1_200);
+            while Instant::now() < until {
+                let believed = l.is_acquired().unwrap();
+                let owner = get(&server, &key);
+                assert!(
+                    !believed || owner.as_deref() == Some(&token[..]),
+                    "believed held while Redis had {:?}",
+                    owner.as_deref().map(String::from_utf8_lossy)
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
         }
     }
 }

@@ -109,13 +109,26 @@ impl Lock {
             if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
                 return Ok(Some(Won { fence: None, sent }));
             }
-            self.undo(token);
+            // Won too late: undone. An undo that got no answer stays
+            // pending and would delete what the wait takes with this
+            // token: then the acquire ends with its failure.
+            if let Some(err) = self.undo_late(token)
+                && !wait.is_zero()
+            {
+                return Err(err);
+            }
         }
         if wait.is_zero() {
             return Ok(None);
         }
         stats::contended();
         self.wait_scriptless(token, wait, stop)
+    }
+
+    /// Undoes a try of `token` that won too late, on the one server;
+    /// the failure of an undo that got no answer (left pending).
+    fn undo_late(&mut self, token: &[u8]) -> Option<LockError> {
+        self.undo_where(token, &[true])
     }
 
     /// A blocked acquire without scripts: each step marks that someone
@@ -146,8 +159,11 @@ impl Lock {
                     return Ok(Some(Won { fence: None, sent }));
                 }
                 // Won, but this process was paused until the lease was
-                // over: it may be someone else's by now.
-                self.undo(token);
+                // over: it may be someone else's by now. Undone; an undo
+                // without an answer ends the wait (see above).
+                if let Some(err) = self.undo_late(token) {
+                    return Err(err);
+                }
             }
             let now = Instant::now();
             if now >= deadline || stop() {
