@@ -48,17 +48,6 @@ end
 -- is not the first under a fresh token.
 local queued = mode ~= '0' and not fresh
 
--- Drops our mark and wake-up list, and (`entry`) our queue entry, if we
--- may have them.
-local function unqueue(entry)
-  if queued then
-    if entry then
-      redis.call('ZREM', queue, token)
-    end
-    redis.call('DEL', holders .. '~~a~' .. token, holders .. '~~w~' .. token)
-  end
-end
-
 -- Takes our permits for the whole lease (others hold too, or nobody: see
 -- won()).
 local function claim()
@@ -82,7 +71,9 @@ if queued or replay then
   local mine = tonumber(redis.call('ZSCORE', holders, token))
   if mine and mine > now then
     claim()
-    unqueue(false)
+    if queued then
+      redis.call('DEL', holders .. '~~a~' .. token, holders .. '~~w~' .. token)
+    end
     return {1, mine - now}
   elseif mine then
     redis.call('ZREM', holders, unpack(members()))
@@ -109,7 +100,12 @@ local function won()
   else
     claim()
   end
-  unqueue(true)
+  -- Leaves the queue, if we may be in it (not on a plain try, nor on a
+  -- wait's first step under a fresh token).
+  if queued then
+    redis.call('ZREM', queue, token)
+    redis.call('DEL', holders .. '~~a~' .. token, holders .. '~~w~' .. token)
+  end
   return {1}
 end
 
