@@ -165,7 +165,7 @@ pub enum Released {
     NotOurs,
     /// A replay (the first try's reply was lost) found the lock no longer
     /// ours: the first try may have released it. The caller decides from
-    /// its own clock ([`crate::Lock::release`]).
+    /// its own clock (the lock's release).
     GoneOnReplay,
 }
 

@@ -224,7 +224,7 @@ impl Tally {
     /// Counts the acquire of `name` that asked to wait `wait` and returned
     /// `result`. A false result is a timeout when it waited, else busy;
     /// either was contended. An error is counted as such.
-    pub(crate) fn finish(self, name: &[u8], wait: Duration, result: &crate::Result<bool>) {
+    pub(crate) fn finish(self, name: &[u8], wait: Duration, result: &crate::error::Result<bool>) {
         if mode() == Mode::Off {
             return;
         }

@@ -1,7 +1,7 @@
 //! Where a lock's keys live: the only place that knows how many Redis
 //! servers there are and how they relate.
 //!
-//! The lock protocol ([`crate::lock`], [`crate::lease::renewal`]) is written once
+//! The lock protocol (the lock and the lease engine above) is written once
 //! against [`Topology`]: it asks the topology to run a [`Call`] for a key
 //! and gets [`Votes`] back, one result per server that holds the key,
 //! counted against the topology's quorum. On a single server that is one
