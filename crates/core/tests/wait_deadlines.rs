@@ -197,31 +197,39 @@ const LATE: Duration = Duration::from_millis(20);
 /// after it (plus the lag of this process's threads meanwhile, when the
 /// machine is busy: [`SchedulerLag`]). `acquire(0)` first, untimed: the
 /// first use of a server costs a check (and loading the scripts) once.
+/// Timed, so one round of three within the bound is enough (a machine
+/// busy with other suites can make any one late); a wait held to the
+/// server's timer (about 100 ms at `hz 10`) is late in every round.
 fn small_waits(what: &str, mut acquire: impl FnMut(Duration) -> bool) {
     assert!(!acquire(Duration::ZERO), "{what}: held by another");
-    let lag = SchedulerLag::start();
-    let took: Vec<(Duration, Duration)> = SMALL_WAITS
-        .iter()
-        .map(|&wait| {
-            let started = Instant::now();
-            assert!(!acquire(wait), "{what}: held by another");
-            (wait, started.elapsed())
-        })
-        .collect();
-    let lag = lag.stop();
-    println!("{what}: (wait, took) {took:?}, scheduler lag {lag:?}");
-    for &(wait, after) in &took {
-        assert!(
-            after >= wait,
-            "{what}: acquire({wait:?}) returned after {after:?}"
-        );
-        assert!(
-            after <= wait + LATE + lag,
-            "{what}: acquire({wait:?}) returned after {after:?} (at most {:?}: {LATE:?} late \
-             plus {lag:?} of scheduler lag; all: {took:?})",
-            wait + LATE + lag
-        );
+    let mut rounds = Vec::new();
+    for _ in 0..3 {
+        let lag = SchedulerLag::start();
+        let took: Vec<(Duration, Duration)> = SMALL_WAITS
+            .iter()
+            .map(|&wait| {
+                let started = Instant::now();
+                assert!(!acquire(wait), "{what}: held by another");
+                (wait, started.elapsed())
+            })
+            .collect();
+        let lag = lag.stop();
+        println!("{what}: (wait, took) {took:?}, scheduler lag {lag:?}");
+        for &(wait, after) in &took {
+            assert!(
+                after >= wait,
+                "{what}: acquire({wait:?}) returned after {after:?}"
+            );
+        }
+        if took.iter().all(|&(wait, after)| after <= wait + LATE + lag) {
+            return;
+        }
+        rounds.push((took, lag));
     }
+    panic!(
+        "{what}: an acquire returned more than {LATE:?} (plus the scheduler lag) after its wait \
+         in each of 3 rounds: ((wait, took), lag) {rounds:?}"
+    );
 }
 
 #[test]
@@ -246,9 +254,24 @@ fn small_permit_waits_are_kept() {
 
 /// The `retry_delay` of the waiters below, in seconds.
 const RETRY_DELAY: f64 = 0.02;
-/// How late after the delete a waiter may get it.
-const RETRY_LATE: Duration = Duration::from_millis(20 + 50);
+/// The fewest blocks a waiter with [`RETRY_DELAY`] must end in a second
+/// (about 40 when each ends at its time; 10 when each waits for the
+/// server's next timer tick at `hz 10`).
+const BLOCKS_PER_SECOND: u64 = 20;
 
+/// `BLPOP` calls the server has run.
+fn blpops(server: &RedisServer) -> u64 {
+    let info: String = server.cmd(&["INFO", "commandstats"]);
+    info.lines()
+        .find_map(|line| line.strip_prefix("cmdstat_blpop:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+/// A waiter that no wake-up reaches steps every `retry_delay`, not at the
+/// server's next timer tick: counted over a second (how many blocks it
+/// ended), not timed once, so a busy machine does not make it fail and a
+/// waiter held to the timer fails every time.
 #[test]
 fn retry_delay_is_kept() {
     let server = RedisServer::start();
@@ -258,31 +281,25 @@ fn retry_delay_is_kept() {
     let waiter = std::thread::spawn(move || {
         let mut l = lock_at(&url, &k, Some(RETRY_DELAY));
         let got = l.acquire(Duration::from_secs(5), &never).unwrap();
-        let at = Instant::now();
         if got {
             assert!(l.release().unwrap());
         }
-        (got, at)
+        got
     });
     wait_until("the waiter queues", Duration::from_secs(5), || {
         zcard(&server, &keys::queue_key(&key)) == 1
     });
-    std::thread::sleep(Duration::from_millis(200));
+    std::thread::sleep(Duration::from_millis(100));
+    let before = blpops(&server);
+    std::thread::sleep(Duration::from_secs(1));
+    let blocks = blpops(&server) - before;
     // No wake-up: a plain DEL, as an expiry or another tool would.
-    let mut con = server.client();
-    let lag = SchedulerLag::start();
-    let deleted_at = Instant::now();
-    let _: i64 = redis::cmd("DEL").arg(&key).query(&mut con).unwrap();
-    let (got, at) = waiter.join().unwrap();
-    let lag = lag.stop();
-    let took = at - deleted_at;
-    println!(
-        "retry_delay {RETRY_DELAY} s: the waiter got it {took:?} after the DEL, scheduler lag {lag:?}"
-    );
-    assert!(got, "the waiter never got it");
+    let _: i64 = server.cmd(&["DEL", &String::from_utf8_lossy(&key)]);
+    assert!(waiter.join().unwrap(), "the waiter never got it");
+    println!("retry_delay {RETRY_DELAY} s: {blocks} blocks ended in a second");
     assert!(
-        took <= RETRY_LATE + lag,
-        "the waiter got it {took:?} after the DEL (retry_delay {RETRY_DELAY} s; at most \
-         {RETRY_LATE:?} plus {lag:?} of scheduler lag)"
+        blocks >= BLOCKS_PER_SECOND,
+        "retry_delay {RETRY_DELAY} s: only {blocks} blocks ended in a second (at least \
+         {BLOCKS_PER_SECOND})"
     );
 }
