@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::options::LockOptions;
-use crate::error::Result;
+use crate::error::{LockError, Result};
 use crate::host;
 use crate::lease::belief::Lease;
 use crate::lease::hold::give_back_later;
@@ -157,10 +157,8 @@ impl Counter<'_> {
             Ok(Step::Mismatch(n)) => Taken::Mismatch(n),
             Ok(Step::GaveUp | Step::Gone | Step::Again) => Taken::Out,
             Err(err) => {
-                if err.is_connection_error() {
-                    // It may have taken a hold: given back later.
-                    give_back_later(self.topology, self.keys, token, count, self.ttl_ms);
-                }
+                // It may have taken a hold.
+                self.give_back_later_after(&err, token, count);
                 return Err(err);
             }
         };
@@ -185,10 +183,8 @@ impl Counter<'_> {
             Ok(Waited::Mismatch(n)) => Ok(Taken::Mismatch(n)),
             Ok(Waited::Out | Waited::Gone) => Ok(Taken::Out),
             Err(err) => {
-                if err.is_connection_error() {
-                    // Its clean-up may not have reached the server.
-                    give_back_later(self.topology, self.keys, token, count, self.ttl_ms);
-                }
+                // Its clean-up may not have reached the server.
+                self.give_back_later_after(&err, token, count);
                 Err(err)
             }
         }
@@ -313,9 +309,16 @@ impl Counter<'_> {
     /// settle it; unanswered, the give-back is resent later ([`pending`])
     /// like any release without a reply.
     fn give_back_late(&self, token: &[u8], count: u32, steps: &dyn Steps) {
-        if let Err(err) = self.on_master(&|_| steps.give_back(false))
-            && err.is_connection_error()
-        {
+        if let Err(err) = self.on_master(&|_| steps.give_back(false)) {
+            self.give_back_later_after(&err, token, count);
+        }
+    }
+
+    /// After `err`: when it is a connection error (the request may have
+    /// run, or its reply was lost), what `token` may hold is given back
+    /// later ([`pending`]).
+    fn give_back_later_after(&self, err: &LockError, token: &[u8], count: u32) {
+        if err.is_connection_error() {
             give_back_later(self.topology, self.keys, token, count, self.ttl_ms);
         }
     }

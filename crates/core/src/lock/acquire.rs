@@ -111,7 +111,9 @@ impl Lock {
                     // The wait already cleaned up after itself.
                 } else if err.is_not_replicated() {
                     // Taken on the master only: a failover could lose it.
-                    self.undo(&token);
+                    // (An undo left pending is sent again later: this
+                    // acquire ends with `err` either way.)
+                    let _ = self.undo(&token);
                 } else if err.is_connection_error() && self.topology.servers_per_key() == 1 {
                     // The command may have run: the token may hold the lock
                     // or sit in the queue. (Over several servers the try
@@ -142,7 +144,10 @@ impl Lock {
                 Tried::Won(won) => Ok(Some(won)),
                 Tried::Lost => Ok(None),
                 Tried::Late => {
-                    self.undo(token);
+                    // No wait follows with this token: an undo left
+                    // pending is sent again later (and before this key's
+                    // next acquire).
+                    let _ = self.undo(token);
                     Ok(None)
                 }
             };
@@ -187,9 +192,10 @@ impl Lock {
     }
 
     /// Takes back a failed or ended attempt of `token` on every server at
-    /// once (leaves queues, releases what it took).
-    pub(super) fn undo(&mut self, token: &[u8]) {
-        let _ = self.undo_where(token, &vec![true; self.topology.servers_per_key()]);
+    /// once (leaves queues, releases what it took); the failure of an undo
+    /// that a server left unanswered (see [`Lock::undo_where`]).
+    pub(super) fn undo(&mut self, token: &[u8]) -> Option<LockError> {
+        self.undo_where(token, &vec![true; self.topology.servers_per_key()])
     }
 
     /// Takes back a lost try of `token` on the servers that `on` marks, at

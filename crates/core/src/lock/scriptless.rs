@@ -112,7 +112,7 @@ impl Lock {
             // Won too late: undone. An undo that got no answer stays
             // pending and would delete what the wait takes with this
             // token: then the acquire ends with its failure.
-            if let Some(err) = self.undo_late(token)
+            if let Some(err) = self.undo(token)
                 && !wait.is_zero()
             {
                 return Err(err);
@@ -123,12 +123,6 @@ impl Lock {
         }
         stats::contended();
         self.wait_scriptless(token, wait, stop)
-    }
-
-    /// Undoes a try of `token` that won too late, on the one server;
-    /// the failure of an undo that got no answer (left pending).
-    fn undo_late(&mut self, token: &[u8]) -> Option<LockError> {
-        self.undo_where(token, &[true])
     }
 
     /// A blocked acquire without scripts: each step marks that someone
@@ -161,7 +155,7 @@ impl Lock {
                 // Won, but this process was paused until the lease was
                 // over: it may be someone else's by now. Undone; an undo
                 // without an answer ends the wait (see above).
-                if let Some(err) = self.undo_late(token) {
+                if let Some(err) = self.undo(token) {
                     return Err(err);
                 }
             }
