@@ -1354,19 +1354,32 @@ const CHECKS: [&str; 7] = [
     "first wait",
 ];
 
+/// When the long holds of `slots` that keep their whole ttl started (ns),
+/// in a bounded run (none otherwise): each gets a quiet stretch after its
+/// refused renewals ([`quiet_for`]).
+fn kept_holds(slots: &[Slot]) -> Vec<u64> {
+    if !bounded() {
+        return Vec::new();
+    }
+    slots
+        .iter()
+        .filter(|s| s.long)
+        .flat_map(|s| plans(&s.log, s.pid))
+        .filter(|p| !p.shortens)
+        .map(|p| p.at)
+        .collect()
+}
+
 /// Whether a fault of everyone's requests lasting `lasting` ns, started
-/// at `t`, would reach into a quiet stretch: in a bounded run, a long hold
-/// that keeps its whole ttl through its refused renewals gets one after
-/// them (0.7 s from 2.1 s after its grant), so that its renewals, sent
-/// again then, are the only thing that can keep it (the renewal check
-/// needs 0.4 s free of faults: without it, a run of 20 s seldom had one).
-fn quiet_for(slots: &[Slot], t: u64, lasting: u64) -> bool {
-    bounded()
-        && slots.iter().filter(|s| s.long).any(|s| {
-            plans(&s.log, s.pid)
-                .iter()
-                .any(|p| !p.shortens && t + lasting > p.at + 2100 * MS && t < p.at + 2800 * MS)
-        })
+/// at `t`, would reach into a quiet stretch: a long hold that keeps its
+/// whole ttl through its refused renewals, started at one of `kept`
+/// ([`kept_holds`]), gets one after them (0.7 s from 2.1 s after its
+/// grant), so that its renewals, sent again then, are the only thing that
+/// can keep it (the renewal check needs 0.4 s free of faults: without it,
+/// a run of 20 s seldom had one).
+fn quiet_for(kept: &[u64], t: u64, lasting: u64) -> bool {
+    kept.iter()
+        .any(|&at| t + lasting > at + 2100 * MS && t < at + 2800 * MS)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1816,7 +1829,8 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
         // Renewals, refreshes and releases refused for a while (never
         // while a reply is held back).
         let refusing = faults.refusals.last().is_some_and(|&(_, to)| t < to);
-        if t >= next_refusal && !proxy.holding_reply() && !quiet_for(&slots, t, 1500 * MS) {
+        let kept_since = kept_holds(&slots);
+        if t >= next_refusal && !proxy.holding_reply() && !quiet_for(&kept_since, t, 1500 * MS) {
             // Long ones (renewals due twice meanwhile: each must be sent
             // again soon) and short ones (a release refused then is sent
             // again while the lease would still keep the key).
@@ -1861,7 +1875,7 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
             // Else the reply of some long hold's renewal (or refresh of
             // the whole ttl) held back: it comes late, after replies sent
             // later.
-            if !proxy.holding_reply() && t >= aiming_until && !quiet_for(&slots, t, 950 * MS) {
+            if !proxy.holding_reply() && t >= aiming_until && !quiet_for(&kept_since, t, 950 * MS) {
                 let parts = &renewals[below(renewals.len() as u64) as usize];
                 let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
                 proxy.hold_reply_to_all(&parts, ms(150 + below(800)));
@@ -1966,7 +1980,7 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
             // their senders built them: the semaphore's and read holds'
             // scripts judge leases by the clock reading in the request),
             // or replies (they come late), for a while.
-            7 if delayed.is_none() && !quiet_for(&slots, t, 400 * MS) => {
+            7 if delayed.is_none() && !quiet_for(&kept_since, t, 400 * MS) => {
                 let by = 50 + below(250);
                 let lasting = below(100);
                 match scenario.exclusive() || below(2) == 0 {
