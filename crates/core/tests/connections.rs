@@ -70,10 +70,14 @@ fn unreachable_server_fails_fast() {
         b"k",
         LockOptions::default(),
     );
+    // A refused connection ends the acquire at once, not after its wait
+    // (10 s). The bound leaves room for a busy machine: a flake proof saw
+    // more than 1 s once, with about a dozen tests running on 2 cores.
     let start = Instant::now();
-    let err = a.acquire(Duration::from_secs(5), &never).unwrap_err();
+    let err = a.acquire(Duration::from_secs(10), &never).unwrap_err();
     assert_eq!(failure(err), ConnectionFailure::Unreachable);
-    assert!(start.elapsed() < Duration::from_secs(1));
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(3), "took {took:?}");
 }
 
 #[test]
