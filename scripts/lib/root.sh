@@ -51,8 +51,10 @@ root_make() {
   }
   if [ ! -x "$root/bin/bash" ]; then
     # The same Debian mirror as this machine's apt.
-    mirror=$(grep -hoE '^URIs: *[^ ]+' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | awk '{print $2}')
-    [ -n "$mirror" ] || mirror=$(grep -hoE '^deb +[^ ]+' /etc/apt/sources.list 2>/dev/null | head -n1 | awk '{print $2}')
+    # (Either file may be missing: a grep that finds nothing must not end
+    # a caller under set -e and pipefail.)
+    mirror=$(grep -hoE '^URIs: *[^ ]+' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | awk '{print $2}' || true)
+    [ -n "$mirror" ] || mirror=$(grep -hoE '^deb +[^ ]+' /etc/apt/sources.list 2>/dev/null | head -n1 | awk '{print $2}' || true)
     echo "$ROOT_LOG: debootstrap --variant=minbase $suite into $root"
     debootstrap --variant=minbase "$suite" "$root" "${mirror:-http://deb.debian.org/debian}" >"$root.debootstrap.log" 2>&1 \
       || { tail -n 20 "$root.debootstrap.log"; return 1; }
