@@ -9,8 +9,8 @@
 #   export REDISLOCK_TEST_SERVER=$(bash scripts/valkey9.sh)
 #
 # Needs root (debootstrap, chroot, mount) and the Debian registry: about
-# 2.5 minutes the first time, nothing after (the root, VALKEY9_ROOT,
-# default /var/tmp/valkey-sid, is kept). The test command runs it when it
+# 30 s the first time (measured here), nothing after (the root,
+# VALKEY9_ROOT, default /var/tmp/valkey-sid, is kept). The test command runs it when it
 # runs as root and REDISLOCK_TEST_SERVER is unset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
