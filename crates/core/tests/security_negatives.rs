@@ -442,11 +442,12 @@ fn tls_client_certificate_required_and_present() {
     );
 }
 
-/// A plain server with the ACL user `locker` (password [`PASSWORD`])
-/// defined by `rules`.
+/// A plain server with an ACL user of its own ([`acl_user`], password
+/// [`PASSWORD`]) defined by `rules`.
 fn acl_server(rules: &[&str]) -> RedisServer {
     let server = RedisServer::start();
-    let mut args = vec!["ACL", "SETUSER", "locker", "reset", "on"];
+    let user = acl_user(&server);
+    let mut args = vec!["ACL", "SETUSER", &user, "reset", "on"];
     let password = format!(">{PASSWORD}");
     args.push(&password);
     args.extend(rules);
@@ -454,8 +455,20 @@ fn acl_server(rules: &[&str]) -> RedisServer {
     server
 }
 
+/// The ACL user of [`acl_server`]: named after the server's pid, so that a
+/// later server of this process on the same port (tests run side by side,
+/// ports are drawn at random) is not the same server config, whose checks
+/// (the scripts and the commands they call) this process made once.
+fn acl_user(server: &RedisServer) -> String {
+    format!("locker{}", server.pid())
+}
+
 fn acl_url(server: &RedisServer) -> String {
-    format!("redis://locker:{PASSWORD}@127.0.0.1:{}", server.port)
+    format!(
+        "redis://{}:{PASSWORD}@127.0.0.1:{}",
+        acl_user(server),
+        server.port
+    )
 }
 
 /// Every key of the lock `key` (the lock and its `~~` helpers).
