@@ -252,6 +252,23 @@ impl LockError {
         }
     }
 
+    /// True when Redis refused a command (or a command a script ran) for
+    /// the user's ACL: `NOPERM` outside scripts, "The user executing the
+    /// script can't ..." inside them, and redislock's own check's refusal.
+    pub fn is_acl_refusal(&self) -> bool {
+        match self {
+            Self::Server { detail, .. } => {
+                detail.contains("NOPERM")
+                    || detail.contains("NoPerm")
+                    || detail.contains("no permissions to")
+                    || detail.contains("The user executing the script can't")
+                    || detail.contains(ACL_REFUSAL)
+                    || detail.contains(SEMAPHORE_ACL_REFUSAL)
+            }
+            _ => false,
+        }
+    }
+
     /// True when the failure is in the transport: the connection that saw it
     /// must not be used again.
     pub fn is_connection_error(&self) -> bool {

@@ -837,3 +837,61 @@ fn acl_user_without_a_semaphore_command_gets_no_permit() {
         }
     }
 }
+
+/// The ACL check is made once per server and process: an ACL tightened
+/// afterwards lets one more lock (or permit) be taken, whose release Redis
+/// then refuses. That refusal makes the process check again: its next
+/// acquire is refused with the reason and takes nothing. (Before, every
+/// later acquire took a lock that could not be released.)
+#[test]
+fn an_acl_tightened_later_is_checked_again_after_a_refusal() {
+    for (command, semaphore) in [("exists", false), ("zrem", true)] {
+        let server = acl_server(&["~*", "+@all"]);
+        let url = acl_url(&server);
+        let acquire =
+            |name: &[u8]| -> (redislock_core::Result<bool>, redislock_core::Result<bool>) {
+                if semaphore {
+                    let mut s = semaphore_at(&url, name, LockOptions::default());
+                    let got = s.acquire(Duration::ZERO, &never);
+                    (got, s.release())
+                } else {
+                    let mut l = lock_at(&url, name, LockOptions::default());
+                    let got = l.acquire(Duration::ZERO, &never);
+                    (got, l.release())
+                }
+            };
+        let checked = unique_key("acl-tightened-checked");
+        let (got, released) = acquire(&checked);
+        assert!(
+            got.unwrap() && released.unwrap(),
+            "{command}: the ACL allows all"
+        );
+        let user = acl_user(&server);
+        let rule = format!("-{command}");
+        let _: () = server.cmd(&["ACL", "SETUSER", &user, &rule]);
+        // The check was made: this one is taken and its release refused.
+        let stale = unique_key("acl-tightened-stale");
+        let (got, released) = acquire(&stale);
+        if let Ok(true) = got {
+            let err = released.expect_err("Redis refuses the release's command");
+            assert!(err.is_acl_refusal(), "{command}: {err:?}");
+        }
+        let next = unique_key("acl-tightened-next");
+        let (got, _) = acquire(&next);
+        let err = match got {
+            Err(err) => err,
+            Ok(got) => panic!(
+                "{command}: after a refused release the next acquire returned {got} \
+                 without checking the ACL again; keys left: {:?}",
+                keys_of(&server, &next)
+            ),
+        };
+        let needle = format!("may not run {}", command.to_uppercase());
+        clear_error(
+            &format!("ACL tightened to refuse {command}"),
+            &err,
+            &[&needle, "changed nothing in Redis"],
+        );
+        assert_eq!(keys_of(&server, &next), Vec::<String>::new());
+    }
+}

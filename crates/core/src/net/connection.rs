@@ -144,7 +144,8 @@ impl std::hash::Hash for Broken {
 /// command is recorded as script-less instead ([`CompareDelete`]).
 /// A semaphore's first acquire asks too, for its own commands
 /// ([`ScriptsChecked::semaphore`]): a lock's check says nothing of them.
-/// Not part of a config's identity: equal configs compare equal whatever
+/// A command the ACL refuses later makes the process ask again
+/// ([`ScriptsChecked::forget`]). Not part of a config's identity: equal configs compare equal whatever
 /// this says.
 #[derive(Debug, Default)]
 pub struct ScriptsChecked {
@@ -187,6 +188,18 @@ impl ScriptsChecked {
             DELEX => Some(CompareDelete::DelEx),
             _ => None,
         }
+    }
+
+    /// Forgets that the server ran our scripts (and passed a semaphore's
+    /// check): it refused a command for this user's ACL (tightened since
+    /// the check, say), so the next acquire asks again before it takes
+    /// anything. A server found script-less stays so: the holds taken
+    /// without scripts are released without them.
+    pub fn forget(&self) {
+        let _ = self
+            .state
+            .compare_exchange(SCRIPTS, 0, Ordering::Relaxed, Ordering::Relaxed);
+        self.semaphore.store(false, Ordering::Relaxed);
     }
 
     /// Records that the server refuses scripts and compares and deletes

@@ -293,6 +293,11 @@ fn settle<T>(
             } else if !matches!(err, LockError::Interrupted) {
                 pool::put_back(server, role, s.con);
             }
+            // An ACL tightened since this process checked the server: the
+            // next acquire checks again before it takes anything.
+            if err.is_acl_refusal() {
+                server.scripts.forget();
+            }
             Err((s.reused, err))
         }
     }
