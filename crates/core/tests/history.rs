@@ -298,8 +298,7 @@ fn main() {
         runs.into_iter().map(|run| run.join().unwrap()).collect()
     });
     let mut failed = false;
-    for report in reports {
-        let mut report = report;
+    for mut report in reports {
         // A run too short to mean anything (its faults or grants fell short
         // of the scenario's aims: one rw run saw 3 writes to 69 reads) is
         // run again once, alone; a violation fails at once, in any run.

@@ -145,8 +145,8 @@ impl std::hash::Hash for Broken {
 /// A semaphore's first acquire asks too, for its own commands
 /// ([`ScriptsChecked::semaphore`]): a lock's check says nothing of them.
 /// A command the ACL refuses later makes the process ask again
-/// ([`ScriptsChecked::forget`]). Not part of a config's identity: equal configs compare equal whatever
-/// this says.
+/// ([`ScriptsChecked::forget`]). Not part of a config's identity: equal
+/// configs compare equal whatever this says.
 #[derive(Debug, Default)]
 pub struct ScriptsChecked {
     state: AtomicU8,
