@@ -367,7 +367,14 @@ fn decode(text: &str) -> std::result::Result<String, String> {
 ///   (`password=`, `pass=`, `auth=`, ...), a query word without `=`, and a
 ///   fragment are masked.
 pub fn redact_raw(input: &str) -> String {
-    let Some(scheme_end) = input.find("://").map(|i| i + 3) else {
+    // A scheme is a letter, then letters, digits, `+`, `-` or `.` (RFC
+    // 3986): in `u:pass://word` the `://` belongs to a password written
+    // without a scheme, and the text is masked as one without a scheme.
+    let scheme_end = input
+        .find("://")
+        .filter(|&i| is_scheme(&input[..i]))
+        .map(|i| i + 3);
+    let Some(scheme_end) = scheme_end else {
         if input.contains('@') {
             return "***".into();
         }
@@ -390,6 +397,14 @@ pub fn redact_raw(input: &str) -> String {
         mask_authority(body)
     };
     format!("{head}{body}")
+}
+
+/// Whether `text` is a URL scheme (RFC 3986: `ALPHA *( ALPHA / DIGIT / "+"
+/// / "-" / "." )`).
+fn is_scheme(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
 }
 
 /// `user:password@rest` (split at the last `@`) to `user:***@rest`, with the
@@ -600,6 +615,9 @@ mod tests {
         assert_eq!(redact_raw("redis://[::1]:1/0"), "redis://[::1]:1/0");
         assert_eq!(redact_raw("h:6379"), "h:6379");
         assert_eq!(redact_raw("h:secret"), "h:***");
+        // `://` inside a password written without a scheme is no scheme.
+        assert_eq!(redact_raw("u:Ka1Mb2://Nc3"), "u:***");
+        assert_eq!(redact_raw(":pw://x"), ":***");
     }
 
     /// Every way of writing a password, through both parse errors and
@@ -634,6 +652,8 @@ mod tests {
             format!("u:{PW}"),
             format!(":{PW}"),
             format!("u:{PW}@h"),
+            format!("u:{PW}://x"),
+            format!("u:a://{PW}"),
         ];
         for form in &forms {
             let msg = err(form);
