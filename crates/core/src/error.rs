@@ -256,17 +256,20 @@ impl LockError {
     /// the user's ACL: `NOPERM` outside scripts, "The user executing the
     /// script can't ..." inside them, and redislock's own check's refusal.
     pub fn is_acl_refusal(&self) -> bool {
-        match self {
-            Self::Server { detail, .. } => {
-                detail.contains("NOPERM")
-                    || detail.contains("NoPerm")
-                    || detail.contains("no permissions to")
-                    || detail.contains("The user executing the script can't")
-                    || detail.contains(ACL_REFUSAL)
-                    || detail.contains(SEMAPHORE_ACL_REFUSAL)
-            }
-            _ => false,
-        }
+        let Self::Server { detail, .. } = self else {
+            return false;
+        };
+        // Lower case, as `refused_script_command` reads Redis's words.
+        let lower = detail.to_ascii_lowercase();
+        [
+            "noperm",
+            "no permissions to",
+            "the user executing the script can't",
+            ACL_REFUSAL,
+            SEMAPHORE_ACL_REFUSAL,
+        ]
+        .iter()
+        .any(|refusal| lower.contains(refusal))
     }
 
     /// True when the failure is in the transport: the connection that saw it
@@ -535,5 +538,24 @@ mod tests {
     fn invalid_argument_message_names_param() {
         let e = LockError::invalid("ttl", "must be greater than 0");
         assert_eq!(e.to_string(), "ttl must be greater than 0");
+    }
+
+    #[test]
+    fn acl_refusals_are_told_apart_in_any_case() {
+        let server = |detail: &str| LockError::Server {
+            server: "redis://h".into(),
+            detail: detail.into(),
+        };
+        for refused in [
+            "NOPERM this user has no permissions to run the 'blpop' command",
+            "NoPerm: this user has no permissions to run the 'blpop' command",
+            "ResponseError: The user executing the script can't run this command",
+            "redislock: this user may not run DEL on k: its ACL refuses ...",
+            "redislock (semaphore): this user may not run ZREM on s~~s: ...",
+        ] {
+            assert!(server(refused).is_acl_refusal(), "{refused}");
+        }
+        assert!(!server("ERR wrong number of arguments").is_acl_refusal());
+        assert!(!LockError::invalid("ttl", "no permissions to").is_acl_refusal());
     }
 }
