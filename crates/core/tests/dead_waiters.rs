@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, unique_key, wait_until};
+use common::{RedisServer, command_stats, never, unique_key, wait_until};
 use redislock_core::protocol::keys;
 use redislock_core::semaphore_calls::{SemKeys, now_us};
 use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
@@ -310,23 +310,6 @@ const AVERAGE_US: f64 = 300.0;
 /// the machine) while it buries them.
 static HEAVY: Mutex<()> = Mutex::new(());
 
-/// `INFO commandstats`' calls and average microseconds of `command`.
-fn stats(server: &RedisServer, command: &str) -> (u64, f64) {
-    let info: String = server.cmd(&["INFO", "commandstats"]);
-    let prefix = format!("cmdstat_{command}:");
-    let line = info
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .unwrap_or("");
-    let field = |name: &str| {
-        line.split(',')
-            .find_map(|f| f.strip_prefix(name))
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (field("calls=") as u64, field("usec_per_call="))
-}
-
 /// 100,000 departed waiters at the head of `kind`'s queue: a free take and
 /// its release, then a take, a blocked acquire behind it and the release
 /// that lets it in: no command in SLOWLOG over 1 ms.
@@ -390,7 +373,7 @@ fn no_call_is_slow(kind: Kind) {
                 .collect()
         })
         .unwrap();
-    let (calls, average_us) = stats(&server, "evalsha");
+    let (calls, average_us) = command_stats(&server, "evalsha");
     let longest = slow.iter().map(|e| e.2).max().unwrap_or(0);
     println!(
         "{kind:?}, 100,000 departed waiters: the blocked acquire got it {:?} after the \

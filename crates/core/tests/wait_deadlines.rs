@@ -16,7 +16,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, release_as, unique_key, wait_until};
+use common::{RedisServer, command_stats, never, release_as, unique_key, wait_until};
 use redislock_core::protocol::commands::Successor;
 use redislock_core::protocol::keys;
 use redislock_core::semaphore_calls::SemKeys;
@@ -259,15 +259,6 @@ const RETRY_DELAY: f64 = 0.02;
 /// server's next timer tick at `hz 10`).
 const BLOCKS_PER_SECOND: u64 = 20;
 
-/// `BLPOP` calls the server has run.
-fn blpops(server: &RedisServer) -> u64 {
-    let info: String = server.cmd(&["INFO", "commandstats"]);
-    info.lines()
-        .find_map(|line| line.strip_prefix("cmdstat_blpop:calls="))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap())
-}
-
 /// A waiter that no wake-up reaches steps every `retry_delay`, not at the
 /// server's next timer tick: counted over a second (how many blocks it
 /// ended), not timed once, so a busy machine does not make it fail and a
@@ -290,9 +281,9 @@ fn retry_delay_is_kept() {
         zcard(&server, &keys::queue_key(&key)) == 1
     });
     std::thread::sleep(Duration::from_millis(100));
-    let before = blpops(&server);
+    let before = command_stats(&server, "blpop").0;
     std::thread::sleep(Duration::from_secs(1));
-    let blocks = blpops(&server) - before;
+    let blocks = command_stats(&server, "blpop").0 - before;
     // No wake-up: a plain DEL, as an expiry or another tool would.
     let _: i64 = server.cmd(&["DEL", &String::from_utf8_lossy(&key)]);
     assert!(waiter.join().unwrap(), "the waiter never got it");

@@ -1,6 +1,7 @@
 //! What the core's tests share about the lock: keys, locks on a fixture
 //! server, the release script as another holder, forks while renewing,
-//! child processes to pause or kill, and the fault proxy. Servers,
+//! child processes to pause or kill, the server's command statistics, and
+//! the fault proxy. Servers,
 //! Sentinels and Clusters come from the one fixture, `redislock-fixture`
 //! (re-exported here).
 
@@ -158,4 +159,21 @@ pub fn forks_hung_while_renewing(urls: &[String], options: &LockOptions, forks: 
     assert!(held.release().unwrap());
     assert_eq!(failed, 0, "children whose lock failed");
     hung
+}
+
+/// `INFO commandstats`' calls and average microseconds of `command`.
+pub fn command_stats(server: &RedisServer, command: &str) -> (u64, f64) {
+    let info: String = server.cmd(&["INFO", "commandstats"]);
+    let prefix = format!("cmdstat_{command}:");
+    let line = info
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or("");
+    let field = |name: &str| {
+        line.split(',')
+            .find_map(|f| f.strip_prefix(name))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (field("calls=") as u64, field("usec_per_call="))
 }
