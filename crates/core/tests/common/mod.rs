@@ -1,9 +1,8 @@
 //! What the core's tests share about the lock: keys, locks on a fixture
 //! server, the release script as another holder, forks while renewing,
 //! child processes to pause or kill, the server's command statistics, and
-//! the fault proxy. Servers,
-//! Sentinels and Clusters come from the one fixture, `redislock-fixture`
-//! (re-exported here).
+//! the fault proxy. Servers, Sentinels and Clusters come from the one
+//! fixture, `redislock-fixture` (re-exported here).
 
 #![allow(dead_code, unused_imports)]
 
