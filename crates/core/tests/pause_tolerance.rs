@@ -515,3 +515,199 @@ fn a_paused_second_reader_does_not_cut_a_lone_readers_lease() {
     );
     assert!(a.release().unwrap());
 }
+
+/// Which primitive a late top-up case takes.
+#[derive(Debug, Clone, Copy)]
+enum Held {
+    Lock,
+    Read,
+    Permit,
+}
+
+/// The waiter's ttl in the late top-up cases: short, so that a reply held
+/// back outlasts the lease its top-up set.
+const SHORT_TTL: f64 = 1.0;
+/// When the first holder releases, after the waiter began to wait: more
+/// than a quarter of [`SHORT_TTL`], so the waiter's win is topped up.
+const HAND_AFTER: Duration = Duration::from_millis(600);
+/// How long the top-up's reply is held back: past the lease it set.
+const TOP_UP_HELD: Duration = Duration::from_millis(1_500);
+
+/// A hold of one of the three primitives, acquired and released alike.
+enum Holder {
+    Lock(Lock),
+    Read(Lock),
+    Permit(Semaphore),
+}
+
+impl Holder {
+    fn new(held: Held, url: &str, name: &[u8], ttl: f64, set: &[(&str, OptionValue)]) -> Self {
+        let servers = [url.to_owned()];
+        match held {
+            Held::Lock => {
+                Holder::Lock(Lock::new(name.to_vec(), ttl, &servers, options(set)).unwrap())
+            }
+            Held::Read => {
+                Holder::Read(Lock::new(name.to_vec(), ttl, &servers, options(set)).unwrap())
+            }
+            Held::Permit => Holder::Permit(
+                Semaphore::new(name.to_vec(), 1, ttl, &servers, options(set)).unwrap(),
+            ),
+        }
+    }
+
+    fn acquire(&mut self, wait: Duration) -> redislock_core::Result<bool> {
+        match self {
+            Holder::Lock(l) => l.acquire(wait, &never),
+            Holder::Read(l) => l.acquire_read(wait, &never),
+            Holder::Permit(s) => s.acquire(wait, &never),
+        }
+    }
+
+    fn release(&mut self) -> redislock_core::Result<bool> {
+        match self {
+            Holder::Lock(l) | Holder::Read(l) => l.release(),
+            Holder::Permit(s) => s.release(),
+        }
+    }
+
+    fn remaining_ttl(&mut self) -> redislock_core::Result<Option<f64>> {
+        match self {
+            Holder::Lock(l) | Holder::Read(l) => l.remaining_ttl(),
+            Holder::Permit(s) => s.remaining_ttl(),
+        }
+    }
+}
+
+/// The queue the waiter of `held` joins.
+fn queue_of(held: Held, name: &[u8]) -> Vec<u8> {
+    match held {
+        Held::Permit => SemKeys::new(name).queue,
+        Held::Lock | Held::Read => keys::queue_key(name),
+    }
+}
+
+/// The script that tops a won hold of `held` up.
+fn top_up_script(held: Held) -> Vec<u8> {
+    use redislock_core::protocol::scripts::{READ_REFRESH, REFRESH, SEM_REFRESH};
+    let script = match held {
+        Held::Lock => &REFRESH,
+        Held::Read => &READ_REFRESH,
+        Held::Permit => &SEM_REFRESH,
+    };
+    script.hash().as_bytes().to_vec()
+}
+
+/// A first holder H takes the hold (a writer for the lock and the read
+/// hold, the one permit of the semaphore) with a long ttl. A waiter W
+/// (ttl [`SHORT_TTL`], `retry_delay` 5 s, through a proxy, `read_timeout`
+/// `w_read_timeout`) waits; H releases [`HAND_AFTER`] later, handing the
+/// hold to W, whose wait took more than a quarter of its ttl, so W tops
+/// its win up; the proxy holds that top-up's reply back [`TOP_UP_HELD`],
+/// past the lease it set. A competitor C (a writer for the lock and the
+/// read hold), waiting directly since H's release, gets the hold when W's
+/// lease ends. W's acquire must then not return true: its only proof is a
+/// reply read after the lease ended (or none). At da6b638 it returned true
+/// while C held the hold.
+fn a_late_top_up_never_wins(held: Held, w_read_timeout: f64) {
+    let server = RedisServer::start();
+    let proxy = Proxy::start(&server);
+    let name = unique_key(&format!("late-top-up-{held:?}-{w_read_timeout}"));
+    let url = server.url();
+    let first = match held {
+        Held::Permit => Held::Permit,
+        Held::Lock | Held::Read => Held::Lock,
+    };
+    let mut h = Holder::new(first, &url, &name, TTL, &[]);
+    assert!(h.acquire(Duration::ZERO).unwrap(), "H takes the hold");
+    let (u, n) = (proxy.url(), name.clone());
+    let began = Instant::now();
+    let waiter = std::thread::spawn(move || {
+        let mut w = Holder::new(
+            held,
+            &u,
+            &n,
+            SHORT_TTL,
+            &[
+                ("retry_delay", OptionValue::Number(5.0)),
+                ("read_timeout", OptionValue::Number(w_read_timeout)),
+                ("auto_renew", OptionValue::Bool(false)),
+            ],
+        );
+        let got = w.acquire(Duration::from_secs(3));
+        let at = began.elapsed();
+        // What W counts on right after its acquire said true.
+        let left = match got {
+            Ok(true) => w.remaining_ttl().ok().flatten(),
+            _ => None,
+        };
+        (got, at, left, w)
+    });
+    wait_until("W queues", Duration::from_secs(5), || {
+        zcard(&server, &queue_of(held, &name)) == 1
+    });
+    std::thread::sleep(HAND_AFTER.saturating_sub(began.elapsed()));
+    proxy.hold_reply_to(&top_up_script(held), TOP_UP_HELD);
+    assert!(h.release().unwrap(), "H's release");
+    let (u, n) = (url.clone(), name.clone());
+    let competitor = std::thread::spawn(move || {
+        let mut c = Holder::new(first, &u, &n, TTL, &[]);
+        let got = c.acquire(Duration::from_secs(4)).unwrap();
+        (got, began.elapsed(), c)
+    });
+    let (w_got, w_at, w_left, mut w) = waiter.join().unwrap();
+    let (c_got, c_at, mut c) = competitor.join().unwrap();
+    println!(
+        "{held:?}, W's read_timeout {w_read_timeout} s: {} top-up reply held back; W's acquire \
+         {w_got:?} at {w_at:?} ({w_left:?} s left by then); C's {c_got} at {c_at:?}",
+        proxy.holds().len()
+    );
+    assert_eq!(proxy.holds().len(), 1, "W's top-up reply was held back");
+    assert!(c_got, "C got the hold once W's lease ended");
+    if matches!(w_got, Ok(true)) {
+        assert!(
+            w_at < c_at,
+            "W's acquire returned true at {w_at:?}, after C got the hold at {c_at:?}: two \
+             holders of a {held:?} (W's only proof a top-up reply read after its lease ended)"
+        );
+        // A true must come with about the whole ttl (the pause tolerance),
+        // not with a lease counted from a request long past.
+        assert!(
+            w_left.is_some_and(|left| left >= SHORT_TTL / 2.0),
+            "W's acquire returned true at {w_at:?} with {w_left:?} s left of a {SHORT_TTL} s \
+             ttl: a win counted from the wake-up step's send, its top-up unanswered"
+        );
+    }
+    assert!(c.release().unwrap(), "C's release");
+    let _ = w.release();
+}
+
+#[test]
+fn a_late_top_up_reply_never_wins_a_lock() {
+    a_late_top_up_never_wins(Held::Lock, 2.0);
+}
+
+#[test]
+fn a_late_top_up_reply_never_wins_a_read_hold() {
+    a_late_top_up_never_wins(Held::Read, 2.0);
+}
+
+#[test]
+fn a_late_top_up_reply_never_wins_a_permit() {
+    a_late_top_up_never_wins(Held::Permit, 2.0);
+}
+
+#[test]
+fn an_unanswered_top_up_never_wins_a_lock() {
+    a_late_top_up_never_wins(Held::Lock, 0.5);
+}
+
+#[test]
+fn an_unanswered_top_up_never_wins_a_read_hold() {
+    a_late_top_up_never_wins(Held::Read, 0.5);
+}
+
+#[test]
+fn an_unanswered_top_up_never_wins_a_permit() {
+    a_late_top_up_never_wins(Held::Permit, 0.5);
+}

@@ -17,11 +17,14 @@
 //! 3. a win counts only if its lease, counted from the send of the request
 //!    that won it, is not over when the reply is read; a win whose request
 //!    went out long before (the wait took a good part of the lease) is
-//!    extended once more, counted from that extension's send, so the hold
+//!    extended once more, and counts only if that extension's reply is
+//!    read within the lease it set, counted from its send, so the hold
 //!    starts with about its whole ttl in this process's belief too; a win
-//!    that came too late is given back, and when that give-back gets no
-//!    answer the wait ends with its failure (it may still run, late, and
-//!    would release what the same token wins next);
+//!    that came too late (or whose extension came back late) is given
+//!    back and the wait goes on, and when that give-back gets no answer
+//!    the wait ends with its failure (it may still run, late, and would
+//!    release what the same token wins next); an extension that gets no
+//!    answer at all ends the wait with that error, its win given back;
 //! 4. a connection that drops (`CLIENT KILL`, a restart, a failover)
 //!    costs nothing but a pause: the next step is sent again on a new
 //!    connection as a replay (every step is safe to repeat), and the
@@ -260,27 +263,52 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
         match step {
             Step::Won { fence, left_ms } => {
                 let lease_ms = left_ms.map_or(w.ttl_ms, |left| left.min(w.ttl_ms));
-                if w.topology.validity(lease_ms, sent.elapsed()).is_some()
-                    && let Some(sent) = top_up(w, steps, sent)
-                {
-                    if announced {
-                        stats::handed();
+                let topped = match w.topology.validity(lease_ms, sent.elapsed()) {
+                    Some(_) => top_up(w, steps, sent),
+                    None => TopUp::Late,
+                };
+                match topped {
+                    TopUp::InTime(sent) => {
+                        if announced {
+                            stats::handed();
+                        }
+                        return Ok(Waited::Won {
+                            fence,
+                            sent,
+                            queued: announced,
+                        });
                     }
-                    return Ok(Waited::Won {
-                        fence,
-                        sent,
-                        queued: announced,
-                    });
+                    TopUp::Late => {}
+                    TopUp::Unanswered(error) => {
+                        // The top-up may still run, late (held up in
+                        // flight): a permit's or a read hold's judges by
+                        // the clock reading it carries and would cut a
+                        // later hold of the same token short. The win is
+                        // given back and the wait ends with the error
+                        // (what the give-back leaves undone, the caller
+                        // leaves pending).
+                        let _ = w
+                            .topology
+                            .run_on(0, Role::Command, key, &|_| steps.give_back(false));
+                        return Err(error);
+                    }
                 }
-                // Won, but this process was paused until the lease was
-                // over: it may be someone else's by now. Give it back. A
-                // give-back without an answer may still run (held up in
-                // flight) after this wait wins again with the same token,
-                // and release that win: the wait ends with its failure
-                // instead (the caller leaves the clean-up pending).
+                // Won, but too late to count on: the lease, counted from
+                // the send of the request that won it (or of its top-up),
+                // was over when the reply was read, or the top-up found
+                // the hold gone. It may be someone else's by now. Give it
+                // back. A give-back without an answer may still run (held
+                // up in flight) after this wait wins again with the same
+                // token, and release that win: the wait ends with its
+                // failure instead (the caller leaves the clean-up
+                // pending).
                 w.topology
                     .run_on(0, Role::Command, key, &|_| steps.give_back(false))?;
-                if mode == Mode::GiveUp {
+                // The step behind the last block gave up with it; a
+                // hand-over may have ended that block early, and the wait
+                // goes on while it has time left (its next step joins
+                // again at its arrival, its place).
+                if mode == Mode::GiveUp && Instant::now() >= deadline {
                     return Ok(Waited::Out);
                 }
                 queued = None;
@@ -314,23 +342,37 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
     }
 }
 
+/// What the top-up of a win found.
+enum TopUp {
+    /// The hold is ours, its lease counted from this send.
+    InTime(Instant),
+    /// The hold was not ours any more, or the reply came after the lease
+    /// it set was over: a late win.
+    Late,
+    /// No answer (a timeout, a dropped connection): it may still run.
+    Unanswered(LockError),
+}
+
 /// A hold won by a request sent at `sent`: when that was long ago (the
 /// wait behind which the step ran took more than a quarter of the lease),
 /// the lease is extended once more, and counted from that extension's
-/// send. Returns the send to count the lease from; `None` when the
-/// extension found the hold no longer ours.
-fn top_up(w: &Wait<'_>, steps: &dyn Steps, sent: Instant) -> Option<Instant> {
+/// send. The win counts only on an answer read within the lease the
+/// extension set: a late reply, or none, never stands for one (the lease
+/// counted from the win's own send is a good part over, and the hold
+/// would be cheaper to lose than another of the same ttl).
+fn top_up(w: &Wait<'_>, steps: &dyn Steps, sent: Instant) -> TopUp {
     if sent.elapsed() <= Duration::from_millis(w.ttl_ms / 4) {
-        return Some(sent);
+        return TopUp::InTime(sent);
     }
     let again = Instant::now();
     match w
         .topology
         .run_on(0, Role::Command, steps.key(), &|_| steps.top_up())
     {
-        Ok(true) if w.topology.validity(w.ttl_ms, again.elapsed()).is_some() => Some(again),
-        Ok(false) => None,
-        // No answer: the lease is still what the win gave.
-        _ => Some(sent),
+        Ok(true) if w.topology.validity(w.ttl_ms, again.elapsed()).is_some() => {
+            TopUp::InTime(again)
+        }
+        Ok(_) => TopUp::Late,
+        Err(error) => TopUp::Unanswered(error),
     }
 }
