@@ -91,6 +91,11 @@ pub struct Lease {
     stopped: AtomicBool,
     /// Redis said the lease was ours at least once.
     held: AtomicBool,
+    /// The lease end is counted from a request whose answer said the
+    /// lease was set (an acquire's win, an extension answered in time);
+    /// false for a hold taken over from a token until an extension is
+    /// answered: its end is then a guess, and only Redis knows.
+    counted: AtomicBool,
     /// Microseconds on [`clock_us`] until which the lease lasts.
     valid_until_us: AtomicU64,
     /// The lease each renewal sets (the hold's ttl, or the last
@@ -126,6 +131,7 @@ impl Lease {
             lost: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             held: AtomicBool::new(held),
+            counted: AtomicBool::new(held),
             valid_until_us: AtomicU64::new(valid_until),
             ttl_ms: AtomicU64::new(ttl_ms),
             renew_at_us: AtomicU64::new(clock_us(sent) + ttl_ms * 1000 / 3),
@@ -195,8 +201,11 @@ impl Lease {
             Effect::Sets(ms) => {
                 self.ttl_ms.store(ms, Ordering::Release);
                 self.valid_until_us.store(end(ms), Ordering::Release);
+                self.counted.store(true, Ordering::Release);
             }
             Effect::AtLeast(ms) => {
+                // (It never shortens the lease, so it counts only from a
+                // lease that was counted already.)
                 let at_least = end(ms);
                 let now = self.valid_until_us.load(Ordering::Acquire);
                 let cap = end(u64::MAX);
@@ -274,6 +283,14 @@ impl Lease {
     /// not ours is a lost lease.
     pub fn confirmed(&self) {
         self.held.store(true, Ordering::Release);
+    }
+
+    /// True when the lease end is counted from an answer that set it (an
+    /// acquire's win, or an extension answered in time): false for a hold
+    /// taken over from a token (`restore()`) until then. Only a counted
+    /// lease may be believed without asking Redis.
+    pub fn is_counted(&self) -> bool {
+        self.counted.load(Ordering::Acquire)
     }
 
     /// [`Lease::confirmed`] when `ours` (what Redis said of a read, which

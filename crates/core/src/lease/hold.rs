@@ -50,13 +50,16 @@ pub(crate) fn acked<T>(
 
 /// Whether the hold is still ours. False once it is over by this process's
 /// clock; otherwise, with `auto_renew`, from the renewal thread's knowledge
-/// (no round trip), else asks Redis (one round trip).
+/// (no round trip), else asks Redis (one round trip). A hold taken over
+/// from a token (`restore()`) is asked about until an extension of it was
+/// answered: the lease it counts from `restore()` is a guess, and the
+/// token may be another holder's by now.
 pub(crate) fn is_ours(entry: &Entry) -> Result<bool> {
     if entry.lease.valid_for().is_zero() {
         entry.lease.found_lost();
         return Ok(false);
     }
-    if entry.renewed {
+    if entry.renewed && entry.lease.is_counted() {
         return Ok(true);
     }
     let ours = match &entry.kind {
