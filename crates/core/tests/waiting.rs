@@ -435,3 +435,99 @@ fn a_hand_over_after_a_long_block_starts_with_its_whole_lease() {
     assert!(pttl > 200, "Redis gives it {pttl} ms");
     let _ = l.release();
 }
+
+/// A wait whose blocks end at their time asks the server to end them
+/// (`CLIENT UNBLOCK`). One such request that gets no answer (the server
+/// paused longer than `read_timeout` with `CLIENT PAUSE ALL`) must not
+/// switch that off for the rest of the process: only a refusal does (an
+/// ACL, a proxy that knows no such command). At da6b638 the timeout
+/// marked the server as refusing, and every later wait there fell back to
+/// Redis's timers (up to 100 ms late per block at `hz 10`).
+#[test]
+fn an_unanswered_unblock_does_not_switch_it_off() {
+    let server = RedisServer::start();
+    let key = unique_key("unblock-unanswered");
+    hold(&server, &key, "other", 30_000);
+    let mut options = with_retry_delay(0.2);
+    options
+        .set("read_timeout", OptionValue::Number(0.5))
+        .unwrap();
+    options.set("reentrant", OptionValue::Bool(false)).unwrap();
+    let url = server.url();
+    let (u, k, o) = (url.clone(), key.clone(), options.clone());
+    let paused = std::thread::spawn(move || {
+        let mut l = Lock::new(k, 5.0, &[u], o).unwrap();
+        l.acquire(Duration::from_secs(2), &never)
+    });
+    wait_until("the waiter queues", Duration::from_secs(5), || {
+        queue_len(&server, &key) == 1
+    });
+    let before = common::command_stats(&server, "client|unblock").0;
+    // Longer than the waiter's read timeout: its next unblock goes
+    // unanswered (the server runs no client's command meanwhile).
+    let _: () = server.cmd(&["CLIENT", "PAUSE", "1500", "ALL"]);
+    let during = paused.join().unwrap();
+    std::thread::sleep(Duration::from_millis(1_600));
+    let after_pause = common::command_stats(&server, "client|unblock").0;
+    // Another wait on the same server, in the same process: its blocks
+    // end at their time again.
+    let mut l = Lock::new(key.clone(), 5.0, &[url], options).unwrap();
+    assert!(!l.acquire(Duration::from_millis(700), &never).unwrap());
+    let after = common::command_stats(&server, "client|unblock").0;
+    println!(
+        "the wait during the pause: {during:?}; CLIENT UNBLOCK calls {before} before, \
+         {after_pause} after the pause, {after} after the next wait"
+    );
+    assert!(
+        after > after_pause,
+        "no CLIENT UNBLOCK in a wait after one went unanswered ({after_pause} then {after} \
+         calls): the server was taken for one that refuses it"
+    );
+}
+
+/// The other side of [`an_unanswered_unblock_does_not_switch_it_off`]: a
+/// server that refuses `CLIENT UNBLOCK` (an ACL without it) is asked once
+/// per process, and its waits fall back to its timers.
+#[test]
+fn a_refused_unblock_is_asked_once() {
+    let server = RedisServer::start();
+    let key = unique_key("unblock-refused");
+    hold(&server, &key, "other", 30_000);
+    let _: () = server.cmd(&[
+        "ACL",
+        "SETUSER",
+        "no-unblock",
+        "reset",
+        "on",
+        ">pw",
+        "~*",
+        "&*",
+        "+@all",
+        "-client|unblock",
+    ]);
+    let url = server
+        .url()
+        .replacen("redis://", "redis://no-unblock:pw@", 1);
+    let mut options = with_retry_delay(0.2);
+    options.set("reentrant", OptionValue::Bool(false)).unwrap();
+    for _ in 0..2 {
+        let mut l = Lock::new(
+            key.clone(),
+            5.0,
+            std::slice::from_ref(&url),
+            options.clone(),
+        )
+        .unwrap();
+        assert!(!l.acquire(Duration::from_millis(700), &never).unwrap());
+    }
+    let info: String = server.cmd(&["INFO", "commandstats"]);
+    let line = info
+        .lines()
+        .find(|l| l.starts_with("cmdstat_client|unblock:"))
+        .unwrap_or("");
+    println!("{line}");
+    assert!(
+        line.contains("rejected_calls=1,"),
+        "CLIENT UNBLOCK refused by the ACL must be asked once in the process: {line:?}"
+    );
+}

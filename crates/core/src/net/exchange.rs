@@ -141,7 +141,9 @@ fn exchange<T>(
 /// at once (`CLIENT UNBLOCK id TIMEOUT`: it answers as a timeout, and the
 /// commands behind it run), and the replies are read with the read
 /// timeout. A server that refuses `CLIENT ID` or `CLIENT UNBLOCK` is
-/// waited for as long as its timers take.
+/// waited for as long as its timers take; one that only left such a
+/// request unanswered (paused, a dropped connection) is asked again at
+/// the next block's end.
 fn exchange_blocking<T>(
     server: &Arc<ServerConfig>,
     con: &mut Conn,
@@ -149,9 +151,12 @@ fn exchange_blocking<T>(
     block: Duration,
 ) -> redis::RedisResult<T> {
     if con.client_id().is_none() && !server.unblock.get() {
-        match con.req_packed_command(b"*2\r\n$6\r\nCLIENT\r\n$2\r\nID\r\n")? {
-            redis::Value::Int(id) => con.set_client_id(id),
-            _ => server.unblock.set(),
+        match con.req_packed_command(b"*2\r\n$6\r\nCLIENT\r\n$2\r\nID\r\n") {
+            Ok(redis::Value::Int(id)) => con.set_client_id(id),
+            Ok(_) => server.unblock.set(),
+            Err(e) if is_refusal(&e) => server.unblock.set(),
+            // No answer: it says nothing of what the server allows.
+            Err(e) => return Err(e),
         }
     }
     WAIT_ENDED.with(|ended| ended.set(false));
@@ -169,7 +174,7 @@ fn exchange_blocking<T>(
         if con.stopped() {
             // PHP ends the wait: end the block at once, and read what the
             // commands behind it did, so the caller knows what it holds.
-            if !id.is_some_and(|id| unblock(server, id)) {
+            if !id.is_some_and(|id| unblock(server, id) == Unblocked::Yes) {
                 return Err(e);
             }
             let until = Instant::now() + server.read_timeout;
@@ -185,7 +190,7 @@ fn exchange_blocking<T>(
         // rest follows at once.
         if replies.is_empty()
             && let Some(id) = id
-            && !unblock(server, id)
+            && unblock(server, id) == Unblocked::Refused
         {
             server.unblock.set();
         }
@@ -209,12 +214,25 @@ pub fn take_wait_ended() -> bool {
     WAIT_ENDED.with(|ended| ended.replace(false))
 }
 
+/// What became of a request to end a blocking command ([`unblock`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unblocked {
+    /// The server ran it.
+    Yes,
+    /// The server refused it (an ACL without `+client|unblock`, a proxy
+    /// that knows no such command): it never will run it.
+    Refused,
+    /// No answer (a timeout, a dropped connection, none to be had): it
+    /// says nothing of what the server allows.
+    Unknown,
+}
+
 /// Ends the blocking command of the connection `id` on `server` as if it
 /// timed out (`CLIENT UNBLOCK id TIMEOUT`), from a pooled command
-/// connection. False when the server refused it (or could not be asked).
-fn unblock(server: &Arc<ServerConfig>, id: i64) -> bool {
+/// connection.
+fn unblock(server: &Arc<ServerConfig>, id: i64) -> Unblocked {
     let Some(mut con) = pool::take(server, Role::Command).or_else(|| server.open().ok()) else {
-        return false;
+        return Unblocked::Unknown;
     };
     let id = id.to_string();
     let cmd =
@@ -222,13 +240,36 @@ fn unblock(server: &Arc<ServerConfig>, id: i64) -> bool {
     match con.req_packed_command(cmd.bytes()) {
         Ok(redis::Value::Int(_)) => {
             pool::put_back(server, Role::Command, con);
-            true
+            Unblocked::Yes
         }
         Ok(_) => {
             pool::put_back(server, Role::Command, con);
-            false
+            Unblocked::Refused
         }
-        Err(_) => false,
+        // An error reply is a refusal, unless the server is only passing
+        // through a state (loading, a failover); anything else left no
+        // answer.
+        Err(e) if is_refusal(&e) => {
+            pool::put_back(server, Role::Command, con);
+            Unblocked::Refused
+        }
+        Err(_) => Unblocked::Unknown,
+    }
+}
+
+/// Whether `e` is the server's refusal of a command (an error reply that
+/// will come again), not a passing state or a failure to get an answer.
+fn is_refusal(e: &redis::RedisError) -> bool {
+    use redis::{ErrorKind, ServerErrorKind};
+    match e.kind() {
+        ErrorKind::Server(kind) => !matches!(
+            kind,
+            ServerErrorKind::BusyLoading
+                | ServerErrorKind::TryAgain
+                | ServerErrorKind::ClusterDown
+                | ServerErrorKind::MasterDown
+        ),
+        _ => false,
     }
 }
 
