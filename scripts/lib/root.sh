@@ -99,8 +99,11 @@ root_run() { # root_run ROOT COMMAND (stdin, stdout and stderr are the caller's)
 
 root_apt() { # root_apt ROOT PACKAGE...
   local root=$1; shift
-  # Quiet but for a failure (then the end of apt's output).
-  root_run "$root" "{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $*; } >/var/log/root-apt.log 2>&1 || { tail -n 20 /var/log/root-apt.log; exit 1; }"
+  # Quiet but for a failure (then the end of apt's output). A mirror that
+  # serves a snapshot has Release files past their Valid-Until date, which
+  # apt refuses unless told (a root made for tests and packages takes
+  # them: the files are still signed).
+  root_run "$root" "{ apt-get -o Acquire::Check-Valid-Until=false update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $*; } >/var/log/root-apt.log 2>&1 || { tail -n 20 /var/log/root-apt.log; exit 1; }"
 }
 
 root_cleanup() { # root_cleanup ROOT KEEP

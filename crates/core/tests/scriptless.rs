@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{RedisServer, never, unique_key};
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
-use redislock_fixture::{TEST_SERVER_ENV, test_server_program};
+use redislock_fixture::{TEST_SERVER_ENV, skipped, test_server_program};
 
 const NO_SCRIPTS: [&str; 6] = [
     "--rename-command",
@@ -28,16 +28,22 @@ const NO_SCRIPTS: [&str; 6] = [
 /// skipped and returns `None`.
 fn valkey(test: &str, extra: &[&str]) -> Option<RedisServer> {
     let Some(program) = test_server_program() else {
-        eprintln!(
-            "skipped {test}: no Valkey 9 to test on; set {TEST_SERVER_ENV} to its program, e.g. \
-             {TEST_SERVER_ENV}=\"chroot /var/tmp/valkey-sid valkey-server\""
+        skipped(
+            test,
+            &format!(
+                "no Valkey 9 to test on; set {TEST_SERVER_ENV} to its program, e.g. \
+                 {TEST_SERVER_ENV}=\"chroot /var/tmp/valkey-sid valkey-server\""
+            ),
         );
         return None;
     };
     let server = RedisServer::start_program(&program, extra);
     let info: Vec<redis::Value> = server.cmd(&["COMMAND", "INFO", "DELIFEQ"]);
     if !matches!(info.first(), Some(redis::Value::Array(_))) {
-        eprintln!("skipped {test}: {program:?} has no DELIFEQ (Valkey 9.0+ needed)");
+        skipped(
+            test,
+            &format!("{program:?} has no DELIFEQ (Valkey 9.0+ needed)"),
+        );
         return None;
     }
     Some(server)
