@@ -193,7 +193,8 @@ impl RedisLock {
     }
 
     /// Adopts a hold made elsewhere (another process, an earlier request)
-    /// from its key and token. Sends nothing to Redis.
+    /// from its key and token: the hold that token has now (one round trip
+    /// reads it), never a later hold of the same token.
     #[php(defaults(options = Options::empty()))]
     pub fn restore(
         key: Bytes,

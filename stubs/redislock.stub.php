@@ -135,8 +135,11 @@ namespace {
         public function forceRelease(): bool {}
 
         /**
-         * Adopts a hold made elsewhere (another process, an earlier request) from its key and token.
-         * Sends nothing to Redis.
+         * Adopts a hold made elsewhere (another process, an earlier request) from its key and token:
+         * the hold that token has now (one round trip reads it), never a later hold of the same token
+         * (a fixed owner's next one). Nothing is believed of it before Redis answers a command of it.
+         *
+         * @throws \RedisLock\ConnectionException when Redis cannot be reached
          */
         public static function restore(
             string $key,

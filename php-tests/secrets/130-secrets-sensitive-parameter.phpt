@@ -39,7 +39,8 @@ $cases = [
     'construct: options' => fn () => new RedisLock('k', 1.0, $url, $options),
     'restore: empty key' => fn () => RedisLock::restore('', 'token', 1.0, $url, $options),
     'restore: options' => fn () => RedisLock::restore('k', 'token', 1.0, $url, $options),
-    // Connection refused, thrown by a later call.
+    // Connection refused, thrown by a later call (restore() reads which
+    // hold the token has: it is refused itself).
     'acquire: refused' => fn () => (new RedisLock('k', 1.0, $url))->acquire(),
     'restore + release: refused' => fn () => RedisLock::restore('k', 'token', 1.0, $url)->release(),
 ];
@@ -73,4 +74,4 @@ construct: options: ValueError, trace args [string, double, SensitiveParameterVa
 restore: empty key: ValueError, trace args [string, SensitiveParameterValue, double, SensitiveParameterValue, SensitiveParameterValue], no leak
 restore: options: ValueError, trace args [string, SensitiveParameterValue, double, SensitiveParameterValue, SensitiveParameterValue], no leak
 acquire: refused: RedisLock\ConnectionException, trace args [], no leak
-restore + release: refused: RedisLock\ConnectionException, trace args [], no leak
+restore + release: refused: RedisLock\ConnectionException, trace args [string, SensitiveParameterValue, double, SensitiveParameterValue], no leak

@@ -385,7 +385,8 @@ class RedisLockLock extends Lock implements \JsonSerializable
 
     /**
      * A RedisLock that adopts $owner's hold (default: this lock's owner),
-     * to release, refresh or check it. Sends nothing to Redis.
+     * to release, refresh or check it: the hold that owner has now (one
+     * round trip reads its nonce), never a later hold of the same owner.
      */
     private function restored(?float $ttl = null, bool $renew = false, ?string $owner = null): \RedisLock
     {

@@ -16,7 +16,10 @@
 -- ARGV[1] = token, ARGV[2] = lease ms, ARGV[3] = mark's life ms,
 -- ARGV[4] = '1' for a fencing token, ARGV[5] = fence floor, ARGV[6] = '1'
 -- when starving, ARGV[7] = '1' to give up, ARGV[8] = '1' on a replay,
--- ARGV[9] = when the waiter began to wait (microseconds, its clock)
+-- ARGV[9] = when the waiter began to wait (microseconds, its clock),
+-- ARGV[10] = the hold's nonce (absent: none): a fixed owner's hold keeps it
+-- in K~~o beside the token (acquire_replay.lua), so a replay claims only
+-- a lock its own try took, never another hold of the same owner
 -- Returns {1, fencing token or -1} when the lock is ours, {2} after giving
 -- up, {0, the lock's PTTL} while waiting, {3} when the lock is free but
 -- only departed waiters were looked at, with more behind them: the waiter
@@ -25,14 +28,19 @@
 -- @include queue
 local lock, queue, hold_fence, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, ttl, fenced, floor = ARGV[1], ARGV[2], ARGV[4] == '1', ARGV[5]
+local nonce = ARGV[10]
 
 local function won(fence)
   leave_queue(lock, queue, token)
+  if nonce then
+    redis.call('SET', lock .. '~~o', nonce, 'PX', ttl)
+  end
   return {1, fence or -1}
 end
 
 if redis.pcall('GET', lock) == token
-    and (ARGV[8] == '1' or redis.call('GET', mark_key(lock, token)) == 'h') then
+    and ((ARGV[8] == '1' and (not nonce or redis.call('GET', lock .. '~~o') == nonce))
+      or redis.call('GET', mark_key(lock, token)) == 'h') then
   redis.call('PEXPIRE', lock, ttl)
   local fence = nil
   if fenced then

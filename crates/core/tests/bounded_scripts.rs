@@ -66,6 +66,7 @@ fn a_hundred_thousand_departed_waiters_cost_their_own_removal() {
     let lock_keys = LockKeys::new(key.clone(), counter);
     let stepper = Waiter {
         token: b"stepper",
+        nonce: None,
         ttl_ms: 30_000,
         alive_ms: 1_000,
         fencing: false,

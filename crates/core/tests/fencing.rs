@@ -138,6 +138,7 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
         .unwrap();
     let w = commands::Waiter {
         token: b"w1",
+        nonce: None,
         ttl_ms: 5_000,
         alive_ms: 5_000,
         fencing: true,

@@ -30,6 +30,11 @@ use redislock_core::{Lock, LockOptions, OptionValue};
 
 /// The holder's ttl, in seconds.
 const TTL: f64 = 3.0;
+/// The ttl of a hold won in the queue: long enough that a step answered
+/// [`HELD_UP`] late is still within a quarter of it, so its win counts
+/// from the step's own send (a later win is topped up, and counted from
+/// that top-up's send; one whose top-up gets no answer is given back).
+const QUEUE_TTL: f64 = 9.0;
 /// How long every reply is held up while the acquire waits for its own:
 /// well over the lease clock's head start of a second.
 const HELD_UP: Duration = Duration::from_millis(2_000);
@@ -52,9 +57,9 @@ fn options() -> LockOptions {
 /// The child: takes the lock through `url` (waiting `wait`) when told to,
 /// says whether it got it, then answers every "is" with its
 /// `is_acquired()`, until "end".
-fn holder(url: String, key: Vec<u8>, wait: Duration) -> impl FnOnce(&Channel) -> i32 {
+fn holder(url: String, key: Vec<u8>, ttl: f64, wait: Duration) -> impl FnOnce(&Channel) -> i32 {
     move |parent| {
-        let mut lock = Lock::new(key, TTL, &[url], options()).unwrap();
+        let mut lock = Lock::new(key, ttl, &[url], options()).unwrap();
         parent.send(b"ready");
         assert_eq!(parent.recv(Duration::from_secs(30)).unwrap(), b"go");
         let got = lock.acquire(wait, &never).unwrap();
@@ -141,7 +146,7 @@ fn a_first_lease_won_by_a_late_try_counts_from_its_send() {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("first-lease-try");
-    let child = Child::fork(holder(proxy.url(), key.clone(), Duration::ZERO));
+    let child = Child::fork(holder(proxy.url(), key.clone(), TTL, Duration::ZERO));
     assert_eq!(child.recv(Duration::from_secs(10)).unwrap(), b"ready");
     refuse_renewals(&proxy);
     // Every reply held up: the script check's, then the try's.
@@ -158,14 +163,15 @@ fn a_first_lease_won_by_a_late_try_counts_from_its_send() {
 }
 
 /// A lock taken in the queue by a step whose reply comes `HELD_UP` after
-/// its request; its top-up is refused, so the lease is the step's (the
+/// its request, within a quarter of its ttl: the lease is the step's (the
 /// history's `long` scenario: a fresh worker's first wait, paused).
 #[test]
 fn a_first_lease_won_by_a_late_queue_step_counts_from_its_send() {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("first-lease-queue");
-    let child = Child::fork(holder(proxy.url(), key.clone(), Duration::from_secs(10)));
+    let wait = Duration::from_secs(10);
+    let child = Child::fork(holder(proxy.url(), key.clone(), QUEUE_TTL, wait));
     assert_eq!(child.recv(Duration::from_secs(10)).unwrap(), b"ready");
     refuse_renewals(&proxy);
     // Someone else's hold, 1 s left: the child queues behind it.
@@ -191,7 +197,7 @@ fn a_first_lease_won_by_a_late_queue_step_counts_from_its_send() {
         !ours,
         "is_acquired() said true after the lease had run out in Redis and a rival took the \
          key, {after:?} after the acquire returned (its winning step was answered \
-         {HELD_UP:?} late, ttl {TTL} s): the first lease was counted from the lease clock's \
+         {HELD_UP:?} late, ttl {QUEUE_TTL} s): the first lease was counted from the lease clock's \
          start, not from the step's send"
     );
 }

@@ -115,6 +115,7 @@ fn helper_keys_of_vanished_owners_expire() {
     let keys_of_lock = LockKeys::new(key.clone(), b"~~fence".to_vec());
     let waiter = Waiter {
         token: b"w1",
+        nonce: None,
         ttl_ms: 5_000,
         alive_ms: 300,
         fencing: true,

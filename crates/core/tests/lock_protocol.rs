@@ -227,7 +227,7 @@ fn a_release_replay_that_finds_the_lock_gone_says_so() {
     let key = unique_key("released");
     let keys = LockKeys::new(key.clone(), b"~~fence".to_vec());
     let release = |token: &[u8], attempt| {
-        commands::release(&keys, token, Successor::HandOver, false, attempt)
+        commands::release(&keys, token, None, Successor::HandOver, false, attempt)
             .query(&mut server.client())
             .unwrap()
     };

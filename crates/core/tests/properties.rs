@@ -1139,6 +1139,8 @@ impl Exercise<'_> {
 }
 
 const TOKEN: &[u8] = b"0123456789abcdef0123456789abcdef";
+/// A fixed owner's hold nonce.
+const NONCE: &[u8] = b"fedcba9876543210fedcba9876543210";
 
 fn keys() -> LockKeys {
     LockKeys::new(b"prop:lock".to_vec(), b"prop:~~fence".to_vec())
@@ -1147,6 +1149,7 @@ fn keys() -> LockKeys {
 fn waiter(fencing: bool) -> Waiter<'static> {
     Waiter {
         token: TOKEN,
+        nonce: fencing.then_some(NONCE),
         ttl_ms: 1000,
         alive_ms: 500,
         fencing,
@@ -1159,29 +1162,42 @@ fn exercise_all_calls(e: &Exercise<'_>) {
     let k = keys();
     let wait = Duration::from_millis(10);
     for attempt in [Attempt::First, Attempt::Replay] {
-        for fencing in [false, true] {
+        for (fencing, nonce) in [(false, None), (true, None), (false, Some(NONCE))] {
             e.run(
-                commands::try_acquire(&k, TOKEN, 1000, fencing, attempt),
+                commands::try_acquire(&k, TOKEN, nonce, 1000, fencing, attempt),
                 Option::is_some,
             );
         }
-        e.run(commands::try_acquire_pttl(&k, TOKEN, 1000, attempt), |r| {
-            r.0
-        });
+        for nonce in [None, Some(NONCE)] {
+            e.run(
+                commands::try_acquire_pttl(&k, TOKEN, nonce, 1000, attempt),
+                |r| r.0,
+            );
+        }
     }
     e.run(commands::check_scripts(&k), |_| false);
-    for fence in [None, Some(&k.fence[..])] {
-        e.run(commands::reenter(&k.lock, fence, TOKEN, 1000), |b| *b);
+    for (fence, nonce) in [(None, None), (Some(&k.fence[..]), Some(NONCE))] {
+        e.run(commands::reenter(&k.lock, fence, TOKEN, nonce, 1000), |b| {
+            *b
+        });
     }
     for successor in [Successor::HandOver, Successor::Wake] {
-        for (fenced, attempt) in [(false, Attempt::First), (true, Attempt::Replay)] {
+        for (fenced, attempt, nonce) in [
+            (false, Attempt::First, None),
+            (true, Attempt::Replay, None),
+            (false, Attempt::First, Some(NONCE)),
+        ] {
             e.run(
-                commands::release(&k, TOKEN, successor, fenced, attempt),
+                commands::release(&k, TOKEN, nonce, successor, fenced, attempt),
                 |r| *r == Released::Yes,
             );
         }
-        e.run(commands::abandon(&k, TOKEN, successor), |b| *b);
+        for nonce in [None, Some(NONCE)] {
+            e.run(commands::abandon(&k, TOKEN, nonce, successor), |b| *b);
+        }
     }
+    e.run(commands::abandon_if_handed(&k, TOKEN, Some(NONCE)), |b| *b);
+    e.run(commands::owner_and_nonce(&k), |(o, _)| o.is_some());
     for fencing in [false, true] {
         let w = waiter(fencing);
         for (starving, give_up, attempt) in [
@@ -1207,13 +1223,15 @@ fn exercise_all_calls(e: &Exercise<'_>) {
         e.run(commands::wait_for_quorum_wake(&k, &w, wait), |b| *b);
     }
     e.run(commands::owner(&k.lock), Option::is_some);
-    for fence in [None, Some(&k.fence[..])] {
-        e.run(commands::refresh(&k.lock, fence, TOKEN, 1000), |b| *b);
+    for (fence, nonce) in [(None, None), (Some(&k.fence[..]), Some(NONCE))] {
+        e.run(commands::refresh(&k.lock, fence, TOKEN, nonce, 1000), |b| {
+            *b
+        });
     }
     let batch = || {
         vec![
-            commands::refresh_command(&k.lock, None, TOKEN, 1000),
-            commands::refresh_command(b"other", Some(b"other~~f"), TOKEN, 2000),
+            commands::refresh_command(&k.lock, None, TOKEN, None, 1000),
+            commands::refresh_command(b"other", Some(b"other~~f"), TOKEN, Some(NONCE), 2000),
             semaphore_calls::lease_command(&semaphore_calls::SemKeys::new(b"s"), b"t", 1, 2),
             semaphore_calls::lease_command(&semaphore_calls::SemKeys::readers(&k), b"t", 1, 1),
         ]
@@ -1223,8 +1241,10 @@ fn exercise_all_calls(e: &Exercise<'_>) {
         cmds.truncate(n);
         e.run(commands::extend_many(cmds), |v| v.iter().any(|b| *b));
     }
-    e.run(commands::owned_pttl(&k.lock, TOKEN), Option::is_some);
-    e.run(commands::force_release(&k.lock, b"k~~r"), |b| *b);
+    for nonce in [None, Some(NONCE)] {
+        e.run(commands::owned_pttl(&k.lock, TOKEN, nonce), Option::is_some);
+    }
+    e.run(commands::force_release(&k, b"k~~r"), |b| *b);
 }
 
 proptest! {
@@ -1265,14 +1285,14 @@ proptest! {
         let k = keys();
         let parse_one = |call: Call<bool>, v: Value| (call.parse)(vec![v]).unwrap();
         let released = |attempt| {
-            (commands::release(&k, TOKEN, Successor::HandOver, false, attempt).parse)(vec![Value::Int(n)]).unwrap()
+            (commands::release(&k, TOKEN, None, Successor::HandOver, false, attempt).parse)(vec![Value::Int(n)]).unwrap()
         };
         // Bit 1: what the first call found (bit 2: it is sent again).
         prop_assert_eq!(released(Attempt::First), if n & 1 == 1 { Released::Yes } else { Released::NotOurs });
         prop_assert_eq!(released(Attempt::Replay), if n & 1 == 1 { Released::Yes } else { Released::GoneOnReplay });
-        prop_assert_eq!(parse_one(commands::refresh(&k.lock, None, TOKEN, 1), Value::Int(n)), n == 1);
-        prop_assert_eq!(parse_one(commands::force_release(&k.lock, b"r"), Value::Int(n)), n >= 1);
-        let pttl = (commands::owned_pttl(&k.lock, TOKEN).parse)(vec![Value::Int(n)]).unwrap();
+        prop_assert_eq!(parse_one(commands::refresh(&k.lock, None, TOKEN, None, 1), Value::Int(n)), n == 1);
+        prop_assert_eq!(parse_one(commands::force_release(&k, b"r"), Value::Int(n)), n >= 1);
+        let pttl = (commands::owned_pttl(&k.lock, TOKEN, None).parse)(vec![Value::Int(n)]).unwrap();
         prop_assert_eq!(pttl, (n != -2 && n != -3).then_some(n));
         let w = waiter(true);
         let queued = |v: Vec<Value>| (commands::wait_step(&k, &w, false, false, Attempt::First).parse)(vec![Value::Array(v)]);
@@ -1286,14 +1306,14 @@ proptest! {
         if !(0..=3).contains(&n) {
             prop_assert!(queued(vec![Value::Int(n), Value::Int(m)]).is_err());
         }
-        let fenced = commands::try_acquire(&k, TOKEN, 1, true, Attempt::First);
+        let fenced = commands::try_acquire(&k, TOKEN, None, 1, true, Attempt::First);
         prop_assert_eq!((fenced.parse)(vec![Value::Int(n)]).unwrap(), Some(Some(n)));
         prop_assert_eq!((fenced.parse)(vec![Value::Nil]).unwrap(), None);
-        let plain = commands::try_acquire(&k, TOKEN, 1, false, Attempt::Replay);
+        let plain = commands::try_acquire(&k, TOKEN, None, 1, false, Attempt::Replay);
         prop_assert_eq!((plain.parse)(vec![Value::Int(n)]).unwrap(), (n == 1).then_some(None));
         prop_assert_eq!((plain.parse)(vec![Value::Okay]).unwrap(), Some(None));
         let many = commands::extend_many(vec![
-            commands::refresh_command(b"a", None, b"t", 1),
+            commands::refresh_command(b"a", None, b"t", None, 1),
             semaphore_calls::lease_command(&semaphore_calls::SemKeys::new(b"b"), b"t", 1, 1),
         ]);
         prop_assert_eq!(

@@ -457,15 +457,15 @@ fn renewals_keep_a_lease_while_one_master_never_accepts() {
     assert!(lock.release().unwrap());
 }
 
-#[test]
-fn a_rounds_pending_undo_never_removes_a_later_rounds_win() {
-    // A waiting round whose try on one master got no reply undoes it
-    // there; that undo gets no answer either and stays pending (sent again
-    // later). When a later round of the same wait wins, that resend must
-    // not release the win on that master: undos pending on two masters of
-    // three would leave the holder below a quorum while it believes it
-    // holds. (Failed with the same token in every round: "master 2 lost
-    // the hold the wait won".)
+/// A waiting round whose try on one master got no reply undoes it there;
+/// that undo gets no answer either and stays pending (sent again later).
+/// When a later round of the same wait wins, that resend must not release
+/// the win on that master: undos pending on two masters of three would
+/// leave the holder below a quorum while it believes it holds. (Failed
+/// with the same token in every round: "master 2 lost the hold the wait
+/// won".) With a fixed `owner` the later rounds take a fresh nonce (at
+/// da6b638, which had none, that wait ended with the master's failure).
+fn a_rounds_pending_undo_never_removes_a_later_rounds_win(owner: Option<&str>) {
     let servers = masters(3);
     let proxies: Vec<common::proxy::Proxy> =
         servers.iter().map(common::proxy::Proxy::start).collect();
@@ -474,6 +474,10 @@ fn a_rounds_pending_undo_never_removes_a_later_rounds_win() {
     let name = String::from_utf8(key.clone()).unwrap();
     let mut opts = options(&[("retry_delay", 0.05)]);
     opts.set("reentrant", OptionValue::Bool(false)).unwrap();
+    if let Some(owner) = owner {
+        opts.set("owner", OptionValue::Text(owner.as_bytes().to_vec()))
+            .unwrap();
+    }
     let mut waiter = Lock::new(key.clone(), 10.0, &via, opts).unwrap();
     // Scripts checked on every master before the faults.
     assert!(waiter.acquire(Duration::ZERO, &never).unwrap());
@@ -511,4 +515,14 @@ fn a_rounds_pending_undo_never_removes_a_later_rounds_win() {
     }
     assert!(waiter.is_acquired().unwrap());
     assert!(waiter.release().unwrap());
+}
+
+#[test]
+fn a_rounds_pending_undo_never_removes_a_later_rounds_win_of_a_random_token() {
+    a_rounds_pending_undo_never_removes_a_later_rounds_win(None);
+}
+
+#[test]
+fn a_rounds_pending_undo_never_removes_a_later_rounds_win_of_a_fixed_owner() {
+    a_rounds_pending_undo_never_removes_a_later_rounds_win(Some("job-7"));
 }

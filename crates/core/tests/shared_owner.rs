@@ -205,3 +205,54 @@ fn single_server_an_ended_wait_frees_a_lock_handed_to_it() {
     assert_eq!(server.cmd::<Option<String>>(&["GET", &name]), None, "freed");
     assert_eq!(server.cmd::<i64>(&["EXISTS", &mark]), 0);
 }
+
+/// A fixed owner's release held up in flight must never delete the same
+/// owner's next hold (issue 36; every Laravel lock has an owner). L1's
+/// release request is held back 2 s in the network: it times out
+/// (`read_timeout` 0.3 s) and stays pending; the pending thread's resend
+/// (another connection) is answered and frees the key; L2, another object
+/// with the same owner, takes the lock; then the first copy reaches Redis.
+/// At da6b638 its compare-and-delete matched the owner and deleted L2's
+/// hold while L2 believed it held the lock: the release must prove more
+/// than the owner string.
+#[test]
+fn a_delayed_release_never_deletes_the_same_owners_next_hold() {
+    use redislock_core::protocol::scripts::RELEASE;
+    let server = RedisServer::start();
+    let proxy = common::proxy::Proxy::start(&server);
+    let key = unique_key("owner-delayed-release");
+    let mut options = owned_by("job-42");
+    options
+        .set("read_timeout", OptionValue::Number(0.3))
+        .unwrap();
+    let url = [proxy.url()];
+    let mut l1 = Lock::new(key.clone(), 10.0, &url, options.clone()).unwrap();
+    assert!(l1.acquire(Duration::ZERO, &never).unwrap());
+    proxy.delay_request_to_all(&[RELEASE.hash().as_bytes(), &key], Duration::from_secs(2));
+    let released = std::time::Instant::now();
+    let first = l1.release();
+    assert!(first.is_err(), "L1's release must time out: {first:?}");
+    wait_until("the resend frees the key", Duration::from_secs(5), || {
+        values(std::slice::from_ref(&server), &key) == [None]
+    });
+    let mut l2 = Lock::new(key.clone(), 10.0, &url, options).unwrap();
+    assert!(
+        l2.acquire(Duration::ZERO, &never).unwrap(),
+        "L2 takes the lock"
+    );
+    // The first copy reaches Redis 2 s after it was sent.
+    std::thread::sleep(Duration::from_millis(2_400).saturating_sub(released.elapsed()));
+    assert!(
+        !proxy.delay_armed(),
+        "L1's release was the request held back"
+    );
+    let left = values(std::slice::from_ref(&server), &key);
+    println!("after L1's delayed release reached Redis: {left:?}");
+    assert_eq!(
+        left,
+        [Some("job-42".to_owned())],
+        "L1's delayed release deleted L2's hold (same owner)"
+    );
+    assert!(l2.is_acquired().unwrap());
+    assert!(l2.release().unwrap());
+}

@@ -176,6 +176,7 @@ fn a_crashed_waiter_is_skipped() {
     // A waiter that queued and died: it never renews its entry.
     let dead = commands::Waiter {
         token: b"dead",
+        nonce: None,
         ttl_ms: 5_000,
         alive_ms: 100,
         fencing: false,
@@ -372,6 +373,7 @@ fn a_stale_hand_over_never_lets_a_waiter_enter() {
     let lock_keys = keys::LockKeys::new(key.clone(), b"~~fence".to_vec());
     let w = commands::Waiter {
         token: b"w1",
+        nonce: None,
         ttl_ms: 5_000,
         alive_ms: 200,
         fencing: false,

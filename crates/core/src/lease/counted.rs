@@ -262,6 +262,7 @@ impl Counter<'_> {
                 count,
             },
             token,
+            nonce: None,
             count: 1,
             auto_release: self.options.auto_release,
             topology: self.topology.clone(),
@@ -445,12 +446,12 @@ impl Steps for Promotion<'_> {
     }
 
     fn top_up(&self) -> Call<bool> {
-        commands::refresh(&self.lock.lock, None, self.token, self.counter.ttl_ms)
+        commands::refresh(&self.lock.lock, None, self.token, None, self.counter.ttl_ms)
     }
 
     fn give_back(&self, _answered: bool) -> Call<bool> {
         // Leaves the queue, and frees the lock if it was ours to write.
-        commands::abandon(self.lock, self.token, Successor::HandOver)
+        commands::abandon(self.lock, self.token, None, Successor::HandOver)
     }
 
     fn clock_judged(&self) -> bool {

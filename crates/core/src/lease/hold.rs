@@ -63,6 +63,9 @@ pub(crate) fn is_ours(entry: &Entry) -> Result<bool> {
         return Ok(true);
     }
     let ours = match &entry.kind {
+        // A hold with a nonce is the token's only while `K~~o` holds the
+        // nonce: one script compares both.
+        Kind::Write { keys, .. } if entry.nonce.is_some() => write_left(entry, keys)?.is_some(),
         Kind::Write { keys, .. } => {
             let votes = entry
                 .topology
@@ -123,7 +126,7 @@ pub(crate) fn left(entry: &Entry) -> Result<Option<f64>> {
 /// expiry), `None` when not ours there.
 fn write_left(entry: &Entry, keys: &LockKeys) -> Result<Option<i64>> {
     let votes = entry.topology.run(Role::Command, &keys.lock, &|_| {
-        commands::owned_pttl(&keys.lock, &entry.token)
+        commands::owned_pttl(&keys.lock, &entry.token, entry.nonce())
     });
     let quorum = votes.quorum();
     let mut leases: Vec<i64> = votes
@@ -168,7 +171,13 @@ pub(crate) fn extend(entry: &Entry, ttl_ms: u64) -> Result<bool> {
             let votes = entry.topology.run(Role::Command, &keys.lock, &|_| {
                 let call = match scriptless {
                     Some(_) => scriptless::refresh(&keys.lock, &entry.token, ttl_ms),
-                    None => commands::refresh(&keys.lock, entry.fence_key(), &entry.token, ttl_ms),
+                    None => commands::refresh(
+                        &keys.lock,
+                        entry.fence_key(),
+                        &entry.token,
+                        entry.nonce(),
+                        ttl_ms,
+                    ),
                 };
                 acked(entry.replicas, call, |ok| *ok)
             });
@@ -239,12 +248,20 @@ fn release_write(entry: &Entry, keys: &Arc<LockKeys>, in_lease: bool) -> Result<
     let successor = successor_on(&entry.topology);
     let fenced = entry.fence().is_some();
     let votes = entry.topology.run(Role::Command, &keys.lock, &|attempt| {
-        commands::release(keys, &entry.token, successor, fenced, attempt)
+        commands::release(
+            keys,
+            &entry.token,
+            entry.nonce(),
+            successor,
+            fenced,
+            attempt,
+        )
     });
     let owed: Vec<bool> = votes.oks().into_iter().map(|ok| !ok).collect();
     if owed.contains(&true) {
         let ttl_ms = entry.lease.ttl_ms();
-        abandon_later(&entry.topology, keys, &entry.token, owed, ttl_ms);
+        let id = (&entry.token[..], entry.nonce());
+        abandon_later(&entry.topology, keys, id, owed, ttl_ms);
     }
     Ok(votes.decided()?.agree(|found| match found {
         Released::Yes => true,
@@ -269,7 +286,8 @@ fn release_scriptless(
         .inspect_err(|err| {
             if err.is_connection_error() {
                 let ttl_ms = entry.lease.ttl_ms();
-                abandon_later(&entry.topology, keys, &entry.token, vec![true], ttl_ms);
+                let id = (&entry.token[..], entry.nonce());
+                abandon_later(&entry.topology, keys, id, vec![true], ttl_ms);
             }
         })?;
     if found == Released::Yes && waiting {
@@ -360,26 +378,29 @@ fn give_back_permits(
     Ok(found && in_lease)
 }
 
-/// Leaves the clean-up of `token` on the lock `keys` (leave the queue, free
-/// the lock if the token holds it, as a release does) on the servers that
-/// `owed` marks to the pending-work thread ([`pending`]), until they answer or a
-/// lease of `ttl_ms` is surely over.
+/// Leaves the clean-up of the hold `(token, nonce)` on the lock `keys`
+/// (leave the queue, free the lock if the hold has it, as a release does)
+/// on the servers that `owed` marks to the pending-work thread
+/// ([`pending`]), until they answer or a lease of `ttl_ms` is surely over.
+/// A hold whose token is not its own (option `owner`) is known by its
+/// nonce too: the resend never frees a later hold of the same owner.
 pub(crate) fn abandon_later(
     topology: &Arc<Topology>,
     keys: &Arc<LockKeys>,
-    token: &[u8],
+    (token, nonce): (&[u8], Option<&[u8]>),
     owed: Vec<bool>,
     ttl_ms: u64,
 ) {
     let key = keys.lock.clone();
     let (on, keys, token) = (topology.clone(), keys.clone(), token.to_vec());
+    let nonce = nonce.map(<[u8]>::to_vec);
     let successor = successor_on(topology);
     let resend: pending::Resend = Box::new(move |owed, until| {
         let scriptless = on.scriptless(&keys.lock);
         on.run_where(Role::Command, &keys.lock, owed, false, &|_| {
             let call = match scriptless {
                 Some(how) => scriptless::abandon(&keys, &token, how),
-                None => commands::abandon(&keys, &token, successor),
+                None => commands::abandon(&keys, &token, nonce.as_deref(), successor),
             };
             match until {
                 Some(until) => call.within(until),

@@ -71,6 +71,10 @@ pub struct Entry {
     pub kind: Kind,
     /// The owner token written into Redis.
     pub token: Vec<u8>,
+    /// A write hold's nonce, kept in `K~~o` beside a token that is not the
+    /// hold's own (option `owner`, a restored token): compared by every
+    /// command of the hold. `None` for a token that nobody else ever holds.
+    pub nonce: Option<Vec<u8>>,
     /// Number of acquires not yet matched by a release; 0 for a hold
     /// whose objects are all gone ([`let_go`]).
     pub count: u32,
@@ -110,6 +114,11 @@ impl Entry {
             Kind::Write { keys, .. } => &keys.lock,
             Kind::Counted { keys, .. } => &keys.base,
         }
+    }
+
+    /// The hold's nonce, if it has one.
+    pub fn nonce(&self) -> Option<&[u8]> {
+        self.nonce.as_deref()
     }
 
     /// The hold's fencing-token key (`K~~f`) when the hold is fenced: it

@@ -9,9 +9,12 @@
 //! sends it first ([`flush`]), so an object never finds its own forgotten
 //! hold in its way.
 //!
-//! Every call sent here is safe to repeat: a release compares the hold's
-//! token, which nobody else ever holds; a clean-up leaves the queue and
-//! frees only what the token holds.
+//! Every call sent here is safe to repeat, and can never touch a hold
+//! taken after it was first sent (neither a resend nor the first copy,
+//! held up in flight): a release compares the hold's token, which no other
+//! hold ever has, and for a fixed owner's holds (whose token is the same
+//! for every hold) the hold's nonce too; a clean-up leaves the queue and
+//! frees only what the token (and nonce) holds.
 
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};

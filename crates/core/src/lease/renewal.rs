@@ -56,6 +56,9 @@ pub enum Renewed {
         /// The hold's fencing-token key (`K~~f`) when the hold is fenced:
         /// it is extended with the lease, in the same script call.
         fence_key: Option<Vec<u8>>,
+        /// The hold's nonce (in `K~~o`), when its token is not its own
+        /// (option `owner`, a restored token): compared, and extended.
+        nonce: Option<Vec<u8>>,
     },
     /// A semaphore's permit (`sem_refresh.lua` on the holders key), or a
     /// lock's read hold (`read_refresh.lua` on the readers key).
@@ -209,9 +212,13 @@ impl Due {
     /// ([`commands::extend_many`]).
     fn command(&self) -> Command {
         match &self.what {
-            Renewed::Lock { fence_key } => {
-                commands::refresh_command(&self.key, fence_key.as_deref(), &self.token, self.ttl_ms)
-            }
+            Renewed::Lock { fence_key, nonce } => commands::refresh_command(
+                &self.key,
+                fence_key.as_deref(),
+                &self.token,
+                nonce.as_deref(),
+                self.ttl_ms,
+            ),
             Renewed::Permit { keys, count } => {
                 crate::protocol::semaphore::lease_command(keys, &self.token, self.ttl_ms, *count)
             }
@@ -328,7 +335,8 @@ fn renew_on(batch: &[Due], until: Instant) {
         // in the request: a reply that comes after the lease it extends ran
         // out may come from a request held up in flight past that end,
         // which found the hold taken meanwhile. (A lock's script compares
-        // its token, which nobody else ever holds.)
+        // its token, which no other hold ever has, and a fixed owner's
+        // hold its nonce too.)
         let in_time = match d.what {
             Renewed::Lock { .. } => true,
             Renewed::Permit { .. } => !d.lease.valid_for().is_zero(),

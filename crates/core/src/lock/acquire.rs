@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Held, Lock, Won};
+use super::{Claim, Held, Lock, Won};
 use crate::config::options::OnLost;
 use crate::error::{LockError, Result};
 use crate::host;
@@ -73,36 +73,36 @@ impl Lock {
         if scriptless.is_some() && self.options.fencing {
             return Err(self.fencing_refused());
         }
-        let mut token = match &self.options.owner {
-            Some(owner) => owner.0.clone(),
-            None => token::new_token()?.into_bytes(),
-        };
+        if scriptless.is_some() && self.options.owner.is_some() {
+            return Err(self.owner_refused());
+        }
+        let mut claim = Claim::fresh(self.options.owner.as_ref().map(|o| &o.0[..]))?;
         let attempt = match self.topology.waiting() {
-            _ if scriptless.is_some() => self.acquire_scriptless(&token, wait, stop),
-            _ if wait.is_zero() => self.try_once(&token),
+            _ if scriptless.is_some() => self.acquire_scriptless(&claim, wait, stop),
+            _ if wait.is_zero() => self.try_once(&claim),
             // While this process's last wait for the key had to queue, the
             // queue's first step takes the lock if it is free (one round
             // trip either way; it queues at once if not).
             Waiting::HandOver if contended::seen(&self.keys.lock) => {
-                self.wait_in_queue(&token, wait, stop, false)
+                self.wait_in_queue(&claim, wait, stop, false)
             }
             // A free lock is taken with the plain try first (one SET, what
             // the recipe costs); only a lock found held costs the queue.
-            Waiting::HandOver => match self.try_single(&token) {
+            Waiting::HandOver => match self.try_single(&claim) {
                 Ok(Tried::Won(won)) => Ok(Some(won)),
-                Ok(Tried::Lost) => self.wait_in_queue(&token, wait, stop, false),
+                Ok(Tried::Lost) => self.wait_in_queue(&claim, wait, stop, false),
                 // Won too late to count on, or its outcome unknown (the
                 // connection dropped under it): the wait's first step
                 // replays it (claims the lock for its whole lease if it
                 // still holds our token). Nothing is undone: an undo left
                 // pending could release what the wait takes with this
                 // token.
-                Ok(Tried::Late) => self.wait_in_queue(&token, wait, stop, true),
-                Err(e) if e.is_retryable() => self.wait_in_queue(&token, wait, stop, true),
+                Ok(Tried::Late) => self.wait_in_queue(&claim, wait, stop, true),
+                Err(e) if e.is_retryable() => self.wait_in_queue(&claim, wait, stop, true),
                 Err(e) => Err(e),
             },
-            // (It may move to a fresh token: see there.)
-            Waiting::Quorum => self.wait_for_quorum(&mut token, wait, stop),
+            // (It may move to a fresh token or nonce: see there.)
+            Waiting::Quorum => self.wait_for_quorum(&mut claim, wait, stop),
         };
         let won = match attempt {
             Ok(won) => won,
@@ -113,20 +113,21 @@ impl Lock {
                     // Taken on the master only: a failover could lose it.
                     // (An undo left pending is sent again later: this
                     // acquire ends with `err` either way.)
-                    let _ = self.undo(&token);
+                    let _ = self.undo(&claim);
                 } else if err.is_connection_error() && self.topology.servers_per_key() == 1 {
                     // The command may have run: the token may hold the lock
                     // or sit in the queue. (Over several servers the try
                     // was undone where it may have written, and what did
                     // not answer is an orphan already.)
-                    abandon_later(&self.topology, &self.keys, &token, vec![true], self.ttl_ms);
+                    let id = (&claim.token[..], claim.nonce());
+                    abandon_later(&self.topology, &self.keys, id, vec![true], self.ttl_ms);
                 }
                 return Err(err);
             }
         };
         match won {
             Some(Won { fence, sent }) => {
-                self.adopt(token, fence, sent);
+                self.adopt(claim, fence, sent);
                 Ok(true)
             }
             None => Ok(false),
@@ -138,30 +139,30 @@ impl Lock {
     /// (a reply read after a long pause of this process may come too late:
     /// the lease may have ended and been given to someone else). A failed
     /// or late try is undone on every server that may have accepted it.
-    fn try_once(&mut self, token: &[u8]) -> Result<Option<Won>> {
+    fn try_once(&mut self, claim: &Claim) -> Result<Option<Won>> {
         if self.topology.servers_per_key() == 1 {
-            return match self.try_single(token)? {
+            return match self.try_single(claim)? {
                 Tried::Won(won) => Ok(Some(won)),
                 Tried::Lost => Ok(None),
                 Tried::Late => {
                     // No wait follows with this token: an undo left
                     // pending is sent again later (and before this key's
                     // next acquire).
-                    let _ = self.undo(token);
+                    let _ = self.undo(claim);
                     Ok(None)
                 }
             };
         }
         let ttl_ms = self.ttl_ms;
         let sent = Instant::now();
-        let votes = self.run(Role::Command, &|attempt| self.try_request(token, attempt));
+        let votes = self.run(Role::Command, &|attempt| self.try_request(claim, attempt));
         let in_time = |votes: &Votes<Option<Fence>>| {
             votes.agree(Option::is_some) && self.topology.validity(ttl_ms, sent.elapsed()).is_some()
         };
         if in_time(&votes) {
             return Ok(Some(Won { fence: None, sent }));
         }
-        let _ = self.undo_where(token, &votes.may_have_written(Option::is_some));
+        let _ = self.undo_where(claim, &votes.may_have_written(Option::is_some));
         votes.decided()?;
         Ok(None)
     }
@@ -169,10 +170,10 @@ impl Lock {
     /// One plain try on the one server of the key (single server,
     /// Sentinel, Cluster), before a wait: a win too late to count on is
     /// left to the wait ([`Tried::Late`]), not undone.
-    fn try_single(&mut self, token: &[u8]) -> Result<Tried> {
+    fn try_single(&mut self, claim: &Claim) -> Result<Tried> {
         let ttl_ms = self.ttl_ms;
         let sent = Instant::now();
-        let votes = self.run(Role::Command, &|attempt| self.try_request(token, attempt));
+        let votes = self.run(Role::Command, &|attempt| self.try_request(claim, attempt));
         Ok(Tried::of(
             votes.into_single()?,
             sent,
@@ -181,46 +182,51 @@ impl Lock {
         ))
     }
 
-    /// The plain try's request (`SET NX PX`, or its script with fencing or
-    /// `replicas`).
-    fn try_request(&self, token: &[u8], attempt: Attempt) -> Call<Option<Fence>> {
+    /// The plain try's request (`SET NX PX`, or its script with fencing,
+    /// `replicas` or a nonce).
+    fn try_request(&self, claim: &Claim, attempt: Attempt) -> Call<Option<Fence>> {
         let (keys, ttl_ms) = (&*self.keys, self.ttl_ms);
+        let (token, nonce, fencing) = (&claim.token, claim.nonce(), self.options.fencing);
         self.acked(
-            commands::try_acquire(keys, token, ttl_ms, self.options.fencing, attempt),
+            commands::try_acquire(keys, token, nonce, ttl_ms, fencing, attempt),
             Option::is_some,
         )
     }
 
-    /// Takes back a failed or ended attempt of `token` on every server at
+    /// Takes back a failed or ended attempt of `claim` on every server at
     /// once (leaves queues, releases what it took); the failure of an undo
     /// that a server left unanswered (see [`Lock::undo_where`]).
-    pub(super) fn undo(&mut self, token: &[u8]) -> Option<LockError> {
-        self.undo_where(token, &vec![true; self.topology.servers_per_key()])
+    pub(super) fn undo(&mut self, claim: &Claim) -> Option<LockError> {
+        self.undo_where(claim, &vec![true; self.topology.servers_per_key()])
     }
 
-    /// Takes back a lost try of `token` on the servers that `on` marks, at
+    /// Takes back a lost try of `claim` on the servers that `on` marks, at
     /// once: those where the try may have written (it said it took the
     /// lock, or gave no reply). Never where the key held the token before
     /// the try: another lock object with the same `owner` holds it there,
-    /// and undoing would release that hold. What a server does not answer
-    /// stays pending ([`pending`]): then its failure is returned, and the
-    /// token must not win again (the resend would release what it wins).
-    pub(super) fn undo_where(&mut self, token: &[u8], on: &[bool]) -> Option<LockError> {
+    /// and undoing would release that hold (its nonce differs, and a try
+    /// that found the key held never wrote one). What a server does not
+    /// answer stays pending ([`pending`]): then its failure is returned,
+    /// and the claim must not win again (the resend would release what it
+    /// wins).
+    pub(super) fn undo_where(&mut self, claim: &Claim, on: &[bool]) -> Option<LockError> {
         if !on.contains(&true) {
             return None;
         }
-        let votes = self.abandon_where(token, on);
+        let votes = self.abandon_where(claim, on);
         let unanswered: Vec<bool> = votes.oks().into_iter().map(|ok| !ok).collect();
         if !unanswered.contains(&true) {
             return None;
         }
-        abandon_later(&self.topology, &self.keys, token, unanswered, self.ttl_ms);
+        let id = (&claim.token[..], claim.nonce());
+        abandon_later(&self.topology, &self.keys, id, unanswered, self.ttl_ms);
         Some(votes.failure())
     }
 
-    /// Runs `abandon` of `token` on the servers that `on` marks, all at
+    /// Runs `abandon` of `claim` on the servers that `on` marks, all at
     /// once; the others count as answered (nothing to undo there).
-    fn abandon_where(&self, token: &[u8], on: &[bool]) -> Votes<bool> {
+    fn abandon_where(&self, claim: &Claim, on: &[bool]) -> Votes<bool> {
+        let (token, nonce) = (&claim.token[..], claim.nonce());
         let keys = &*self.keys;
         let successor = successor_on(&self.topology);
         let scriptless = self.scriptless();
@@ -231,7 +237,7 @@ impl Lock {
             false,
             &|_| match scriptless {
                 Some(how) => crate::protocol::scriptless::abandon(keys, token, how),
-                None => commands::abandon(keys, token, successor),
+                None => commands::abandon(keys, token, nonce, successor),
             },
         )
     }
@@ -313,7 +319,13 @@ impl Lock {
             .topology
             .run(Role::Command, &keys.lock, &|_| match scriptless {
                 Some(_) => crate::protocol::scriptless::refresh(&keys.lock, &entry.token, at_least),
-                None => commands::reenter(&keys.lock, entry.fence_key(), &entry.token, ttl_ms),
+                None => commands::reenter(
+                    &keys.lock,
+                    entry.fence_key(),
+                    &entry.token,
+                    entry.nonce(),
+                    ttl_ms,
+                ),
             });
         let ours = match votes.decided() {
             Ok(votes) => votes.agree(|ours| *ours),
@@ -343,18 +355,19 @@ impl Lock {
         Ok(true)
     }
 
-    /// Records a hold of `token`, won by a request sent at `sent`, as this
+    /// Records a hold of `claim`, won by a request sent at `sent`, as this
     /// object's, and starts renewing it with `auto_renew`. `restored`: a
     /// hold taken over from its token, whose remaining lease is unknown
     /// (a first renewal is asked for at once) and which Redis has not yet
     /// said is ours (not a lost lease if found not ours before).
-    pub(super) fn adopt(&mut self, token: Vec<u8>, fence: Fence, sent: Instant) {
-        self.adopt_hold(token, fence, sent, false);
+    pub(super) fn adopt(&mut self, claim: Claim, fence: Fence, sent: Instant) {
+        self.adopt_hold(claim, fence, sent, false);
     }
 
     /// [`Lock::adopt`], or with `restored` a hold taken over from a token
     /// (renewed at once when renewed at all: Redis never confirmed it).
-    fn adopt_hold(&mut self, token: Vec<u8>, fence: Fence, sent: Instant, restored: bool) {
+    fn adopt_hold(&mut self, claim: Claim, fence: Fence, sent: Instant, restored: bool) {
+        let Claim { token, nonce } = claim;
         let drift = self.topology.drift(self.ttl_ms);
         let lease = Lease::new(
             self.ttl_ms,
@@ -371,6 +384,7 @@ impl Lock {
                     key: self.keys.lock.clone(),
                     what: Renewed::Lock {
                         fence_key: fence.map(|_| self.keys.fence.clone()),
+                        nonce: nonce.clone(),
                     },
                     token: token.clone(),
                     max_hold: self.options.max_hold,
@@ -387,6 +401,7 @@ impl Lock {
                 fence,
             },
             token,
+            nonce,
             count: 1,
             auto_release: self.options.auto_release,
             topology: self.topology.clone(),
@@ -401,10 +416,13 @@ impl Lock {
     }
 
     /// Takes over a hold made elsewhere (another process, a previous
-    /// request) from its token. Sends nothing to Redis. When this process
-    /// (this Fiber) holds the key under that token already, a reentrant
-    /// lock joins that hold; with `reentrant => false` it is a hold of its
-    /// own, whose release frees the key in Redis.
+    /// request) from its token. When this process (this Fiber) holds the
+    /// key under that token already, a reentrant lock joins that hold
+    /// (nothing is sent); with `reentrant => false` it is a hold of its
+    /// own, whose release frees the key in Redis. Otherwise one round trip
+    /// reads which hold the token has now ([`Lock::nonce_of`]): the
+    /// restored hold is that one, never a later hold of the same token.
+    /// Nothing is believed of it before Redis answers a command of it.
     pub fn restore(&mut self, token: Vec<u8>) -> Result<()> {
         token::validate_token(&token)?;
         let joined = match self.options.reentrant {
@@ -427,10 +445,36 @@ impl Lock {
             };
             return Ok(());
         }
+        let nonce = Some(self.nonce_of(&token)?);
         // The remaining lease is unknown: counted as a whole ttl from now,
-        // and asked for at once by the renewal thread with auto_renew.
-        self.adopt_hold(token, None, Instant::now(), true);
+        // asked for at once by the renewal thread with auto_renew, and
+        // never believed without asking before an extension is answered.
+        self.adopt_hold(Claim { token, nonce }, None, Instant::now(), true);
         Ok(())
+    }
+
+    /// The nonce of the hold that `token` has now (`K~~o`, one `MGET` with
+    /// the key on every server): where a quorum agrees, the value kept
+    /// beside the token, or empty when the key holds the token without one
+    /// (a hold of a random token, of Laravel's own lock, of another tool),
+    /// or nobody holds it under that token (then no later hold of it, all
+    /// of which keep a nonce, is ever taken for this one).
+    fn nonce_of(&self, token: &[u8]) -> Result<Vec<u8>> {
+        let keys = &*self.keys;
+        let votes = self.run(Role::Command, &|_| commands::owner_and_nonce(keys));
+        let quorum = votes.quorum();
+        let seen: Vec<Vec<u8>> = votes
+            .replies()?
+            .into_iter()
+            .flatten()
+            .filter(|(owner, _)| owner.as_deref() == Some(token))
+            .map(|(_, nonce)| nonce.unwrap_or_default())
+            .collect();
+        Ok(seen
+            .iter()
+            .find(|n| seen.iter().filter(|m| m == n).count() >= quorum)
+            .cloned()
+            .unwrap_or_default())
     }
 }
 

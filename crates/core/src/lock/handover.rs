@@ -18,7 +18,7 @@
 //!   connection closed) never runs that step: what it was handed ends with
 //!   its mark.
 
-use super::{Lock, Won};
+use super::{Claim, Lock, Won};
 use crate::error::Result;
 use crate::lease::contended;
 use crate::lease::queue::{self, Steps, Waited};
@@ -64,7 +64,13 @@ impl Steps for Writer<'_> {
         let keys = &self.lock.keys;
         let fence = self.waiter.fencing.then_some(&keys.fence[..]);
         self.lock.acked(
-            commands::refresh(&keys.lock, fence, self.waiter.token, self.lock.ttl_ms),
+            commands::refresh(
+                &keys.lock,
+                fence,
+                self.waiter.token,
+                self.waiter.nonce,
+                self.lock.ttl_ms,
+            ),
             |ok| *ok,
         )
     }
@@ -73,9 +79,10 @@ impl Steps for Writer<'_> {
         // After an answered step only a hand-over can have given it to us:
         // a lock that holds our token without one is another object's
         // (the same `owner`).
+        let (keys, token, nonce) = (&self.lock.keys, self.waiter.token, self.waiter.nonce);
         match answered {
-            true => commands::abandon_if_handed(&self.lock.keys, self.waiter.token),
-            false => commands::abandon(&self.lock.keys, self.waiter.token, Successor::HandOver),
+            true => commands::abandon_if_handed(keys, token, nonce),
+            false => commands::abandon(keys, token, nonce, Successor::HandOver),
         }
     }
 }
@@ -89,7 +96,7 @@ impl Lock {
     /// the first step is a replay.
     pub(super) fn wait_in_queue(
         &self,
-        token: &[u8],
+        claim: &Claim,
         wait: std::time::Duration,
         stop: &dyn Fn() -> bool,
         unknown: bool,
@@ -97,7 +104,8 @@ impl Lock {
         let writer = Writer {
             lock: self,
             waiter: Waiter {
-                token,
+                token: &claim.token,
+                nonce: claim.nonce(),
                 ttl_ms: self.ttl_ms,
                 alive_ms: queue::alive_window(self.options.retry_delay),
                 fencing: self.options.fencing,

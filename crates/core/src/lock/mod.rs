@@ -30,6 +30,7 @@ use crate::net::pool::Role;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Fence};
 use crate::protocol::keys::{self, LockKeys};
+use crate::protocol::token;
 use crate::topology::{Topology, Votes};
 pub use inspect::{HoldMode, Inspection, SemaphoreInspection};
 
@@ -39,6 +40,51 @@ pub use inspect::{HoldMode, Inspection, SemaphoreInspection};
 struct Won {
     fence: Fence,
     sent: Instant,
+}
+
+/// What a write hold is in Redis: the owner token its key holds and, when
+/// that token is not the hold's own (option `owner`: every hold of the
+/// object writes the same one), a nonce of the hold, kept beside it in
+/// `K~~o` for its lease. Every command of the hold compares both, so a
+/// release, refresh or clean-up of an older hold of the same owner, held
+/// up in flight or resent, never acts on a newer one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Claim {
+    token: Vec<u8>,
+    nonce: Option<Vec<u8>>,
+}
+
+impl Claim {
+    /// A new hold's claim: the `owner` token with a fresh nonce, or a
+    /// fresh random token (which nobody else ever holds: no nonce).
+    fn fresh(owner: Option<&[u8]>) -> Result<Self> {
+        Ok(match owner {
+            Some(owner) => Self {
+                token: owner.to_vec(),
+                nonce: Some(token::new_token()?.into_bytes()),
+            },
+            None => Self {
+                token: token::new_token()?.into_bytes(),
+                nonce: None,
+            },
+        })
+    }
+
+    /// The same owner's next claim: a fresh nonce for a fixed owner, a
+    /// fresh token otherwise.
+    fn renew(&mut self) -> Result<()> {
+        let fresh = token::new_token()?.into_bytes();
+        match &mut self.nonce {
+            Some(nonce) => *nonce = fresh,
+            None => self.token = fresh,
+        }
+        Ok(())
+    }
+
+    /// The nonce, if the hold has one.
+    fn nonce(&self) -> Option<&[u8]> {
+        self.nonce.as_deref()
+    }
 }
 
 /// This object's hold.
@@ -301,9 +347,9 @@ impl Lock {
     pub fn force_release(&mut self) -> Result<bool> {
         holds::forget(self.topology.scope(), &self.keys.lock);
         self.held = Held::None;
-        let key = &self.keys.lock;
-        let readers = keys::readers_key(key);
-        let votes = self.run(Role::Command, &|_| commands::force_release(key, &readers));
+        let lock = &*self.keys;
+        let readers = keys::readers_key(&lock.lock);
+        let votes = self.run(Role::Command, &|_| commands::force_release(lock, &readers));
         Ok(votes.decided()?.count(|deleted| *deleted) > 0)
     }
 

@@ -7,8 +7,8 @@
 //!    that a server leaves unanswered stays pending (it is sent again
 //!    later), and a later round that won with the same token there would
 //!    be released by it, so the next rounds use a fresh token (with an
-//!    `owner` token, which cannot change, the wait ends with that
-//!    server's failure);
+//!    `owner` token, which cannot change, a fresh nonce: the undo compares
+//!    the nonce of its own round);
 //! 3. sleeps there (`BLPOP`) until a release on that server wakes the first
 //!    live waiter, the holder's lease runs out, or `retry_delay` passes;
 //!    then tries again.
@@ -23,13 +23,12 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Lock, Won};
+use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::queue::{alive_window, block_time};
 use crate::net::exchange;
 use crate::net::pool::Role;
 use crate::protocol::commands::{self, Waiter};
-use crate::protocol::token;
 use crate::stats;
 use crate::topology::Votes;
 
@@ -40,7 +39,7 @@ impl Lock {
     /// The blocking acquire of Redlock (see the module documentation).
     pub(super) fn wait_for_quorum(
         &mut self,
-        token: &mut Vec<u8>,
+        claim: &mut Claim,
         wait: Duration,
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Won>> {
@@ -50,7 +49,7 @@ impl Lock {
         let mut first = true;
         let outcome = loop {
             let sent = Instant::now();
-            let votes = self.try_with_lease(token);
+            let votes = self.try_with_lease(claim);
             if votes.agree(|(won, _)| *won)
                 && self
                     .topology
@@ -65,24 +64,21 @@ impl Lock {
             let took_some = votes.count(|(won, _)| *won) > 0;
             // Only where this try may have written: a server that refused
             // it may hold the same token for another object (`owner`).
-            let pending = self.undo_where(token, &votes.may_have_written(|(won, _)| *won));
+            let pending = self.undo_where(claim, &votes.may_have_written(|(won, _)| *won));
             if votes.answered() < votes.quorum() {
                 break Err(votes.failure());
             }
-            if let Some(unanswered) = pending {
+            if pending.is_some() {
                 // The undo stays pending on a server that did not answer,
-                // and its resend would release what this token wins
-                // there later: the next rounds use a fresh token (an
-                // `owner` token cannot change: the wait ends).
-                if self.options.owner.is_some() {
-                    break Err(unanswered);
-                }
+                // and its resend would release what this claim wins
+                // there later: the next rounds use a fresh token (a fresh
+                // nonce with an `owner` token, which cannot change).
                 if let Some(node) = listening.take() {
-                    self.leave_wake_queue(node, &self.waiter(token, arrival));
+                    self.leave_wake_queue(node, &self.waiter(&claim.token, arrival));
                 }
-                *token = token::new_token()?.into_bytes();
+                claim.renew()?;
             }
-            let waiter = self.waiter(token, arrival);
+            let waiter = self.waiter(&claim.token, arrival);
             let now = Instant::now();
             if now >= deadline || stop() {
                 break Ok(None);
@@ -128,7 +124,7 @@ impl Lock {
             }
         };
         if let Some(node) = listening {
-            self.leave_wake_queue(node, &self.waiter(token, arrival));
+            self.leave_wake_queue(node, &self.waiter(&claim.token, arrival));
         }
         outcome
     }
@@ -138,6 +134,7 @@ impl Lock {
     fn waiter<'a>(&self, token: &'a [u8], arrival: u64) -> Waiter<'a> {
         Waiter {
             token,
+            nonce: None,
             ttl_ms: self.ttl_ms,
             alive_ms: alive_window(self.options.retry_delay),
             fencing: false,
@@ -154,11 +151,11 @@ impl Lock {
     }
 
     /// One try on every server, with each server's remaining lease.
-    fn try_with_lease(&self, token: &[u8]) -> Votes<(bool, i64)> {
+    fn try_with_lease(&self, claim: &Claim) -> Votes<(bool, i64)> {
         let keys = &*self.keys;
         let ttl_ms = self.ttl_ms;
         self.run(Role::Command, &|attempt| {
-            commands::try_acquire_pttl(keys, token, ttl_ms, attempt)
+            commands::try_acquire_pttl(keys, &claim.token, claim.nonce(), ttl_ms, attempt)
         })
     }
 

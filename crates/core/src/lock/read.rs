@@ -19,7 +19,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Held, Lock};
+use super::{Claim, Held, Lock};
 use crate::config::options::OnLost;
 use crate::error::{LockError, Result};
 use crate::lease::counted::{Counter, Promoted, Taken};
@@ -128,7 +128,12 @@ impl Lock {
         match promoted {
             Promoted::Won(sent) => {
                 holds::remove(read.id);
-                self.adopt(read.token.clone(), None, sent);
+                // A reader's token is its own (no `owner` for reads).
+                let claim = Claim {
+                    token: read.token.clone(),
+                    nonce: None,
+                };
+                self.adopt(claim, None, sent);
             }
             Promoted::Gone => {
                 read.lease.found_lost();

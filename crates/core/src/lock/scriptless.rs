@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Lock, Won};
+use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::queue::{alive_window, block_time};
 use crate::net::pool::Role;
@@ -89,14 +89,29 @@ impl Lock {
         ))
     }
 
+    /// A fixed owner's hold is told from the same owner's others by a nonce
+    /// that every release compares with the token in one script: refused
+    /// without scripts, before anything is taken (a release of an older
+    /// hold of the owner, held up in flight, would delete a newer one).
+    pub(super) fn owner_refused(&self) -> LockError {
+        LockError::Unsupported(format!(
+            "option \"owner\" cannot be used with {}: the server refuses Lua scripts, and \
+             without a script a release compares the owner alone, so a delayed release of \
+             an earlier hold of the same owner could delete the next one; no lock was taken \
+             (leave \"owner\" unset, or allow EVAL/EVALSHA)",
+            self.topology.names().join(", ")
+        ))
+    }
+
     /// An acquire without scripts: one `SET NX PX`; when the lock is held
     /// and `wait` allows, a wait woken by releases ([`Lock::wait_scriptless`]).
     pub(super) fn acquire_scriptless(
         &mut self,
-        token: &[u8],
+        claim: &Claim,
         wait: Duration,
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Won>> {
+        let token = &claim.token[..];
         let keys = &*self.keys;
         let ttl_ms = self.ttl_ms;
         let sent = Instant::now();
@@ -112,7 +127,7 @@ impl Lock {
             // Won too late: undone. An undo that got no answer stays
             // pending and would delete what the wait takes with this
             // token: then the acquire ends with its failure.
-            if let Some(err) = self.undo(token)
+            if let Some(err) = self.undo(claim)
                 && !wait.is_zero()
             {
                 return Err(err);
@@ -122,7 +137,7 @@ impl Lock {
             return Ok(None);
         }
         stats::contended();
-        self.wait_scriptless(token, wait, stop)
+        self.wait_scriptless(claim, wait, stop)
     }
 
     /// A blocked acquire without scripts: each step marks that someone
@@ -131,10 +146,11 @@ impl Lock {
     /// or `retry_delay`. A last step is taken when the wait runs out.
     fn wait_scriptless(
         &mut self,
-        token: &[u8],
+        claim: &Claim,
         wait: Duration,
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Won>> {
+        let token = &claim.token[..];
         let deadline = Instant::now() + wait;
         let fallback = self.options.retry_delay;
         let alive_ms = alive_window(fallback);
@@ -155,7 +171,7 @@ impl Lock {
                 // Won, but this process was paused until the lease was
                 // over: it may be someone else's by now. Undone; an undo
                 // without an answer ends the wait (see above).
-                if let Some(err) = self.undo(token) {
+                if let Some(err) = self.undo(claim) {
                     return Err(err);
                 }
             }

@@ -36,28 +36,30 @@ impl Successor {
 /// Takes the lock if it is free: `SET key token NX PX ttl`, or with
 /// `fencing` a script that also takes the next fencing token. On a replay
 /// (the first try's reply was lost) a script recognises a first try that
-/// went through. `None` when someone else holds the lock.
+/// went through. `nonce`: the hold's nonce, kept beside a token that is
+/// not the hold's own (option `owner`) in `K~~o` (a script then, on the
+/// first try too). `None` when someone else holds the lock.
 pub fn try_acquire(
     keys: &LockKeys,
     token: &[u8],
+    nonce: Option<&[u8]>,
     ttl_ms: u64,
     fencing: bool,
     attempt: Attempt,
 ) -> Call<Option<Fence>> {
     let replay = attempt == Attempt::Replay;
     if fencing {
-        let cmd = scripts::ACQUIRE_FENCED.evalsha(
-            &[&keys.lock, &keys.fence, &keys.counter],
-            &[
-                token.into(),
-                ttl_ms.into(),
-                fence_floor().into(),
-                flag(replay).into(),
-            ],
-        );
+        let mut args = vec![
+            token.into(),
+            ttl_ms.into(),
+            fence_floor().into(),
+            flag(replay).into(),
+        ];
+        args.extend(nonce.map(Arg::from));
+        let cmd = scripts::ACQUIRE_FENCED.evalsha(&[&keys.lock, &keys.fence, &keys.counter], &args);
         return Call::one(cmd, |r| Ok(value::<Option<i64>>(one(r)?)?.map(Some)));
     }
-    let cmd = plain_acquire(keys, token, ttl_ms, attempt);
+    let cmd = plain_acquire(keys, token, nonce, ttl_ms, attempt);
     Call::one(cmd, |r| Ok(won(one(r)?)?.then_some(None)))
 }
 
@@ -69,11 +71,19 @@ pub fn fence_floor() -> u64 {
         .map_or(0, |d| d.as_micros() as u64)
 }
 
-/// `SET key token NX PX ttl`, or on a replay the script that also accepts
-/// a first try that went through.
-fn plain_acquire(keys: &LockKeys, token: &[u8], ttl_ms: u64, attempt: Attempt) -> Command {
-    if attempt == Attempt::Replay {
-        return scripts::ACQUIRE_REPLAY.evalsha(&[&keys.lock], &[token.into(), ttl_ms.into()]);
+/// `SET key token NX PX ttl`, or on a replay (and for a hold with a
+/// nonce) the script that also accepts a first try that went through.
+fn plain_acquire(
+    keys: &LockKeys,
+    token: &[u8],
+    nonce: Option<&[u8]>,
+    ttl_ms: u64,
+    attempt: Attempt,
+) -> Command {
+    if attempt == Attempt::Replay || nonce.is_some() {
+        let mut args = vec![token.into(), ttl_ms.into()];
+        args.extend(nonce.map(Arg::from));
+        return scripts::ACQUIRE_REPLAY.evalsha(&[&keys.lock], &args);
     }
     set_nx(keys, token, ttl_ms)
 }
@@ -106,10 +116,11 @@ fn won(reply: Value) -> RedisResult<bool> {
 pub fn try_acquire_pttl(
     keys: &LockKeys,
     token: &[u8],
+    nonce: Option<&[u8]>,
     ttl_ms: u64,
     attempt: Attempt,
 ) -> Call<(bool, i64)> {
-    let acquire = plain_acquire(keys, token, ttl_ms, attempt);
+    let acquire = plain_acquire(keys, token, nonce, ttl_ms, attempt);
     let pttl = Command::of(&[b"PTTL", &keys.lock]);
     Call::new(vec![acquire, pttl], |r| {
         let [acquired, pttl] = two(r)?;
@@ -140,13 +151,27 @@ pub fn role() -> Call<String> {
     })
 }
 
-/// Confirms that the lock still holds `token` and makes its lease at least
-/// `ttl_ms` long (a reentrant acquire); `fence`, the hold's fencing-token
-/// key (`K~~f`) of a fenced hold, follows the lease. False when the lease
-/// was lost.
-pub fn reenter(key: &[u8], fence: Option<&[u8]>, token: &[u8], ttl_ms: u64) -> Call<bool> {
-    let cmd = scripts::REENTER.evalsha(&lease_keys(key, fence), &[token.into(), ttl_ms.into()]);
+/// Confirms that the lock still holds `token` (and `K~~o` the hold's
+/// `nonce`, if it has one) and makes its lease at least `ttl_ms` long (a
+/// reentrant acquire); `fence`, the hold's fencing-token key (`K~~f`) of a
+/// fenced hold, follows the lease. False when the lease was lost.
+pub fn reenter(
+    key: &[u8],
+    fence: Option<&[u8]>,
+    token: &[u8],
+    nonce: Option<&[u8]>,
+    ttl_ms: u64,
+) -> Call<bool> {
+    let cmd = scripts::REENTER.evalsha(&lease_keys(key, fence), &hold_args(token, ttl_ms, nonce));
     Call::one(cmd, is_one)
+}
+
+/// A hold's token, a lease and its nonce if it has one: the arguments of
+/// the scripts that extend a hold.
+fn hold_args<'a>(token: &'a [u8], ttl_ms: u64, nonce: Option<&'a [u8]>) -> Vec<Arg<'a>> {
+    let mut args = vec![Arg::from(token), Arg::Int(ttl_ms)];
+    args.extend(nonce.map(Arg::from));
+    args
 }
 
 /// The keys of a script that extends a hold's lease: the lock, and the
@@ -169,21 +194,24 @@ pub enum Released {
     GoneOnReplay,
 }
 
-/// Releases the lock if it still holds `token`: deletes it and, when
-/// others wait, wakes the first or hands it the lock (see [`Successor`]).
-/// `fenced`: the hold has a fencing token, whose key goes too.
+/// Releases the lock if it still holds `token` (and `K~~o` the hold's
+/// `nonce`, if it has one): deletes it and, when others wait, wakes the
+/// first or hands it the lock (see [`Successor`]). `fenced`: the hold has
+/// a fencing token, whose key goes too.
 pub fn release(
     keys: &LockKeys,
     token: &[u8],
+    nonce: Option<&[u8]>,
     successor: Successor,
     fenced: bool,
     attempt: Attempt,
 ) -> Call<Released> {
-    // The common case (unfenced, one server decides) sends the token
-    // alone: every argument costs the server a string to build.
-    let flags = [fenced, successor == Successor::Wake];
+    // The common case (unfenced, one server decides, no nonce) sends the
+    // token alone: every argument costs the server a string to build.
+    let flags = [fenced, successor == Successor::Wake, nonce.is_some()];
     let sent = flags.iter().rposition(|&f| f).map_or(0, |last| last + 1);
-    let args = [token.into(), flag(fenced).into(), successor.flag().into()];
+    let mut args = vec![token.into(), flag(fenced).into(), successor.flag().into()];
+    args.extend(nonce.map(Arg::from));
     let cmd = match sent {
         0 => Command::with_head(&keys.release_head, &args[..1]),
         _ => scripts::RELEASE.evalsha(&[&keys.lock], &args[..=sent]),
@@ -209,24 +237,35 @@ pub fn release(
 
 /// Cleans up after an acquire of `token` whose outcome is unknown, a wait
 /// that PHP ended, or a lease that was over when it was won: leaves the
-/// queue and frees the lock if the token holds it. True when it did.
-pub fn abandon(keys: &LockKeys, token: &[u8], successor: Successor) -> Call<bool> {
-    abandon_cmd(keys, token, successor, false)
+/// queue and frees the lock if the token holds it (with a `nonce`: if a
+/// release handed it over, or `K~~o` holds that nonce). True when it did.
+pub fn abandon(
+    keys: &LockKeys,
+    token: &[u8],
+    nonce: Option<&[u8]>,
+    successor: Successor,
+) -> Call<bool> {
+    abandon_cmd(keys, token, nonce, successor, false)
 }
 
 /// [`abandon`] for a waiter on one server whose every step was answered:
 /// it leaves the queue, and frees the lock only if a release handed it
 /// over (the same token may hold it for another object with that `owner`).
 /// True when it freed the lock.
-pub fn abandon_if_handed(keys: &LockKeys, token: &[u8]) -> Call<bool> {
-    abandon_cmd(keys, token, Successor::HandOver, true)
+pub fn abandon_if_handed(keys: &LockKeys, token: &[u8], nonce: Option<&[u8]>) -> Call<bool> {
+    abandon_cmd(keys, token, nonce, Successor::HandOver, true)
 }
 
-fn abandon_cmd(keys: &LockKeys, token: &[u8], successor: Successor, handed: bool) -> Call<bool> {
-    let cmd = scripts::ABANDON.evalsha(
-        &[&keys.lock, &keys.queue, &keys.fence],
-        &[token.into(), successor.flag().into(), flag(handed).into()],
-    );
+fn abandon_cmd(
+    keys: &LockKeys,
+    token: &[u8],
+    nonce: Option<&[u8]>,
+    successor: Successor,
+    handed: bool,
+) -> Call<bool> {
+    let mut args = vec![token.into(), successor.flag().into(), flag(handed).into()];
+    args.extend(nonce.map(Arg::from));
+    let cmd = scripts::ABANDON.evalsha(&[&keys.lock, &keys.queue, &keys.fence], &args);
     Call::one(cmd, found).until_done()
 }
 
@@ -235,6 +274,9 @@ fn abandon_cmd(keys: &LockKeys, token: &[u8], successor: Successor, handed: bool
 pub struct Waiter<'a> {
     /// The waiter's owner token (its queue member).
     pub token: &'a [u8],
+    /// The nonce of the hold it waits for, when its token is not the
+    /// hold's own (option `owner`): kept in `K~~o` once it wins.
+    pub nonce: Option<&'a [u8]>,
     /// The lease it asks for.
     pub ttl_ms: u64,
     /// How long its queue entry counts as live without another step.
@@ -265,19 +307,21 @@ pub fn wait_step(
     give_up: bool,
     attempt: Attempt,
 ) -> Call<Step> {
+    let mut args = vec![
+        waiter.token.into(),
+        waiter.ttl_ms.into(),
+        waiter.alive_ms.into(),
+        flag(waiter.fencing).into(),
+        fence_floor().into(),
+        flag(starving).into(),
+        flag(give_up).into(),
+        flag(attempt == Attempt::Replay).into(),
+        waiter.arrival.into(),
+    ];
+    args.extend(waiter.nonce.map(Arg::from));
     let cmd = scripts::WAIT.evalsha(
         &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
-        &[
-            waiter.token.into(),
-            waiter.ttl_ms.into(),
-            waiter.alive_ms.into(),
-            flag(waiter.fencing).into(),
-            fence_floor().into(),
-            flag(starving).into(),
-            flag(give_up).into(),
-            flag(attempt == Attempt::Replay).into(),
-            waiter.arrival.into(),
-        ],
+        &args,
     );
     Call::one(cmd, |r| queued_reply("wait", one(r)?))
 }
@@ -337,17 +381,43 @@ pub fn owner(key: &[u8]) -> Call<Option<Vec<u8>>> {
     Call::new(vec![Command::of(&[b"GET", key])], |r| value(one(r)?))
 }
 
-/// Sets the lease to `ttl_ms` if the lock still holds `token`; `fence`,
+/// What `K` and `K~~o` hold: the owner token and, beside a fixed owner's,
+/// the hold's nonce.
+pub type OwnerAndNonce = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// The lock's owner token and the nonce kept beside it (`K~~o`, a fixed
+/// owner's hold), in one `MGET`.
+pub fn owner_and_nonce(keys: &LockKeys) -> Call<OwnerAndNonce> {
+    Call::new(
+        vec![Command::of(&[b"MGET", &keys.lock, &keys.nonce])],
+        |r| value(one(r)?),
+    )
+}
+
+/// Sets the lease to `ttl_ms` if the lock still holds `token` (and `K~~o`
+/// the hold's `nonce`, if it has one, which gets the same lease); `fence`,
 /// the hold's fencing-token key (`K~~f`) of a fenced hold, gets the same
 /// lease (when it exists).
-pub fn refresh(key: &[u8], fence: Option<&[u8]>, token: &[u8], ttl_ms: u64) -> Call<bool> {
-    Call::one(refresh_command(key, fence, token, ttl_ms), is_one)
+pub fn refresh(
+    key: &[u8],
+    fence: Option<&[u8]>,
+    token: &[u8],
+    nonce: Option<&[u8]>,
+    ttl_ms: u64,
+) -> Call<bool> {
+    Call::one(refresh_command(key, fence, token, nonce, ttl_ms), is_one)
 }
 
 /// The command of a [`refresh`]: `refresh.lua`, which answers 1 when the
 /// lease was ours and is extended, 0 otherwise.
-pub fn refresh_command(key: &[u8], fence: Option<&[u8]>, token: &[u8], ttl_ms: u64) -> Command {
-    scripts::REFRESH.evalsha(&lease_keys(key, fence), &[token.into(), ttl_ms.into()])
+pub fn refresh_command(
+    key: &[u8],
+    fence: Option<&[u8]>,
+    token: &[u8],
+    nonce: Option<&[u8]>,
+    ttl_ms: u64,
+) -> Command {
+    scripts::REFRESH.evalsha(&lease_keys(key, fence), &hold_args(token, ttl_ms, nonce))
 }
 
 /// Lease extensions of many holds in one round trip (the renewal thread):
@@ -365,21 +435,24 @@ pub fn extend_many(cmds: Vec<Command>) -> Call<Vec<bool>> {
     })
 }
 
-/// Remaining lease in ms if the lock still holds `token`: `Some(-1)` when
-/// the key has no expiry, `None` when it is not ours.
-pub fn owned_pttl(key: &[u8], token: &[u8]) -> Call<Option<i64>> {
-    let cmd = scripts::OWNED_PTTL.evalsha(&[key], &[token.into()]);
+/// Remaining lease in ms if the lock still holds `token` (and `K~~o` the
+/// hold's `nonce`, if it has one): `Some(-1)` when the key has no expiry,
+/// `None` when it is not ours.
+pub fn owned_pttl(key: &[u8], token: &[u8], nonce: Option<&[u8]>) -> Call<Option<i64>> {
+    let mut args = vec![Arg::from(token)];
+    args.extend(nonce.map(Arg::from));
+    let cmd = scripts::OWNED_PTTL.evalsha(&[key], &args);
     Call::one(cmd, |r| {
         let pttl: i64 = value(one(r)?)?;
         Ok((pttl != -3 && pttl != -2).then_some(pttl))
     })
 }
 
-/// Deletes the lock whoever holds it. True when a key was deleted.
-pub fn force_release(key: &[u8], readers: &[u8]) -> Call<bool> {
-    Call::new(vec![Command::of(&[b"DEL", key, readers])], |r| {
-        Ok(value::<i64>(one(r)?)? >= 1)
-    })
+/// Deletes the lock whoever holds it (its readers, and the hold's nonce
+/// `K~~o`, with it). True when a key was deleted.
+pub fn force_release(keys: &LockKeys, readers: &[u8]) -> Call<bool> {
+    let cmd = Command::of(&[b"DEL", &keys.lock, readers, &keys.nonce]);
+    Call::new(vec![cmd], |r| Ok(value::<i64>(one(r)?)? >= 1))
 }
 
 fn flag(on: bool) -> &'static [u8] {

@@ -92,6 +92,13 @@ pub fn fence_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "f")
 }
 
+/// `K~~o`, the nonce of the current hold of the lock `K` when its token is
+/// not the hold's own (option `owner`): a release, refresh or clean-up of
+/// an older hold of the same owner compares it and leaves a newer one be.
+pub fn nonce_key(lock_key: &[u8]) -> Vec<u8> {
+    helper_key(lock_key, "o")
+}
+
 /// The shortest decimal number whose hash slot is `slot`, for every slot:
 /// a hash tag that puts a key into a chosen slot.
 fn slot_tags() -> &'static [u32] {
@@ -140,6 +147,9 @@ pub struct LockKeys {
     pub queue: Vec<u8>,
     /// `K~~f`, the fencing token of the current hold.
     pub fence: Vec<u8>,
+    /// `K~~o`, the nonce of the current hold of a fixed owner
+    /// ([`nonce_key`]).
+    pub nonce: Vec<u8>,
     /// The fencing counter shared by the locks under the lock's prefix
     /// ([`fence_counter`]).
     pub counter: Vec<u8>,
@@ -163,6 +173,7 @@ impl LockKeys {
         let set_head = Command::head(6, [Arg::from("SET"), Arg::from(&lock)]);
         Self {
             wake_prefix: helper_key(&lock, "w~"),
+            nonce: nonce_key(&lock),
             queue,
             fence,
             counter,

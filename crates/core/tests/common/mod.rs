@@ -84,7 +84,7 @@ pub fn release_as(server: &RedisServer, key: &[u8], token: &[u8], successor: Suc
     let cluster = keys::hash_tag(key) != key;
     let counter = keys::fence_counter(b"", key, cluster).unwrap();
     let keys = LockKeys::new(key.to_vec(), counter);
-    commands::release(&keys, token, successor, false, Attempt::First)
+    commands::release(&keys, token, None, successor, false, Attempt::First)
         .query(&mut server.client())
         .unwrap()
         == Released::Yes
