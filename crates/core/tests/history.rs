@@ -26,7 +26,12 @@
 //! A grant's belief interval runs from its return to its last assertion
 //! (empty without one). Measured this way, every belief interval lies
 //! inside the hold's real ownership whatever pauses hit the worker, if the
-//! lock tells the truth (**truth**). And **the ttl is the pause
+//! lock tells the truth (**truth**). The return itself counts as an
+//! assertion unless the process was paused (or the machine stalled)
+//! during the call: an acquire says true only on a reply read within the
+//! lease it proves. A write grant's key is also read on a direct
+//! connection just after its return: it must not name another holder
+//! (truth, with the same excuse). And **the ttl is the pause
 //! tolerance**: Redis keeps a hold for its whole ttl from the call that
 //! won it (less [`SLACK`]), or from a `refresh($ttl)` sent later if that is
 //! shorter, until the holder's first call that ends it; so within that
@@ -59,6 +64,17 @@
 //! The controller also puts batches of [`DEPARTED`] departed waiters
 //! (queue entries an hour old, without a mark) at the head of every queue
 //! now and then; every check above runs with them there.
+//!
+//! Three shapes of the third review (issue 36) are made on purpose, in the
+//! `lock` history: a handed waiter's top-up whose reply comes after the
+//! lease it set (half the workers wait with a `retry_delay` over a quarter
+//! of the ttl, so their wins are topped up; the reply of such a top-up is
+//! held back 0.32-0.45 s while another waits); a fixed owner's release
+//! held up in flight past its read timeout (half the workers hold under
+//! an `owner` of their own; the release runs 1.2-1.6 s late, resent
+//! meanwhile, while the owner holds the lock again); and a token restored
+//! with `auto_renew` after its hold ended (a third of the answered
+//! releases of `lock` and `long`), asked once whether it is ours.
 //!
 //! Four scenarios, run side by side, each with its own Redis, proxy and
 //! workers; workers of the long ttl ([`LONG_TTL`], `retry_delay`
@@ -122,6 +138,15 @@ use redislock_core::{Lock, LockOptions, OptionValue, Result, Semaphore};
 const TTL: f64 = 0.3;
 /// Its workers' `retry_delay`.
 const RETRY_DELAY: f64 = 0.05;
+/// The `retry_delay` of half the workers of the short lock: over a quarter
+/// of [`TTL`], so that a hold handed to one of them after a long block is
+/// topped up (a step sent behind a shorter block never is).
+const SLOW_RETRY_DELAY: f64 = 0.2;
+/// The lease of a fixed owner's hold taken just after its release got no
+/// answer: that release, run late, meets it within its kept interval.
+const AFTER_LOST_RELEASE_TTL: f64 = 1.5;
+/// How every fixed owner of a history worker begins.
+const OWNER_PREFIX: &str = "owner-";
 /// The lease of a long hold: well above a hand-over mark's life.
 const LONG_TTL: f64 = 3.0;
 /// Its workers' `retry_delay`.
@@ -236,6 +261,15 @@ impl Scenario {
             ],
         }
     }
+}
+
+/// What the requests of a short lock hold's top-up (the extension of a
+/// win whose wait took a good part of the lease) contain: its script's SHA
+/// and the short ttl in ms. A short hold's renewal or `refresh()` of its
+/// whole ttl looks the same.
+fn short_top_up() -> Vec<Vec<u8>> {
+    let ms = format!("$3\r\n{}\r\n", (TTL * 1000.0) as u64);
+    vec![scripts::REFRESH.hash().as_bytes().to_vec(), ms.into_bytes()]
 }
 
 /// The scripts of renewals, refreshes and releases (and a lock's release
@@ -366,6 +400,15 @@ struct Worker {
     renew: bool,
     /// Of the long ttl.
     long: bool,
+    /// Short, with the [`SLOW_RETRY_DELAY`].
+    slow: bool,
+    /// A fixed `owner` for every write hold of this process (a Laravel
+    /// lock's), its own: two processes never share one.
+    owner: Option<String>,
+    /// Its last release got no answer (it may run late): the next hold,
+    /// of the same owner, is taken at once (waiting up to 0.6 s), with a
+    /// lease of [`AFTER_LOST_RELEASE_TTL`], and kept 1.2 s.
+    after_lost_release: Cell<bool>,
     /// When to stop (ns).
     deadline: u64,
     /// Its first acquire is still to come.
@@ -390,11 +433,23 @@ fn worker(spec: &str) {
         key: key.to_owned(),
         renew: renew == "1",
         long: long == "1",
+        // Half the workers of the short lock (a lock's top-up is the one
+        // engine's, whatever the primitive).
+        slow: scenario == Scenario::Lock && below(2) == 0,
+        // Half the workers of one short lock hold under a fixed owner: a
+        // release of theirs held up in flight must never free their next
+        // hold.
+        owner: (scenario == Scenario::Lock && below(2) == 0)
+            .then(|| format!("{OWNER_PREFIX}{}-{:x}", std::process::id(), below(1 << 32))),
+        after_lost_release: Cell::new(false),
         deadline: deadline.parse().unwrap(),
         first: Cell::new(true),
         child: Cell::new(false),
     };
     let mut log = Log::open(Path::new(log));
+    if let Some(owner) = &w.owner {
+        log.line(&format!("I {} owner {owner}", std::process::id()));
+    }
     match scenario {
         Scenario::Lock | Scenario::Long => {
             // Half the workers fenced (a fenced waiter claims a hand-over in
@@ -402,6 +457,11 @@ fn worker(spec: &str) {
             let fenced = below(2) == 0;
             let mut lock = w.lock(fenced, w.renew);
             while now_ns() < w.deadline {
+                if w.after_lost_release.get() {
+                    // Of a lease that lasts until the release runs.
+                    cycle(&w, &mut w.lock(fenced, false), &mut log, fenced);
+                    continue;
+                }
                 if below(10) == 0 && !w.first.get() {
                     fork_one_cycle(&w, &mut log);
                     continue;
@@ -463,7 +523,11 @@ enum Checks {
 
 impl Worker {
     fn ttl(&self) -> f64 {
-        if self.long { LONG_TTL } else { TTL }
+        match (self.long, self.after_lost_release.get()) {
+            (true, _) => LONG_TTL,
+            (false, true) => AFTER_LOST_RELEASE_TTL,
+            (false, false) => TTL,
+        }
     }
 
     fn ttl_ms(&self) -> u64 {
@@ -471,17 +535,18 @@ impl Worker {
     }
 
     fn retry_delay(&self) -> f64 {
-        if self.long {
-            LONG_RETRY_DELAY
-        } else {
-            RETRY_DELAY
+        match (self.long, self.slow) {
+            (true, _) => LONG_RETRY_DELAY,
+            (false, true) => SLOW_RETRY_DELAY,
+            (false, false) => RETRY_DELAY,
         }
     }
 
-    /// Its `read_timeout`: 0.3 s, a second for the long ttl (replies held
-    /// up for up to 0.3 s do not end its waits).
+    /// Its `read_timeout`: 0.5 s, a second for the long ttl (replies held
+    /// up for up to 0.3 s do not end its waits, and a short hold's top-up
+    /// whose reply is held back past its ttl is answered, late).
     fn read_timeout(&self) -> f64 {
-        if self.long { 1.0 } else { 0.3 }
+        if self.long { 1.0 } else { 0.5 }
     }
 
     /// Auto-renewed holds (a forked child renews nothing).
@@ -507,6 +572,11 @@ impl Worker {
     /// leases, which outlives an unrenewed lease. Long: 40% short, the
     /// rest up to 4 s, much of it past a hand-over mark's life.
     fn some_hold(&self) -> Duration {
+        // A fixed owner's hold after a release without an answer lasts
+        // until that release, run late, has met it.
+        if self.after_lost_release.get() {
+            return ms(1200).min(self.left());
+        }
         let hold = match (self.long, below(10)) {
             (false, 0..=1) => below(450),
             (false, _) => below(40),
@@ -519,17 +589,28 @@ impl Worker {
 
     /// A nap between two checks of a hold.
     fn nap(&self) -> Duration {
-        ms(below(if self.long { 120 } else { 25 }))
+        let most = match (self.long, self.after_lost_release.get()) {
+            (true, _) => 120,
+            (false, true) => 10,
+            (false, false) => 25,
+        };
+        ms(below(most))
     }
 
-    /// A lock object of its own (read holds refuse fencing).
+    /// A lock object of its own (read holds refuse fencing), under the
+    /// worker's owner if it has one (a forked child: never its parent's).
     fn lock(&self, fencing: bool, renew: bool) -> Lock {
+        let owner = self.owner.as_ref().filter(|_| !self.child.get());
+        let owner = owner.map(|o| ("owner", OptionValue::Text(o.as_bytes().to_vec())));
         let options = options(
             &[
                 ("fencing", OptionValue::Bool(fencing)),
                 ("reentrant", OptionValue::Bool(false)),
                 ("auto_renew", OptionValue::Bool(renew)),
-            ],
+            ]
+            .into_iter()
+            .chain(owner)
+            .collect::<Vec<_>>(),
             self.retry_delay(),
             self.read_timeout(),
         );
@@ -759,14 +840,14 @@ fn shorten(log: &mut Log, grant: &str, held: &mut dyn Held, ttl_ms: u64) -> bool
 
 /// Releases the hold named `grant` (logged as a check); when the release
 /// got no answer and `token` is the write hold's, a thread watches the key
-/// on the server itself ([`watch_release`]).
+/// on the server itself ([`watch_release`]). What the release said.
 fn release_logged(
     w: &Worker,
     log: &mut Log,
     grant: &str,
     token: Option<Vec<u8>>,
     release: impl FnOnce() -> Result<bool>,
-) {
+) -> Option<bool> {
     let said = checked(log, grant, "x", true, release);
     if said.is_none()
         && !w.child.get()
@@ -774,6 +855,62 @@ fn release_logged(
     {
         watch_release(w, &log.path, grant, token);
     }
+    said
+}
+
+/// What Redis says of a write hold just after the acquire that won it
+/// returned, on a direct connection (not the proxy's): `O grant before
+/// after` and `1` (the key holds its token), `0` (another's) or `-`
+/// (nobody's). An acquire says true only for a hold that is ours when it
+/// returns; the checker excuses a grant whose process was paused (or the
+/// machine stalled) from its call to this look.
+fn look_at_return(w: &Worker, log: &mut Log, grant: &str, token: &[u8]) {
+    thread_local! {
+        /// The direct connection of this process (a forked child opens
+        /// its own).
+        static DIRECT: std::cell::RefCell<Option<(u32, redis::Connection)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let before = now_ns();
+    let owner = DIRECT.with(|direct| {
+        let mut direct = direct.borrow_mut();
+        let pid = std::process::id();
+        if direct.as_ref().is_none_or(|(of, _)| *of != pid) {
+            let con = redis::Client::open(w.direct.as_str())
+                .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
+                .ok()?;
+            let _ = con.set_read_timeout(Some(Duration::from_secs(1)));
+            *direct = Some((pid, con));
+        }
+        let (_, con) = direct.as_mut()?;
+        redis::cmd("GET")
+            .arg(&w.key)
+            .query::<Option<Vec<u8>>>(con)
+            .ok()
+    });
+    let Some(owner) = owner else {
+        return;
+    };
+    let said = match owner {
+        Some(o) if o == token => "1",
+        Some(_) => "0",
+        None => "-",
+    };
+    log.line(&format!("O {grant} {before} {} {said}", now_ns()));
+}
+
+/// A write hold that is over (its release was answered: it released the
+/// hold, or found it not ours): its token restored with `auto_renew` and
+/// asked once whether it is ours, logged as a check of the same grant
+/// (`rs`). Nothing may be believed of a restored token before Redis
+/// answers: a true here would extend the grant's belief over whoever
+/// holds the lock now.
+fn restore_check(w: &Worker, log: &mut Log, grant: &str, token: &[u8]) {
+    let mut lock = w.lock(false, true);
+    if lock.restore(token.to_vec()).is_err() {
+        return;
+    }
+    checked(log, grant, "rs", false, || lock.is_acquired());
 }
 
 /// Watches, on a direct connection, the key of a write hold whose release
@@ -868,7 +1005,11 @@ const UNFENCED: i64 = -2;
 /// One acquire, hold (checking now and then) and release of the lock,
 /// logged. The short lock checks with `is_acquired()` only.
 fn cycle(w: &Worker, lock: &mut Lock, log: &mut Log, fenced: bool) {
-    let Some(called) = w.try_acquire(log, None, |wait| lock.acquire(wait, &never)) else {
+    let sticky = w.after_lost_release.get();
+    let wait = sticky.then(|| ms(600));
+    let got = w.try_acquire(log, wait, |wait| lock.acquire(wait, &never));
+    let Some(called) = got else {
+        w.after_lost_release.set(false);
         return;
     };
     let fence = match fenced {
@@ -877,12 +1018,28 @@ fn cycle(w: &Worker, lock: &mut Lock, log: &mut Log, fenced: bool) {
     };
     let grant = log.grant(w, called, fence, Kind::Write, "acquire");
     let token = lock.token();
+    if let Some(token) = &token {
+        look_at_return(w, log, &grant, token);
+    }
     w.hold(|step| match step {
         Step::Plan(at, shorten) => log.plan(&grant, Kind::Write, token.as_deref(), at, shorten),
         Step::Shorten(ttl_ms) => shorten(log, &grant, lock, ttl_ms),
         Step::Check(checks) => check_once(w, log, &grant, lock, w.long, checks),
     });
-    release_logged(w, log, &grant, token, || lock.release());
+    // An owner's token is every hold's of the process: a watch could not
+    // tell this hold from its next one.
+    let watched = token.clone().filter(|_| w.owner.is_none());
+    let said = release_logged(w, log, &grant, watched, || lock.release());
+    w.after_lost_release
+        .set(said.is_none() && w.owner.is_some() && !w.child.get());
+    // Once the hold is surely over (the release answered: released, or
+    // not ours any more), now and then its token restored.
+    if said.is_some()
+        && below(3) == 0
+        && let Some(token) = token
+    {
+        restore_check(w, log, &grant, &token);
+    }
 }
 
 /// Forks a child that first checks it holds nothing of its parent's, then
@@ -1135,6 +1292,18 @@ struct Report {
     refused: u32,
     /// Long holds whose renewals were refused for a while.
     renewals_refused: usize,
+    /// Times a short hold's top-up (or renewal) reply was armed to be held
+    /// back past its ttl.
+    short_holds: usize,
+    /// Times a release request was armed to be held up in flight past the
+    /// releaser's read timeout (lock).
+    late_releases: usize,
+    /// Tokens of holds found not ours at their release, restored with
+    /// `auto_renew` and asked about.
+    restore_checks: usize,
+    /// Write grants whose key was read on a direct connection at their
+    /// return.
+    looked: usize,
     /// Stretches the machine was too busy to run the probe thread
     /// ([`Faults::stalls`]).
     stalls: usize,
@@ -1188,6 +1357,10 @@ impl Report {
             refusals: 0,
             refused: 0,
             renewals_refused: 0,
+            short_holds: 0,
+            late_releases: 0,
+            restore_checks: 0,
+            looked: 0,
             stalls: 0,
             drops: 0,
             first_wait_drops: 0,
@@ -1221,6 +1394,8 @@ impl Report {
             + self.held as usize
             + self.refusals
             + self.renewals_refused
+            + self.short_holds
+            + self.late_releases
             + self.drops
             + self.departed
     }
@@ -1312,6 +1487,21 @@ impl std::fmt::Display for Report {
                 self.renewed_past_ttl,
                 self.renewals_refused,
                 self.shortened
+            )?;
+        }
+        if self.scenario == Scenario::Lock {
+            write!(
+                f,
+                ", {} top-up replies armed to come after their ttl, {} releases armed to \
+                 run late (half the workers under a fixed owner)",
+                self.short_holds, self.late_releases
+            )?;
+        }
+        if self.scenario.exclusive() {
+            write!(
+                f,
+                ", {} restored tokens asked about, {} keys read at a grant's return",
+                self.restore_checks, self.looked
             )?;
         }
         write!(
@@ -1726,12 +1916,48 @@ struct Slot {
     pid: u32,
     log: PathBuf,
     long: bool,
+    /// Its holds are auto-renewed.
+    renew: bool,
     /// Its first wait is still to be hit by a dropped connection, this
     /// long (ns) after it began: early, during the first try, or later,
     /// blocked in the queue.
     fresh: Option<u64>,
     /// Paused: until when, and since when (ns).
     paused: Option<(Instant, u64)>,
+}
+
+/// Whether worker `pid` had a release without an answer less than 3 s
+/// before `t`, from its log: a fixed owner's next hold is to meet that
+/// release, run late ([`Worker::after_lost_release`]).
+fn lost_release_lately(log: &Path, pid: u32, t: u64) -> bool {
+    let own = format!("C {pid}.");
+    tail(log, 4 * 1024)
+        .lines()
+        .filter(|l| l.starts_with(&own) && l.ends_with(" e x"))
+        .filter_map(|l| l.split(' ').nth(3)?.parse::<u64>().ok())
+        .any(|after| t < after + 3000 * MS)
+}
+
+/// Whether two or more wait in `queue` and one of them has waited over
+/// 100 ms (less than 10 s: not a departed waiter of a batch): handed the
+/// lock, it tops its win up (its wait took more than a quarter of a short
+/// lease).
+fn long_waiter(server: &RedisServer, queue: &[u8]) -> bool {
+    let queue = String::from_utf8_lossy(queue).into_owned();
+    let now_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
+    let (from, to) = (now_us - 10_000_000, now_us - 100_000);
+    let waited: Vec<String> = server.cmd(&[
+        "ZRANGEBYSCORE",
+        &queue,
+        &from.to_string(),
+        &to.to_string(),
+        "LIMIT",
+        "0",
+        "1",
+    ]);
+    !waited.is_empty() && server.cmd::<i64>(&["ZCOUNT", &queue, &from.to_string(), "+inf"]) >= 2
 }
 
 /// How long to pause the worker in `slot`: when it holds, often a pause
@@ -1794,6 +2020,7 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
             child,
             log,
             long,
+            renew,
             // Half the fresh workers' first waits see every connection
             // dropped.
             fresh: (below(2) == 0).then(|| below(300) * MS),
@@ -1816,6 +2043,12 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
     let mut delayed: Option<Instant> = None;
     let mut next_departed = now_ns() + (1000 + below(1500)) * MS;
     let mut next_refusal = now_ns() + (2000 + below(2000)) * MS;
+    // In the short lock's history, now and then: a short hold's top-up
+    // reply held back past its ttl; a release request held up in flight
+    // past the releaser's read timeout.
+    let short_top_up = short_top_up();
+    let mut next_short = now_ns() + (500 + below(1000)) * MS;
+    let mut next_late_release = now_ns() + (700 + below(1000)) * MS;
     while now_ns() < end {
         std::thread::sleep(ms(20 + below(80)));
         let now = Instant::now();
@@ -1893,8 +2126,42 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
                 let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
                 proxy.hold_reply_to_all(&parts, ms(150 + below(800)));
             }
-        } else {
+        } else if refusing {
             proxy.cancel_hold();
+        }
+        // A short hold's top-up (or renewal) whose reply comes after the
+        // lease it set ended: a win whose only proof it is must not count
+        // (a waiter handed the lock returns false, or goes on waiting).
+        // Armed while one waiter has waited long and another waits too,
+        // and the holder renews nothing (its renewals look the same): the
+        // first is handed the lock, tops its win up, and the other takes
+        // it when that late lease ends.
+        let renewing = || {
+            slots
+                .iter()
+                .any(|s| s.renew && holding_until(&s.log, s.pid).is_some())
+        };
+        if scenario == Scenario::Lock
+            && !refusing
+            && t >= next_short
+            && !proxy.holding_reply()
+            && !renewing()
+            && long_waiter(&server, &queues[0])
+        {
+            let parts: Vec<&[u8]> = short_top_up.iter().map(Vec::as_slice).collect();
+            proxy.hold_reply_to_all(&parts, ms(320 + below(130)));
+            next_short = t + (400 + below(600)) * MS;
+            report.short_holds += 1;
+        }
+        // A fixed owner's release held up in flight past the releaser's
+        // read timeout (0.5 s): it is resent (answered) and runs late,
+        // while the owner holds the lock again (taken after the timeout,
+        // kept 1.2 s of a 1.5 s lease).
+        if scenario == Scenario::Lock && t >= next_late_release && !proxy.delay_armed() {
+            let release = scripts::RELEASE.hash().as_bytes();
+            proxy.delay_request_to_all(&[release, OWNER_PREFIX.as_bytes()], ms(1200 + below(400)));
+            next_late_release = t + (600 + below(800)) * MS;
+            report.late_releases += 1;
         }
         // A long lock hold that keeps its whole ttl: its renewals refused
         // from 0.8 s to 2.1 s after its grant, two renewals due meanwhile
@@ -1962,6 +2229,9 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
                     && plans(&slot.log, slot.pid)
                         .iter()
                         .any(|p| !p.shortens && t < p.at + 3500 * MS);
+                // Nor a fixed owner just after its release got no answer:
+                // its next hold is the one that release, run late, meets.
+                let spared = spared || lost_release_lately(&slot.log, slot.pid, t);
                 if slots[i].paused.is_none() && !idle && !spared {
                     let lasting = pause_length(&slots[i]);
                     let since = now_ns();
@@ -1977,6 +2247,9 @@ fn controller(scenario: Scenario, length: Duration) -> Report {
                 // waiter is a departed one).
                 let holds = holding_until(&slots[i].log, slots[i].pid).is_some();
                 if slots[i].long && (below(4) != 0 || (holds && below(4) != 0)) {
+                    continue;
+                }
+                if lost_release_lately(&slots[i].log, slots[i].pid, t) {
                     continue;
                 }
                 signal(&slots[i].child, libc::SIGKILL);
@@ -2117,6 +2390,9 @@ struct Hold {
     /// A watched key: times it still held the token.
     seen: Vec<u64>,
     watched: bool,
+    /// Redis's owner of the key just after the acquire returned
+    /// ([`look_at_return`]): when it was read, and whether another holder.
+    looked: Option<(u64, bool)>,
 }
 
 impl Hold {
@@ -2200,9 +2476,10 @@ fn check(logs: &[PathBuf], faults: &Faults, report: &mut Report) {
     keys.dedup();
     for key in keys {
         let of_key: Vec<&Hold> = by_start.iter().copied().filter(|h| h.key == key).collect();
-        check_rules(&of_key, report);
+        check_rules(&of_key, faults, report);
     }
     for hold in &by_start {
+        returned_ours(hold, faults, report);
         lease_kept(hold, faults, report);
         renewal_kept(hold, faults, report);
         release_finished(hold, faults, report);
@@ -2221,10 +2498,11 @@ fn check(logs: &[PathBuf], faults: &Faults, report: &mut Report) {
 }
 
 /// Truth and tolerance for the holds of one lock (semaphore), in order of
-/// their grants' return: the belief intervals, and the kept intervals, obey
-/// the scenario's rules.
-fn check_rules(holds: &[&Hold], report: &mut Report) {
-    let beliefs: Vec<Belief> = holds.iter().map(|h| h.belief.clone()).collect();
+/// their grants' return: the belief intervals (a grant's return counted
+/// as an assertion: [`with_return`]), and the kept intervals, obey the
+/// scenario's rules.
+fn check_rules(holds: &[&Hold], faults: &Faults, report: &mut Report) {
+    let beliefs: Vec<Belief> = holds.iter().map(|h| with_return(h, faults)).collect();
     let mut truth = Vec::new();
     let most = match report.scenario {
         Scenario::Lock | Scenario::Long => {
@@ -2241,8 +2519,9 @@ fn check_rules(holds: &[&Hold], report: &mut Report) {
         .extend(truth.into_iter().map(|v| format!("truth: {v}")));
     let kept: Vec<Belief> = holds
         .iter()
-        .map(|h| {
-            let mut b = h.belief.clone();
+        .zip(&beliefs)
+        .map(|(h, b)| {
+            let mut b = b.clone();
             b.end = b.end.max(h.kept_end());
             b
         })
@@ -2262,6 +2541,25 @@ fn check_rules(holds: &[&Hold], report: &mut Report) {
             .into_iter()
             .map(|v| format!("tolerance (kept intervals, believed to = kept to): {v}")),
     );
+}
+
+/// A grant's belief, its return counted as an assertion: `acquire()` says
+/// true only for a hold that is ours when the reply that proves it is read
+/// (a reply read after the lease it proves ended never counts), and it
+/// returns a moment later, so the hold was ours at its return (a belief
+/// of one nanosecond there, at least). Unless its process was paused, or
+/// the machine stalled, between the call and the return: the lease may
+/// have ended between the reply and the return. (A waiter handed the lock
+/// whose top-up reply came after the lease it set: at da6b638 its
+/// `acquire()` returned true while another held the lock.)
+fn with_return(hold: &Hold, faults: &Faults) -> Belief {
+    let mut b = hold.belief.clone();
+    let (from, to) = (b.called, b.start);
+    let stalled = faults.stalls.iter().any(|&(a, z)| a < to && z > from);
+    if faults.paused(hold.pid, from, to) == 0 && !stalled {
+        b.end = b.end.max(b.start + 1);
+    }
+    b
 }
 
 /// Reads one log line into `holds`, `firsts` and the report's counts.
@@ -2318,6 +2616,7 @@ fn parse_line(
                     said: Vec::new(),
                     seen: Vec::new(),
                     watched: false,
+                    looked: None,
                 },
             );
         }
@@ -2346,12 +2645,21 @@ fn parse_line(
                 report.assertions += 1;
                 hold.belief.end = hold.belief.end.max(before);
             }
+            if what == "rs" {
+                report.restore_checks += 1;
+            }
             hold.said.push(Said {
                 before,
                 after,
                 ours,
                 what: what.to_owned(),
             });
+        }
+        ["O", grant, _, after, said] => {
+            if let (Some(hold), Some(after)) = (holds.get_mut(grant), num(after)) {
+                report.looked += 1;
+                hold.looked = Some((after, said == "0"));
+            }
         }
         ["S", grant, at] => {
             if let (Some(hold), Some(at)) = (holds.get_mut(grant), num(at)) {
@@ -2385,6 +2693,24 @@ fn parse_line(
         ["E", ..] => report.errors += 1,
         ["V", ..] => report.violations.push(line[2..].to_owned()),
         _ => {}
+    }
+}
+
+/// Truth at a grant's return: the key read on a direct connection just
+/// after the acquire returned ([`look_at_return`]) names no other holder,
+/// unless the process was paused, or the machine stalled, from the call
+/// to that read (the lease may have ended after the reply that proved it).
+fn returned_ours(hold: &Hold, faults: &Faults, report: &mut Report) {
+    let Some((read, other)) = hold.looked else {
+        return;
+    };
+    let (from, to) = (hold.belief.called, read);
+    let stalled = faults.stalls.iter().any(|&(a, z)| a < to && z > from);
+    if other && faults.paused(hold.pid, from, to) == 0 && !stalled {
+        report.violations.push(format!(
+            "truth: {} returned true, and Redis named another holder when read at {read}",
+            hold.belief
+        ));
     }
 }
 
