@@ -210,8 +210,12 @@ pub fn release(
     // token alone: every argument costs the server a string to build.
     let flags = [fenced, successor == Successor::Wake, nonce.is_some()];
     let sent = flags.iter().rposition(|&f| f).map_or(0, |last| last + 1);
-    let mut args = vec![token.into(), flag(fenced).into(), successor.flag().into()];
-    args.extend(nonce.map(Arg::from));
+    let args = [
+        token.into(),
+        flag(fenced).into(),
+        successor.flag().into(),
+        nonce.unwrap_or_default().into(),
+    ];
     let cmd = match sent {
         0 => Command::with_head(&keys.release_head, &args[..1]),
         _ => scripts::RELEASE.evalsha(&[&keys.lock], &args[..=sent]),
@@ -307,7 +311,7 @@ pub fn wait_step(
     give_up: bool,
     attempt: Attempt,
 ) -> Call<Step> {
-    let mut args = vec![
+    let args = [
         waiter.token.into(),
         waiter.ttl_ms.into(),
         waiter.alive_ms.into(),
@@ -317,11 +321,13 @@ pub fn wait_step(
         flag(give_up).into(),
         flag(attempt == Attempt::Replay).into(),
         waiter.arrival.into(),
+        waiter.nonce.unwrap_or_default().into(),
     ];
-    args.extend(waiter.nonce.map(Arg::from));
+    // The nonce goes only when the waiter has one.
+    let sent = args.len() - usize::from(waiter.nonce.is_none());
     let cmd = scripts::WAIT.evalsha(
         &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
-        &args,
+        &args[..sent],
     );
     Call::one(cmd, |r| queued_reply("wait", one(r)?))
 }
