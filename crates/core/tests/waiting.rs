@@ -438,6 +438,12 @@ fn a_hand_over_after_a_long_block_starts_with_its_whole_lease() {
     let _ = l.release();
 }
 
+/// Redis's timers at 1 Hz: a `BLPOP` timeout is answered up to a second
+/// late, so every block of a wait overruns and is ended with `CLIENT
+/// UNBLOCK`, however late a busy machine runs the waiter (at the default
+/// 10 Hz a waiter woken late often finds the reply there already).
+const SLOW_TIMERS: [&str; 2] = ["--hz", "1"];
+
 /// A wait whose blocks end at their time asks the server to end them
 /// (`CLIENT UNBLOCK`). One such request that gets no answer (the server
 /// paused longer than `read_timeout` with `CLIENT PAUSE ALL`) must not
@@ -447,7 +453,7 @@ fn a_hand_over_after_a_long_block_starts_with_its_whole_lease() {
 /// Redis's timers (up to 100 ms late per block at `hz 10`).
 #[test]
 fn an_unanswered_unblock_does_not_switch_it_off() {
-    let server = RedisServer::start();
+    let server = RedisServer::start_with(&SLOW_TIMERS);
     let key = unique_key("unblock-unanswered");
     hold(&server, &key, "other", 30_000);
     let mut options = with_retry_delay(0.2);
@@ -492,7 +498,7 @@ fn an_unanswered_unblock_does_not_switch_it_off() {
 /// per process, and its waits fall back to its timers.
 #[test]
 fn a_refused_unblock_is_asked_once() {
-    let server = RedisServer::start();
+    let server = RedisServer::start_with(&SLOW_TIMERS);
     let key = unique_key("unblock-refused");
     hold(&server, &key, "other", 30_000);
     let _: () = server.cmd(&[
