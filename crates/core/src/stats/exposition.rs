@@ -176,7 +176,7 @@ pub fn render(snapshot: &Snapshot, version: &str) -> String {
                 out,
                 "{name}{{primitive=\"{}\",name=\"{}\"}} {}",
                 n.primitive.name(),
-                escape(&n.name),
+                escape(n.label().as_bytes()),
                 get(n)
             );
         }

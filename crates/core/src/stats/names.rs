@@ -13,6 +13,14 @@
 //! whose figures start again from zero: a name's figures are counted since
 //! it (last) entered the table. An acquire counted while its slot changes
 //! hands may land on the new name (one acquire, rarely).
+//!
+//! A name is shown ([`NameFigures::label`]) as itself when it is valid
+//! UTF-8 and kept whole; a longer one, or one that is not valid UTF-8, as
+//! its kept bytes (invalid ones as U+FFFD) followed by `~~` and its key in
+//! the table (a hash of the whole name and primitive) in 16 hex digits: so
+//! every name in the table has a label of its own (slots never share a
+//! key), no label is another name (no name may contain `~~`), and every
+//! label is valid UTF-8 (`json_encode()`, Prometheus).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -34,7 +42,8 @@ const CONTENDED_WEIGHT_US: u64 = 1_000;
 struct Slot {
     /// 0: empty (or changing hands); else the name's key ([`key`]).
     key: AtomicU64,
-    /// The primitive (bits 32..40) and the name's length kept (bits 0..32).
+    /// Whether the name was cut (bit 40), the primitive (bits 32..40) and
+    /// the name's length kept (bits 0..32).
     meta: AtomicU64,
     bytes: [AtomicU64; NAME_WORDS],
     contended: AtomicU64,
@@ -59,6 +68,10 @@ pub struct NameFigures {
     pub primitive: Primitive,
     /// The name as the caller gave it (its first 96 bytes).
     pub name: Vec<u8>,
+    /// Whether the name was longer (cut to 96 bytes).
+    pub cut: bool,
+    /// Its key in the table: a hash of the whole name and the primitive.
+    pub key: u64,
     /// Contended acquires of it.
     pub contended: u64,
     /// Those whose wait ran out.
@@ -168,8 +181,9 @@ impl Slot {
             buf[..to - from].copy_from_slice(&kept[from..to]);
             word.store(u64::from_le_bytes(buf), Ordering::Relaxed);
         }
+        let cut = u64::from(kept.len() < name.len()) << CUT_BIT;
         self.meta.store(
-            ((primitive as u64) << 32) | kept.len() as u64,
+            cut | ((primitive as u64) << 32) | kept.len() as u64,
             Ordering::Relaxed,
         );
         self.key.store(key, Ordering::Release);
@@ -184,6 +198,7 @@ impl Slot {
         let meta = self.meta.load(Ordering::Relaxed);
         let len = ((meta & 0xFFFF_FFFF) as usize).min(NAME_BYTES);
         let primitive = Primitive::from_index((meta >> 32) as u8)?;
+        let cut = meta >> CUT_BIT & 1 == 1;
         let mut name: Vec<u8> = self
             .bytes
             .iter()
@@ -193,6 +208,8 @@ impl Slot {
         let figures = NameFigures {
             primitive,
             name,
+            cut,
+            key,
             contended: self.contended.load(Ordering::Relaxed),
             timeouts: self.timeouts.load(Ordering::Relaxed),
             wait_us: self.wait_us.load(Ordering::Relaxed),
@@ -200,6 +217,26 @@ impl Slot {
         (self.key.load(Ordering::Acquire) == key).then_some(figures)
     }
 }
+
+impl NameFigures {
+    /// The name as text: itself when valid UTF-8 and kept whole, else its
+    /// kept bytes (invalid ones as U+FFFD) and `~~` and its key in 16 hex
+    /// digits (see the module documentation). Valid UTF-8, and unique among
+    /// the names of one primitive in the table.
+    pub fn label(&self) -> String {
+        match std::str::from_utf8(&self.name) {
+            Ok(name) if !self.cut => name.to_owned(),
+            _ => format!(
+                "{}~~{:016x}",
+                String::from_utf8_lossy(&self.name),
+                self.key
+            ),
+        }
+    }
+}
+
+/// The bit of a slot's meta word that says the name was cut.
+const CUT_BIT: u32 = 40;
 
 /// The table's key of a name: FNV-1a of the primitive and the name, never
 /// 0.
@@ -222,6 +259,39 @@ fn now_secs() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_are_valid_utf8_and_one_per_name() {
+        let t = table();
+        let mut common = vec![b'A'; 95];
+        common.push(0xc3);
+        // Two names alike in their first 96 bytes (the last one half of
+        // an 'é'), two alike but for an invalid byte, and plain ones.
+        let names: Vec<Vec<u8>> = vec![
+            [&common[..], "\u{e9}-one".as_bytes()].concat(),
+            [&common[..], "\u{e9}-two".as_bytes()].concat(),
+            b"inv\xffx".to_vec(),
+            b"inv\xfex".to_vec(),
+            "caf\u{e9}".as_bytes().to_vec(),
+            b"orders".to_vec(),
+        ];
+        for name in &names {
+            t.record(Primitive::Lock, name, MS, false);
+        }
+        let (read, _) = t.read();
+        let mut labels: Vec<String> = read.iter().map(NameFigures::label).collect();
+        assert!(labels.contains(&"caf\u{e9}".to_owned()), "{labels:?}");
+        assert!(labels.contains(&"orders".to_owned()));
+        for label in &labels {
+            assert!(
+                label == "caf\u{e9}" || label == "orders" || label.contains("~~"),
+                "{label}"
+            );
+        }
+        labels.sort();
+        labels.dedup();
+        assert_eq!(labels.len(), names.len(), "one label per name");
+    }
 
     fn table() -> Box<NameTable> {
         crate::stats::block::zeroed_box()
@@ -276,6 +346,7 @@ mod tests {
         let (names, untracked) = t.read();
         assert_eq!(untracked, 0);
         assert_eq!(names[0].name.len(), NAME_BYTES);
+        assert!(names[0].cut);
         // A live writer: a new name is untracked, a known one still counts.
         t.writer.store((1 << 32) | now_secs(), Ordering::Relaxed);
         t.record(Primitive::Read, b"new", MS, false);
