@@ -196,7 +196,9 @@ final class Exposition
         $labels = [];
         if (($line[$at] ?? '') === '{') {
             $at++;
-            while (preg_match('/\G\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\\\n]|\\\\.)*)"\s*(,|(?=\}))/', $line, $m, 0, $at)) {
+            // Possessive: a label value of any length is read without
+            // backtracking (which PCRE bounds).
+            while (preg_match('/\G\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\\\n]++|\\\\.)*+)"\s*(,|(?=\}))/', $line, $m, 0, $at)) {
                 $labels[$m[1]] = preg_replace_callback('/\\\\(.)/', static fn (array $e) => $e[1] === 'n' ? "\n" : $e[1], $m[2]);
                 $at += strlen($m[0]);
             }
@@ -208,6 +210,14 @@ final class Exposition
         $rest = preg_split('/\s+/', trim(substr($line, $at)));
         if ($rest === false || $rest[0] === '' || count($rest) > 2 || (isset($rest[1]) && !preg_match('/^-?\d+$/', $rest[1]))) {
             throw new \UnexpectedValueException(sprintf('malformed value of %s: "%s"', $name, self::shorten($line)));
+        }
+        if (str_ends_with($name, '_bucket')) {
+            // A histogram's bucket: its bound read here, where the line is
+            // known (histograms() reads it again).
+            if (!isset($labels['le'])) {
+                throw new \UnexpectedValueException(sprintf('a bucket of %s has no "le" label', substr($name, 0, -7)));
+            }
+            self::number($labels['le']);
         }
         $this->samples[] = ['name' => $name, 'labels' => $labels, 'value' => self::number($rest[0])];
     }

@@ -262,6 +262,11 @@ final class WaitHistogramSvg
 
     private static function escape(string $text): string
     {
-        return htmlspecialchars($text, ENT_XML1 | ENT_QUOTES, 'UTF-8');
+        // XML 1.0 allows no control character but tab, newline and carriage
+        // return (not even as a character reference): those go, and bytes
+        // that are not UTF-8 become U+FFFD.
+        $text = preg_replace('/[\x00-\x08\x0B\x0C\x0E-\x1F\x7F]/', '', $text) ?? '';
+
+        return htmlspecialchars($text, ENT_XML1 | ENT_QUOTES | ENT_SUBSTITUTE, 'UTF-8');
     }
 }

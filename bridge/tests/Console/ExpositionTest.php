@@ -99,6 +99,10 @@ final class ExpositionTest extends TestCase
             "# TYPE x countr\n" => 'line 1 of the exposition: unknown type "countr" of x',
             "9x 1\n" => 'line 1 of the exposition: not a sample',
             "x{a=\"b\"}\n" => 'line 1 of the exposition: malformed value of x',
+            // A histogram's bucket without its bound, or with one that is
+            // no number: named by its line (at da6b638 by nothing).
+            "ok 1\nh_bucket{primitive=\"lock\"} 1\n" => 'line 2 of the exposition: a bucket of h has no "le" label',
+            "ok 1\nok 2\nh_bucket{le=\"abc\"} 1\n" => 'line 3 of the exposition: "abc" is not a number',
         ] as $text => $message) {
             try {
                 Exposition::parse($text);
@@ -111,6 +115,15 @@ final class ExpositionTest extends TestCase
         $this->assertSame(INF, $e->value('x', ['b' => '2']));
         $this->assertNan((float) $e->value('y'));
         $this->assertSame(-INF, $e->value('z'));
+    }
+
+    /** A label value of any length is read (at da6b638 one over ~10-16 KB was "malformed": PCRE's backtracking limit). */
+    public function testALongLabelValueIsRead(): void
+    {
+        $long = str_repeat('n', 100_000) . '\\"' . str_repeat('m', 50_000);
+        $e = Exposition::parse("x{name=\"$long\"} 3\n");
+        $this->assertSame(3.0, $e->value('x'));
+        $this->assertSame(150_001, strlen($e->samples('x')[0]['labels']['name']));
     }
 
     public function testTheExtensionsOwnMetricsAreRead(): void

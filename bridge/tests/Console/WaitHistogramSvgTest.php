@@ -61,6 +61,19 @@ final class WaitHistogramSvgTest extends TestCase
         $this->assertSame(0.0, $heights[17]);
     }
 
+    /** Control characters and bytes that are not UTF-8 in a label or the source give well-formed XML (at da6b638 a \x01 did not). */
+    public function testControlCharactersGiveWellFormedXml(): void
+    {
+        $text = "redislock_acquires_total{primitive=\"lo\x01ck\",result=\"acquired\"} 1\n"
+            . "redislock_wait_seconds_bucket{primitive=\"lo\x01ck\",le=\"+Inf\"} 1\n"
+            . "redislock_wait_seconds_sum{primitive=\"lo\x01ck\"} 0.1\n"
+            . "redislock_wait_seconds_count{primitive=\"lo\x01ck\"} 1\n";
+        $svg = WaitHistogramSvg::render(Exposition::parse($text), "source \x1b[31m \xff");
+        $this->assertInstanceOf(\SimpleXMLElement::class, simplexml_load_string($svg), 'well-formed SVG');
+        $this->assertStringNotContainsString("\x01", $svg);
+        $this->assertStringNotContainsString("\x1b", $svg);
+    }
+
     public function testAnExpositionWithoutAcquiresSaysSo(): void
     {
         $empty = preg_replace('/^(redislock_wait_seconds_(?:bucket|count)\{[^}]*\}) \d+$/m', '$1 0', (string) file_get_contents(ExpositionTest::FIXTURE));
