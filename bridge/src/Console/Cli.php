@@ -26,21 +26,34 @@ use RedisLock\Bridge\Metrics;
  * Redis failed, the lock was not there to release or the metrics could
  * not be had, 2 bad usage. No password is ever printed: messages are the
  * extension's own, which mask it, and a URL is shown without its
- * credentials and query.
+ * credentials and query. Secrets can stay out of `ps`: `--servers-file`
+ * and `--url-file`, or `REDISLOCK_SERVERS` and `REDISLOCK_METRICS_URL`.
+ * What `metrics` reads is bounded: {@see self::MAX_BYTES}, and from a
+ * route {@see self::URL_TIMEOUT} seconds in all; a route's own words are
+ * shown without control characters and without the URL's query.
  */
 final class Cli
 {
     /** Exit status: bad usage. */
     public const USAGE = 2;
 
-    /** How long `metrics --url` waits for the route's answer, in seconds. */
+    /** How long `metrics --url` waits for the route's whole answer, in seconds. */
     public const URL_TIMEOUT = 10.0;
 
+    /** The most bytes `metrics` reads from a route, a file or standard input. */
+    public const MAX_BYTES = 16 * 1024 * 1024;
+
+    /** The environment variable of the Redis URLs (whitespace or commas between them). */
+    public const SERVERS_ENV = 'REDISLOCK_SERVERS';
+
+    /** The environment variable of the metrics route's URL. */
+    public const URL_ENV = 'REDISLOCK_METRICS_URL';
+
     private const HELP = <<<'TXT'
-        usage: redislock inspect NAME [--servers=URL]... [--prefix=P] [--json]
-               redislock release NAME --force [--servers=URL]... [--prefix=P]
-               redislock watch NAME [--interval=SECONDS] [--count=N] [--servers=URL]... [--prefix=P]
-               redislock metrics [--url=URL | --file=PATH|-] [--svg[=FILE]]
+        usage: redislock inspect NAME [--servers=URL | --servers-file=PATH]... [--prefix=P] [--json]
+               redislock release NAME --force [--servers=URL | --servers-file=PATH]... [--prefix=P]
+               redislock watch NAME [--interval=SECONDS] [--count=N] [--servers=URL | --servers-file=PATH]... [--prefix=P]
+               redislock metrics [--url=URL | --url-file=PATH | --file=PATH|-] [--timeout=SECONDS] [--svg[=FILE]]
 
         inspect  who holds NAME: mode (write/read), owners' tokens, ttl, readers,
                  waiting, and the semaphore of the same name; --json: what
@@ -53,8 +66,16 @@ final class Cli
                  (- reads standard input); --svg: its wait-time histograms as an
                  SVG image instead (--svg=FILE writes it to FILE)
 
-        --servers  a Redis URL (repeat it for Redlock); default: ini redislock.servers
-        --prefix   the key prefix your application uses (option "prefix")
+        --servers       a Redis URL (repeat it for Redlock); default: $REDISLOCK_SERVERS
+                        (URLs between spaces or commas), else ini redislock.servers
+        --servers-file  a file of Redis URLs, one a line: a password there stays out of ps
+        --prefix        the key prefix your application uses (option "prefix")
+        --url-file      a file whose first line is the metrics route's URL; default of
+                        --url: $REDISLOCK_METRICS_URL
+        --timeout       how long the route's whole answer may take (default 10 s, at most 300)
+        Limits: metrics reads at most 16 MiB, from a route within --timeout in all.
+        Passwords are never printed; a route's answer is shown without control
+        characters, and without the URL's query or credentials.
 
         TXT;
 
@@ -133,6 +154,11 @@ final class Cli
             // The extension's LockException, metrics that could not be had.
             fwrite($this->err, 'redislock: ' . $e->getMessage() . "\n");
             return 1;
+        } catch (\Throwable $e) {
+            // Anything else still ends in a message and a status, never a
+            // PHP fatal error.
+            fwrite($this->err, sprintf("redislock: %s: %s\n", get_class($e), $e->getMessage()));
+            return 1;
         }
     }
 
@@ -145,6 +171,16 @@ final class Cli
     private function target(#[\SensitiveParameter] array $flags): Target
     {
         $servers = $flags['servers'] ?? null;
+        if (isset($flags['servers-file'])) {
+            if ($servers !== null) {
+                throw new \ValueError('--servers and --servers-file are two sources of servers: give one');
+            }
+            $servers = self::lines(self::readFile((string) $flags['servers-file'], 64 * 1024), '--servers-file');
+        } elseif ($servers === null && $this->target === null && ($env = getenv(self::SERVERS_ENV)) !== false && trim($env) !== '') {
+            // (A framework's command looks at the application's locks: its
+            // configuration, prefix included, decides there.)
+            $servers = preg_split('/[\s,]+/', trim($env)) ?: [];
+        }
         if (($servers === null || $servers === []) && !isset($flags['prefix'])) {
             return $this->target ?? new ServerTarget();
         }
@@ -161,9 +197,9 @@ final class Cli
      */
     private static function parse(#[\SensitiveParameter] array $args): array
     {
-        $known = ['servers' => 'list', 'prefix' => 'value', 'json' => 'switch', 'force' => 'switch',
-            'interval' => 'value', 'count' => 'value', 'help' => 'switch',
-            'url' => 'value', 'file' => 'value', 'svg' => 'optional'];
+        $known = ['servers' => 'list', 'servers-file' => 'value', 'prefix' => 'value', 'json' => 'switch',
+            'force' => 'switch', 'interval' => 'value', 'count' => 'value', 'help' => 'switch',
+            'url' => 'value', 'url-file' => 'value', 'file' => 'value', 'svg' => 'optional', 'timeout' => 'value'];
         $flags = [];
         $words = [];
         foreach ($args as $arg) {
@@ -197,10 +233,10 @@ final class Cli
                 : sprintf('%s takes one lock name', $command));
         }
         $allowed = [
-            'inspect' => ['servers', 'prefix', 'json'],
-            'release' => ['servers', 'prefix', 'force'],
-            'watch' => ['servers', 'prefix', 'interval', 'count'],
-            'metrics' => ['url', 'file', 'svg'],
+            'inspect' => ['servers', 'servers-file', 'prefix', 'json'],
+            'release' => ['servers', 'servers-file', 'prefix', 'force'],
+            'watch' => ['servers', 'servers-file', 'prefix', 'interval', 'count'],
+            'metrics' => ['url', 'url-file', 'file', 'svg', 'timeout'],
         ][$command];
         foreach (array_keys($flags) as $flag) {
             if (!in_array($flag, $allowed, true)) {
@@ -222,11 +258,26 @@ final class Cli
     {
         $url = $flags['url'] ?? null;
         $file = $flags['file'] ?? null;
+        if (isset($flags['url-file'])) {
+            if ($url !== null) {
+                throw new \ValueError('--url and --url-file are two sources of the URL: give one');
+            }
+            $url = self::lines(self::readFile((string) $flags['url-file'], 64 * 1024), '--url-file')[0];
+        } elseif ($url === null && $file === null && ($env = getenv(self::URL_ENV)) !== false && trim($env) !== '') {
+            $url = trim($env);
+        }
         if ($url !== null && $file !== null) {
             throw new \ValueError('--url and --file are two sources of metrics: give one');
         }
+        $timeout = $flags['timeout'] ?? self::URL_TIMEOUT;
+        if (!is_numeric($timeout) || (float) $timeout <= 0 || (float) $timeout > 300) {
+            throw new \ValueError('--timeout must be a number of seconds above 0, at most 300');
+        }
+        if ($url === null && isset($flags['timeout'])) {
+            throw new \ValueError('--timeout bounds the answer of a route: it goes with --url');
+        }
         if ($url !== null) {
-            [$text, $source] = [self::fetch((string) $url), self::shownUrl((string) $url)];
+            [$text, $source] = [self::fetch((string) $url, (float) $timeout), self::shownUrl((string) $url)];
         } elseif ($file !== null) {
             [$text, $source] = [$this->read((string) $file), $file === '-' ? 'standard input' : (string) $file];
         } else {
@@ -235,7 +286,15 @@ final class Cli
             fwrite($this->err, "redislock: these are this command's own figures (a command line process counts only itself);\n"
                 . "           a PHP-FPM pool's: --url=https://HOST/redislock/metrics (its metrics route)\n");
         }
-        $exposition = Exposition::parse($text);
+        try {
+            $exposition = Exposition::parse($text);
+        } catch (\UnexpectedValueException $e) {
+            throw new \RuntimeException(sprintf('%s: %s', $source, self::printable($e->getMessage())), 0, $e);
+        }
+        if ($exposition->samples('redislock_acquires_total') === []) {
+            throw new \RuntimeException(sprintf('%s holds no redislock figures (no redislock_acquires_total sample)%s', $source,
+                $url !== null ? ': is it the route of RedisLock::metrics()?' : ''));
+        }
         $svg = $flags['svg'] ?? null;
         if ($svg === null) {
             fwrite($this->out, $text);
@@ -260,47 +319,114 @@ final class Cli
 
     /**
      * The exposition a metrics route serves (HTTP GET, with the URL's
-     * user and password as basic authentication).
+     * user and password as basic authentication), at most
+     * {@see self::MAX_BYTES}, within $timeout seconds in all.
      *
-     * @throws \ValueError when the URL is not http(s)
-     * @throws \RuntimeException when there is no answer, or not a 200
+     * @throws \ValueError when the URL is not http(s), or ambiguous
+     * @throws \RuntimeException when there is no answer (in time), too much, or not a 200
      */
-    private static function fetch(#[\SensitiveParameter] string $url): string
+    private static function fetch(#[\SensitiveParameter] string $url, float $timeout): string
     {
         $scheme = strtolower((string) parse_url($url, PHP_URL_SCHEME));
         if (!in_array($scheme, ['http', 'https'], true) || parse_url($url, PHP_URL_HOST) === null) {
             throw new \ValueError('--url takes the http:// or https:// URL of a metrics route (a saved exposition: --file=PATH)');
         }
+        // An "@" after the host's end: a password holding "/", "?" or "#"
+        // not URL-encoded. The URL cannot be read as meant, nor shown.
+        $afterScheme = substr($url, strpos($url, '://') + 3);
+        $authorityEnd = strcspn($afterScheme, '/?#');
+        if (str_contains(substr($afterScheme, $authorityEnd), '@')) {
+            throw new \ValueError('--url has an "@" after its host: a user or password with "/", "?" or "#" must be URL-encoded (%2F, %3F, %23)');
+        }
+        $started = hrtime(true);
         $context = stream_context_create(['http' => [
             'method' => 'GET',
-            'timeout' => self::URL_TIMEOUT,
+            'timeout' => $timeout,
             'ignore_errors' => true,
             'header' => "Accept: text/plain;version=0.0.4, */*;q=0.1\r\n",
             'user_agent' => 'redislock-cli',
         ]]);
+        $shown = self::shownUrl($url);
         // The wrapper's warnings show the URL, its password included.
         set_error_handler(static fn (): bool => true);
         try {
-            $body = file_get_contents($url, false, $context);
-            $headers = function_exists('http_get_last_response_headers') ? (http_get_last_response_headers() ?? []) : ($http_response_header ?? []);
+            $stream = fopen($url, 'r', false, $context);
+            if ($stream === false) {
+                throw new \RuntimeException(sprintf('no answer from %s (refused, unreachable or over %s s)', $shown, $timeout));
+            }
+            $headers = stream_get_meta_data($stream)['wrapper_data'] ?? [];
+            $body = '';
+            while (!feof($stream)) {
+                $left = $timeout - (hrtime(true) - $started) / 1e9;
+                if ($left <= 0) {
+                    throw new \RuntimeException(sprintf('%s did not finish its answer within %s s', $shown, $timeout));
+                }
+                stream_set_timeout($stream, (int) $left, (int) (fmod($left, 1.0) * 1e6));
+                $chunk = fread($stream, 65536);
+                if ($chunk === false || ($chunk === '' && (stream_get_meta_data($stream)['timed_out'] ?? false))) {
+                    throw new \RuntimeException(sprintf('%s did not finish its answer within %s s', $shown, $timeout));
+                }
+                $body .= $chunk;
+                if (strlen($body) > self::MAX_BYTES) {
+                    throw new \RuntimeException(sprintf('%s answered more than %d MiB: not read further', $shown, self::MAX_BYTES >> 20));
+                }
+            }
         } finally {
+            if (isset($stream) && is_resource($stream)) {
+                fclose($stream);
+            }
             restore_error_handler();
         }
-        $shown = self::shownUrl($url);
-        if ($body === false) {
-            throw new \RuntimeException(sprintf('no answer from %s (refused, unreachable or over %s s)', $shown, self::URL_TIMEOUT));
-        }
         $status = 0;
-        foreach ($headers as $header) {
-            if (preg_match('#^HTTP/\S+\s+(\d{3})#', $header, $m)) {
+        foreach (is_array($headers) ? $headers : [] as $header) {
+            if (is_string($header) && preg_match('#^HTTP/\S+\s+(\d{3})#', $header, $m)) {
                 $status = (int) $m[1];  // the last one, after redirects
             }
         }
         if ($status !== 200) {
-            $first = trim(strtok(ltrim($body), "\n") ?: '');
-            throw new \RuntimeException(sprintf('%s answered HTTP %d%s', $shown, $status, $first === '' ? '' : ': ' . substr($first, 0, 200)));
+            $first = self::remoteText(trim(strtok(ltrim($body), "\n") ?: ''), $url);
+            throw new \RuntimeException(sprintf('%s answered HTTP %d%s', $shown, $status, $first === '' ? '' : ': ' . $first));
         }
         return $body;
+    }
+
+    /**
+     * A line a remote server wrote, as a message may show it: printable
+     * text only (no escape sequence reaches the terminal), at most 200
+     * characters, and none of the URL's query, user or password (a page
+     * that repeats the request brings them back).
+     */
+    private static function remoteText(string $line, #[\SensitiveParameter] string $url): string
+    {
+        $parts = parse_url($url) ?: [];
+        foreach (['query', 'user', 'pass', 'fragment'] as $part) {
+            $value = (string) ($parts[$part] ?? '');
+            foreach (array_unique([$value, rawurldecode($value), urldecode($value)]) as $secret) {
+                if (strlen($secret) >= 3) {
+                    $line = str_replace($secret, '***', $line);
+                }
+            }
+        }
+        $line = self::printable($line);
+        if (preg_match('/^.{200}/su', $line) === 1) {
+            preg_match('/^.{197}/su', $line, $m);
+            $line = $m[0] . '...';
+        }
+
+        return $line;
+    }
+
+    /**
+     * $text without control characters (C0, DEL, C1); text that is not
+     * UTF-8 keeps its ASCII, other bytes as `?` (no extension needed).
+     */
+    private static function printable(string $text): string
+    {
+        if (preg_match('//u', $text) !== 1) {
+            $text = preg_replace('/[\x80-\xFF]/', '?', $text) ?? '';
+        }
+
+        return preg_replace('/[\x{00}-\x{1F}\x{7F}-\x{9F}]/u', '', $text) ?? '';
     }
 
     /** A URL as messages show it: scheme, host, port and path; no user, password, query or fragment. */
@@ -320,22 +446,62 @@ final class Cli
      */
     private function read(string $file): string
     {
-        if ($file === '-') {
-            $text = stream_get_contents($this->in ?? (defined('STDIN') ? STDIN : fopen('php://stdin', 'r')));
-        } else {
-            $text = is_file($file) && is_readable($file) ? @file_get_contents($file) : false;
+        if ($file !== '-') {
+            return self::readFile($file, self::MAX_BYTES);
         }
+        $text = stream_get_contents($this->in ?? (defined('STDIN') ? STDIN : fopen('php://stdin', 'r')), self::MAX_BYTES + 1);
         if ($text === false) {
-            throw new \RuntimeException(sprintf('cannot read %s', $file === '-' ? 'standard input' : $file));
+            throw new \RuntimeException('cannot read standard input');
+        }
+        if (strlen($text) > self::MAX_BYTES) {
+            throw new \RuntimeException(sprintf('standard input holds more than %d MiB: not read further', self::MAX_BYTES >> 20));
         }
         return $text;
+    }
+
+    /**
+     * A file's content, at most $max bytes.
+     *
+     * @throws \RuntimeException when it cannot be read, or is longer
+     */
+    private static function readFile(string $file, int $max): string
+    {
+        $stream = is_file($file) && is_readable($file) ? @fopen($file, 'r') : false;
+        $text = $stream === false ? false : stream_get_contents($stream, $max + 1);
+        if ($stream !== false) {
+            fclose($stream);
+        }
+        if ($text === false) {
+            throw new \RuntimeException(sprintf('cannot read %s', $file));
+        }
+        if (strlen($text) > $max) {
+            throw new \RuntimeException(sprintf('%s holds more than %d bytes: not read further', $file, $max));
+        }
+        return $text;
+    }
+
+    /**
+     * The non-empty lines of a file of URLs (or one URL).
+     *
+     * @return non-empty-list<string>
+     * @throws \ValueError when there is none
+     */
+    private static function lines(#[\SensitiveParameter] string $text, string $flag): array
+    {
+        $lines = array_values(array_filter(array_map('trim', preg_split('/\r?\n/', $text) ?: []), static fn (string $l) => $l !== ''));
+        if ($lines === []) {
+            throw new \ValueError(sprintf('%s names a file with no URL in it', $flag));
+        }
+        return $lines;
     }
 
     private function inspect(string $name, Target $target, bool $json): int
     {
         $seen = $target->inspect($name);
+        // Owner tokens are bytes (option owner takes any): those that are
+        // not UTF-8 are shown with U+FFFD, as the text form does.
         fwrite($this->out, $json
-            ? json_encode($seen, JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_THROW_ON_ERROR) . "\n"
+            ? json_encode($seen, JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE | JSON_THROW_ON_ERROR) . "\n"
             : Describe::inspection($name, $seen));
         return 0;
     }

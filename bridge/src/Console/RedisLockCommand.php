@@ -51,7 +51,9 @@ final class RedisLockCommand extends Command
     {
         $this->setDescription(self::VERBS[$this->verb]);
         if ($this->verb === 'metrics') {
-            $this->addOption('url', null, InputOption::VALUE_REQUIRED, "the metrics route of a PHP-FPM pool (default: this process's own figures)")
+            $this->addOption('url', null, InputOption::VALUE_REQUIRED, "the metrics route of a PHP-FPM pool (default: \$REDISLOCK_METRICS_URL, else this process's own figures)")
+                ->addOption('url-file', null, InputOption::VALUE_REQUIRED, "a file whose first line is the route's URL (a password there stays out of ps)")
+                ->addOption('timeout', null, InputOption::VALUE_REQUIRED, "how long the route's whole answer may take, in seconds (default 10)")
                 ->addOption('file', null, InputOption::VALUE_REQUIRED, 'a saved exposition (- : standard input)')
                 ->addOption('svg', null, InputOption::VALUE_OPTIONAL, 'the wait-time histograms as SVG, to the output or to this file', false);
             return;
@@ -59,6 +61,7 @@ final class RedisLockCommand extends Command
         $this->addArgument('name', InputArgument::REQUIRED, 'the lock name, as the application passes it')
             ->addOption('servers', null, InputOption::VALUE_REQUIRED | InputOption::VALUE_IS_ARRAY,
                 "a Redis URL (repeat it for Redlock); default: the application's configuration")
+            ->addOption('servers-file', null, InputOption::VALUE_REQUIRED, 'a file of Redis URLs, one a line (a password there stays out of ps)')
             ->addOption('prefix', null, InputOption::VALUE_REQUIRED, 'the key prefix (option "prefix"), with --servers');
         match ($this->verb) {
             'inspect' => $this->addOption('json', null, InputOption::VALUE_NONE, 'what RedisLock::inspect() returns, as JSON'),
@@ -74,6 +77,8 @@ final class RedisLockCommand extends Command
             $svg = $input->getOption('svg');
             $flags = array_filter([
                 'url' => $input->getOption('url'),
+                'url-file' => $input->getOption('url-file'),
+                'timeout' => $input->getOption('timeout'),
                 'file' => $input->getOption('file'),
                 'svg' => $svg === false ? null : ($svg ?? true),   // --svg alone: null
             ], static fn ($v) => $v !== null);
@@ -81,6 +86,7 @@ final class RedisLockCommand extends Command
         }
         $flags = array_filter([
             'servers' => $input->getOption('servers') ?: null,
+            'servers-file' => $input->getOption('servers-file'),
             'prefix' => $input->getOption('prefix'),
             'json' => $this->verb === 'inspect' ? $input->getOption('json') : null,
             'force' => $this->verb === 'release' ? $input->getOption('force') : null,

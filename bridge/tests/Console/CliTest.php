@@ -17,11 +17,11 @@ class CliTest extends TestCase
      * @param  list<string>  $args
      * @return array{0: int, 1: string, 2: string}
      */
-    private static function cli(array $args): array
+    private static function cli(array $args, array $env = []): array
     {
         $so = getenv('REDISLOCK_SO') ?: ini_get('extension');
         $cmd = array_merge([PHP_BINARY, '-n', '-d', 'extension=' . $so, dirname(__DIR__, 2) . '/bin/redislock'], $args);
-        $proc = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $proc = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env === [] ? null : $env + getenv());
         $out = stream_get_contents($pipes[1]);
         $err = stream_get_contents($pipes[2]);
         fclose($pipes[1]);
@@ -59,6 +59,44 @@ class CliTest extends TestCase
         [$status, $out] = self::cli(['inspect', $name, '--servers=' . self::url()]);
         $this->assertSame(0, $status);
         $this->assertStringContainsString("lock \"$name\": free", $out);
+    }
+
+    /**
+     * An owner that is not UTF-8 (option owner takes any bytes) is shown
+     * with U+FFFD in --json (at da6b638 an uncaught JsonException, exit
+     * 255).
+     */
+    public function testInspectJsonShowsAnOwnerThatIsNotUtf8(): void
+    {
+        $name = 'cli-bytes-' . bin2hex(random_bytes(4));
+        $lock = new \RedisLock($name, 30.0, self::url(), ['owner' => "\xff\xfeOWN"]);
+        $this->assertTrue($lock->acquire());
+        [$status, $json, $err] = self::cli(['inspect', $name, '--servers=' . self::url(), '--json']);
+        $this->assertSame(0, $status, $err);
+        $seen = json_decode($json, true, 512, JSON_THROW_ON_ERROR);
+        $this->assertSame(["\u{FFFD}\u{FFFD}OWN"], $seen['owners']);
+        $this->assertTrue($lock->release());
+    }
+
+    /** The servers from a file (--servers-file) or REDISLOCK_SERVERS: a password there stays out of ps. */
+    public function testServersFromAFileOrTheEnvironment(): void
+    {
+        $name = 'cli-env-' . bin2hex(random_bytes(4));
+        $lock = new \RedisLock($name, 30.0, self::url(), ['owner' => 'worker-9']);
+        $this->assertTrue($lock->acquire());
+        $file = tempnam(sys_get_temp_dir(), 'redislock-servers-');
+        file_put_contents($file, self::url() . "\n");
+        try {
+            [$status, $out, $err] = self::cli(['inspect', $name, "--servers-file=$file"]);
+            $this->assertSame(0, $status, $err);
+            $this->assertStringContainsString('owners:  worker-9', $out);
+            [$status, $out, $err] = self::cli(['inspect', $name], ['REDISLOCK_SERVERS' => ' ' . self::url() . ' ']);
+            $this->assertSame(0, $status, $err);
+            $this->assertStringContainsString('owners:  worker-9', $out);
+        } finally {
+            unlink($file);
+            $this->assertTrue($lock->release());
+        }
     }
 
     public function testReleaseNeedsForceAndThenDeletesWhoeverHolds(): void

@@ -47,11 +47,11 @@ final class MetricsCommandTest extends TestCase
      * @param  list<string>  $args
      * @return array{0: int, 1: string, 2: string}
      */
-    private static function cli(array $args, string $stdin = ''): array
+    private static function cli(array $args, string $stdin = '', array $env = []): array
     {
         $so = getenv('REDISLOCK_SO') ?: redislock_extension_path();
         $cmd = array_merge([PHP_BINARY, '-n', '-d', 'extension=' . $so, dirname(__DIR__, 2) . '/bin/redislock'], $args);
-        $proc = proc_open($cmd, [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $proc = proc_open($cmd, [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env === [] ? null : $env + getenv());
         fwrite($pipes[0], $stdin);
         fclose($pipes[0]);
         $out = stream_get_contents($pipes[1]);
@@ -104,7 +104,7 @@ final class MetricsCommandTest extends TestCase
         [$status, $out, $err] = self::cli(['metrics', '--file=-', '--svg'], "redislock_x{a=\"1\" 2\n");
         $this->assertSame(1, $status);
         $this->assertSame('', $out);
-        $this->assertSame("redislock: line 1 of the exposition: malformed labels of redislock_x: \"redislock_x{a=\"1\" 2\"\n", $err);
+        $this->assertSame("redislock: standard input: line 1 of the exposition: malformed labels of redislock_x: \"redislock_x{a=\"1\" 2\"\n", $err);
 
         [$status, , $err] = self::cli(['metrics', '--file=/nonexistent/metrics.txt']);
         $this->assertSame(1, $status);
@@ -118,7 +118,13 @@ final class MetricsCommandTest extends TestCase
         mkdir($dir);
         $router = "$dir/router.php";
         file_put_contents($router, '<?php
-            if (parse_url($_SERVER["REQUEST_URI"], PHP_URL_PATH) !== "/metrics") { http_response_code(404); echo "no such route\n"; return true; }
+            $path = parse_url($_SERVER["REQUEST_URI"], PHP_URL_PATH);
+            if ($path === "/endless") { header("Content-Type: text/plain"); while (true) { echo str_repeat("# filler\n", 8192); flush(); } }
+            if ($path === "/slow") { header("Content-Type: text/plain"); while (true) { echo "# a line\n"; flush(); usleep(400000); } }
+            if ($path === "/foreign") { header("Content-Type: text/plain"); echo "hello\n"; return true; }
+            if ($path === "/empty") { return true; }
+            if ($path === "/echo") { http_response_code(404); echo "\x1b]0;pwned\x07\x1b[31mNot found: " . $_SERVER["REQUEST_URI"] . "\x1b[0m\n"; return true; }
+            if ($path !== "/metrics") { http_response_code(404); echo "no such route\n"; return true; }
             if (($_SERVER["PHP_AUTH_USER"] ?? null) !== ' . var_export(self::USER, true) . ' || ($_SERVER["PHP_AUTH_PW"] ?? null) !== ' . var_export(self::PASSWORD, true) . ') {
                 http_response_code(401); header("WWW-Authenticate: Basic realm=\"metrics\""); echo "who are you?\n"; return true;
             }
@@ -167,6 +173,91 @@ final class MetricsCommandTest extends TestCase
             $this->assertSame('', $out);
             $this->assertSame($message, $err);
         }
+    }
+
+    /**
+     * What a route sends is bounded: in bytes (16 MiB) and in total time
+     * (--timeout): at da6b638 an endless body grew the process without
+     * bound, and a line every 4 s kept it reading (the timeout was per
+     * read).
+     */
+    public function testARouteIsReadWithinBytesAndTime(): void
+    {
+        $base = $this->startRoute();
+        $started = microtime(true);
+        [$status, $out, $err] = self::cli(['metrics', "--url=$base/endless"]);
+        $this->assertSame(1, $status);
+        $this->assertSame('', $out);
+        $this->assertSame("redislock: http://127.0.0.1:{$this->port}/endless answered more than 16 MiB: not read further\n", $err);
+
+        $started = microtime(true);
+        [$status, , $err] = self::cli(['metrics', "--url=$base/slow", '--timeout=1']);
+        $took = microtime(true) - $started;
+        $this->assertSame(1, $status);
+        $this->assertSame("redislock: http://127.0.0.1:{$this->port}/slow did not finish its answer within 1 s\n", $err);
+        $this->assertLessThan(5.0, $took, 'bounded by --timeout in all');
+
+        [$status, , $err] = self::cli(['metrics', '--file=-', '--timeout=1'], '');
+        $this->assertSame(2, $status);
+        $this->assertStringContainsString('--timeout bounds the answer of a route: it goes with --url', $err);
+    }
+
+    /** An answer without redislock's figures (empty, foreign) is an error, not "no acquire counted yet" (at da6b638: exit 0). */
+    public function testAForeignAnswerIsAnError(): void
+    {
+        $base = $this->startRoute();
+        foreach (['foreign', 'empty'] as $path) {
+            [$status, $out, $err] = self::cli(['metrics', "--url=$base/$path", '--svg']);
+            $this->assertSame(1, $status, $path);
+            $this->assertSame('', $out);
+            $this->assertSame("redislock: http://127.0.0.1:{$this->port}/$path holds no redislock figures (no redislock_acquires_total sample): is it the route of RedisLock::metrics()?\n", $err);
+        }
+    }
+
+    /**
+     * A route's own words reach the terminal without control characters
+     * (no escape sequence, no title change) and without the URL's query,
+     * user or password, even when the page repeats the request (at
+     * da6b638 both came back raw).
+     */
+    public function testARoutesWordsAreShownSafe(): void
+    {
+        $this->startRoute();
+        $url = sprintf('http://%s:%s@127.0.0.1:%d/echo?token=q-s3cret&x=1', self::USER, self::PASSWORD, $this->port);
+        [$status, , $err] = self::cli(['metrics', "--url=$url"]);
+        $this->assertSame(1, $status);
+        $this->assertSame("redislock: http://127.0.0.1:{$this->port}/echo answered HTTP 404: ]0;pwned[31mNot found: /echo?***[0m\n", $err);
+        $this->assertDoesNotMatchRegularExpression('/[\x00-\x08\x0b-\x1f\x7f]/', $err);
+        $this->assertStringNotContainsString('q-s3cret', $err);
+    }
+
+    /**
+     * A password can stay out of `ps`: the URL from a file (--url-file) or
+     * from REDISLOCK_METRICS_URL; and a password holding an unencoded "/"
+     * is refused without being shown (at da6b638 it was shown whole).
+     */
+    public function testSecretsFromAFileOrTheEnvironmentAndNeverShown(): void
+    {
+        $this->startRoute();
+        $url = sprintf('http://%s:%s@127.0.0.1:%d/metrics', self::USER, self::PASSWORD, $this->port);
+        $file = $this->tempFile();
+        file_put_contents($file, "\n$url\n");
+        [$status, $out, $err] = self::cli(['metrics', "--url-file=$file"]);
+        $this->assertSame(0, $status, $err);
+        $this->assertSame(file_get_contents(ExpositionTest::FIXTURE), $out);
+
+        [$status, $out, $err] = self::cli(['metrics'], '', ['REDISLOCK_METRICS_URL' => $url]);
+        $this->assertSame(0, $status, $err);
+        $this->assertSame(file_get_contents(ExpositionTest::FIXTURE), $out);
+
+        [$status, $out, $err] = self::cli(['metrics', '--url=http://prom:12/SECRETA@127.0.0.1:1/m']);
+        $this->assertSame(2, $status);
+        $this->assertStringContainsString('has an "@" after its host', $err);
+        $this->assertStringNotContainsString('SECRETA', $out . $err);
+
+        [$status, , $err] = self::cli(['metrics', "--url-file=$file", "--url=$url"]);
+        $this->assertSame(2, $status);
+        $this->assertStringNotContainsString(self::PASSWORD, $err);
     }
 
     public function testAnUnreachableUrlIsAnErrorWithoutThePassword(): void
