@@ -69,7 +69,7 @@ final class RedisConnection
         $global = is_array($redis['options'] ?? null) ? $redis['options'] : [];
 
         return [
-            'url' => self::url($connection),
+            'url' => self::url($connection, $name),
             'prefix' => self::prefix($connection, $global, strtolower((string) ($redis['client'] ?? 'phpredis'))),
             'options' => self::tlsOptions($connection),
         ];
@@ -98,7 +98,7 @@ final class RedisConnection
      *
      * @param  array<string, mixed>  $c
      */
-    private static function url(#[\SensitiveParameter] array $c): string
+    private static function url(#[\SensitiveParameter] array $c, string $name): string
     {
         $scheme = strtolower((string) ($c['scheme'] ?? ''));
         $host = (string) ($c['host'] ?? '127.0.0.1');
@@ -108,7 +108,7 @@ final class RedisConnection
         }
         $password = isset($c['password']) ? (string) $c['password'] : '';
         $user = $password !== '' && isset($c['username']) ? (string) $c['username'] : '';
-        $db = isset($c['database']) && $c['database'] !== '' ? (int) $c['database'] : null;
+        $db = isset($c['database']) && $c['database'] !== '' ? self::number($c['database'], 'database', $name, 0, PHP_INT_MAX) : null;
 
         if ($scheme === 'unix' || str_starts_with($host, '/')) {
             $path = (string) ($c['path'] ?? $host);
@@ -124,10 +124,28 @@ final class RedisConnection
         if (str_contains($host, ':') && !str_starts_with($host, '[')) {
             $host = "[$host]";  // IPv6
         }
-        $port = isset($c['port']) && $c['port'] !== '' ? (int) $c['port'] : 6379;
+        $port = isset($c['port']) && $c['port'] !== '' ? self::number($c['port'], 'port', $name, 1, 65535) : 6379;
         $auth = $password === '' ? '' : rawurlencode($user) . ':' . rawurlencode($password) . '@';
 
         return ($tls ? 'rediss' : 'redis') . "://{$auth}{$host}:{$port}" . ($db === null ? '' : "/$db");
+    }
+
+    /**
+     * A whole number of the connection (an int, or a string of digits, as
+     * the environment gives it) from $min to $max; anything else is named
+     * as given, not as a number it never was.
+     *
+     * @throws \InvalidArgumentException
+     */
+    private static function number(mixed $value, string $key, string $name, int $min, int $max): int
+    {
+        if (is_int($value) || (is_string($value) && preg_match('/^\d{1,18}$/', $value))) {
+            if ((int) $value >= $min && (int) $value <= $max) {
+                return (int) $value;
+            }
+        }
+        $given = is_scalar($value) ? var_export(is_string($value) ? substr($value, 0, 40) : $value, true) : get_debug_type($value);
+        throw self::error(sprintf('the Redis connection "%s": "%s" must be a whole number from %d to %d, %s given', $name, $key, $min, $max, $given));
     }
 
     /**

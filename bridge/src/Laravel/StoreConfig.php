@@ -24,6 +24,18 @@ final class StoreConfig
     public const KEYS = ['driver', 'connection', 'lock_connection', 'servers', 'options', 'prefix', 'store', 'auto_renew_ttl', 'events', 'name'];
 
     /**
+     * RedisLock options the bridge sets on every lock of the store, with
+     * what to use instead: given in `options` they would be dropped, so
+     * they are refused.
+     */
+    private const SET_BY_THE_BRIDGE = [
+        'prefix' => 'the locks\' key prefix is the store\'s own "prefix" key (with "connection", after the connection\'s prefix)',
+        'owner' => 'the owner is each lock\'s own: Cache::lock($name, $seconds, $owner) or restoreLock($name, $owner)',
+        'reentrant' => 'the store\'s locks are never reentrant: two locks on one name exclude each other, in one process too, as Laravel\'s own',
+        'auto_release' => 'the store\'s locks outlive their object (Laravel\'s contract: release() or the lease ends them)',
+    ];
+
+    /**
      * @param  array<mixed>  $config  the store's config
      * @param  string  $defaultPrefix  the application's cache.prefix
      * @param  array<string, mixed>|null  $redis  the application's database.redis (for `connection`)
@@ -46,6 +58,11 @@ final class StoreConfig
         // The bridge's own option (not the extension's): taken out here.
         $waitOver = LockLog::waitOver($options, \InvalidArgumentException::class, 'redislock cache store');
         $options = OptionNames::withoutBridge($options);
+        foreach (self::SET_BY_THE_BRIDGE as $option => $instead) {
+            if (array_key_exists($option, $options)) {
+                throw self::error(sprintf('option "%s" cannot be set in "options": %s', $option, $instead));
+            }
+        }
         $prefix = $config['prefix'] ?? $defaultPrefix;
         if (!is_string($prefix)) {
             throw self::error('"prefix" must be a string');

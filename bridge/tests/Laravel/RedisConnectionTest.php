@@ -79,6 +79,31 @@ class RedisConnectionTest extends TestCase
      * @param  array<string, mixed>  $redis
      * @param  array<string, mixed>  $options
      */
+    /**
+     * A port or database that is not a whole number in range is named as
+     * configured: at da6b638 `port => 'abc'` became port 0, and the
+     * extension's message named a port nobody configured.
+     */
+    public function testAPortOrDatabaseThatIsNoNumberIsNamedAsGiven(): void
+    {
+        $cases = [
+            [['port' => 'abc'], '"port" must be a whole number from 1 to 65535, \'abc\' given'],
+            [['port' => 70000], '"port" must be a whole number from 1 to 65535, 70000 given'],
+            [['port' => '6379x'], '\'6379x\' given'],
+            [['database' => 'two'], '"database" must be a whole number from 0 to'],
+            [['database' => -1], '-1 given'],
+        ];
+        foreach ($cases as [$set, $message]) {
+            try {
+                RedisConnection::resolve(['default' => ['host' => 'h'] + $set], 'default');
+                $this->fail('accepted: ' . json_encode($set));
+            } catch (\InvalidArgumentException $e) {
+                $this->assertStringContainsString('the Redis connection "default": ', $e->getMessage());
+                $this->assertStringContainsString($message, $e->getMessage());
+            }
+        }
+    }
+
     #[\PHPUnit\Framework\Attributes\DataProvider('connections')]
     public function testAConnectionBecomesAServerUrlAndAPrefix(array $redis, string $url, string $prefix, array $options = []): void
     {

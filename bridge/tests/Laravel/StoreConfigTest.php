@@ -58,7 +58,31 @@ class StoreConfigTest extends LaravelTestCase
     public function testAnOptionValueTheExtensionRefusesIsRefused(): void
     {
         $this->assertRefused(['options' => ['retry_delay' => -1]], 'bad value of option "retry_delay": ');
-        $this->assertRefused(['options' => ['auto_release' => 'false-ish']], 'bad value of option "auto_release": ');
+        $this->assertRefused(['options' => ['fencing' => 'false-ish']], 'bad value of option "fencing": ');
+    }
+
+    /**
+     * Options the bridge sets on every lock (prefix, owner, reentrant,
+     * auto_release) are refused, saying what to use instead: at da6b638
+     * they built without complaint and were dropped (the key was the
+     * store's prefix, the owner random).
+     */
+    public function testOptionsTheBridgeSetsAreRefusedNotDropped(): void
+    {
+        $refusals = [
+            'prefix' => 'the store\'s own "prefix" key',
+            'owner' => 'Cache::lock($name, $seconds, $owner)',
+            'reentrant' => 'never reentrant',
+            'auto_release' => 'outlive their object',
+        ];
+        foreach ($refusals as $option => $instead) {
+            $value = $option === 'prefix' || $option === 'owner' ? 'myapp:' : true;
+            $this->assertRefused(
+                ['servers' => $this->url(), 'options' => [$option => $value]],
+                sprintf('redislock cache store: option "%s" cannot be set in "options": ', $option),
+            );
+            $this->assertRefused(['servers' => $this->url(), 'options' => [$option => $value]], $instead);
+        }
     }
 
     /** Valid configs build (driver is a valid key), and building sends nothing: a closed port is fine. */
