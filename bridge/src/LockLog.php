@@ -24,8 +24,10 @@ use Psr\Log\LoggerInterface;
  * watched (not a lock restored from another process's token), and a hold
  * the request scope already ended (`RedisLock::releaseAll()`) is no loss.
  *
- * The message is plain text (no `{placeholder}` left for the logger to
- * fill); the context has `event`, `lock` (the name as the application
+ * The message is plain text on one line (no `{placeholder}` left for the
+ * logger to fill: a name's braces, quotes, backslashes, control characters
+ * and bytes that are not UTF-8 are escaped, see {@see LockLog::shown()});
+ * the context has `event`, `lock` (the name as the application
  * passes it), `primitive` (`lock`, `read` or `permit`, as in
  * `RedisLock::metrics()`), and the figures in seconds: `wait`, `timeout`
  * (null: no limit), `acquired`, `ttl` (null: renewed), `held_for`,
@@ -235,11 +237,37 @@ final class LockLog
     /** How a message names the hold. */
     private static function what(string $primitive, string $name): string
     {
+        $name = self::shown($name);
+
         return match ($primitive) {
             'read' => sprintf('the read lock "%s"', $name),
             'permit' => sprintf('a permit of the semaphore "%s"', $name),
             default => sprintf('the lock "%s"', $name),
         };
+    }
+
+    /**
+     * A name as a message shows it: plain, one line, nothing a logger
+     * fills in. A backslash, a quote and the braces of a PSR-3
+     * placeholder (`{event}`) are escaped with a backslash, control
+     * characters and bytes that are not UTF-8 as `\n`, `\t`, `\xHH`.
+     * The context's `lock` keeps the name as given.
+     */
+    public static function shown(string $name): string
+    {
+        $out = '';
+        foreach (preg_split('//u', $name, -1, PREG_SPLIT_NO_EMPTY) ?: str_split($name) as $char) {
+            $out .= match (true) {
+                $char === '\\' || $char === '"' || $char === '{' || $char === '}' => '\\' . $char,
+                $char === "\n" => '\\n',
+                $char === "\r" => '\\r',
+                $char === "\t" => '\\t',
+                strlen($char) === 1 && (ord($char) < 0x20 || ord($char) >= 0x7f) => sprintf('\\x%02x', ord($char)),
+                default => $char,
+            };
+        }
+
+        return $out;
     }
 
     /** Seconds with at most 3 decimals, trailing zeros dropped. */

@@ -43,6 +43,30 @@ final class LogTest extends LaravelRedisTestCase
         return $store;
     }
 
+    /**
+     * A name with a PSR-3 placeholder and a newline is plain, escaped text
+     * in the message (Monolog's PsrLogMessageProcessor fills `{event}`,
+     * and a newline forges a second line); the context keeps it as given.
+     * At da6b638 it went into the message raw.
+     */
+    public function testANameIsPlainEscapedTextInTheMessage(): void
+    {
+        $name = "report:{event}\nforged \"x\" \\ \x01";
+        $holder = $this->store()->lock($name, 10, 'holder-owner');
+        $this->assertTrue($holder->get());
+        try {
+            $this->store()->lock($name, 10)->block(0.3);
+            $this->fail('the lock was taken twice');
+        } catch (LockTimeoutException) {
+        }
+        $this->assertTrue($holder->release());
+        [$record] = $this->logger->event('long_wait');
+        $this->assertStringContainsString('the lock "report:\\{event\\}\\nforged \\"x\\" \\\\ \\x01"', $record['message']);
+        $this->assertStringNotContainsString("\n", $record['message']);
+        $this->assertStringNotContainsString('{event}', $record['message']);
+        $this->assertSame($name, $record['context']['lock']);
+    }
+
     public function testAWaitOverTheThresholdIsANoticeAcquiredOrNot(): void
     {
         $holder = $this->store()->lock('report', 10, 'holder-owner');
