@@ -75,8 +75,7 @@ pub fn table(scope: Scope) -> PhpResult<ZBox<ZendHashTable>> {
     for n in &snapshot.names {
         let mut row = ZendHashTable::new();
         row.insert("primitive", n.primitive.name()).map_err(fail)?;
-        row.insert("name", n.label())
-            .map_err(fail)?;
+        row.insert("name", n.label()).map_err(fail)?;
         row.insert("contended", int(n.contended)).map_err(fail)?;
         row.insert("timeouts", int(n.timeouts)).map_err(fail)?;
         row.insert("wait_us", int(n.wait_us)).map_err(fail)?;

@@ -226,11 +226,7 @@ impl NameFigures {
     pub fn label(&self) -> String {
         match std::str::from_utf8(&self.name) {
             Ok(name) if !self.cut => name.to_owned(),
-            _ => format!(
-                "{}~~{:016x}",
-                String::from_utf8_lossy(&self.name),
-                self.key
-            ),
+            _ => format!("{}~~{:016x}", String::from_utf8_lossy(&self.name), self.key),
         }
     }
 }
