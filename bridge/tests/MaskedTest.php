@@ -49,7 +49,10 @@ class MaskedTest extends TestCase
             'symfony store' => $symfony = new SymfonyStore($servers, $options),
             'symfony lock' => (new LockFactory($symfony))->createLock('job'),
             'symfony semaphore store' => new RedisLockSemaphoreStore($servers, $options),
-            'laravel store' => $laravel = new LaravelStore(null, ['servers' => $servers, 'options' => $options]),
+            // (The Laravel store takes its prefix as a key of its own.)
+            'laravel store' => $laravel = new LaravelStore(null, [
+                'servers' => $servers, 'options' => array_diff_key($options, ['prefix' => 0]), 'prefix' => 'app:',
+            ]),
             'laravel lock' => $laravel->lock('job', 10, 'owner-label'),
             'laravel restored' => $laravel->restoreLock('job', 'owner-label'),
             'laravel funnel' => $laravel->funnel('job')->limit(2),

@@ -121,7 +121,7 @@ final class MetricsCommandTest extends TestCase
             $path = parse_url($_SERVER["REQUEST_URI"], PHP_URL_PATH);
             if ($path === "/endless") { header("Content-Type: text/plain"); while (true) { echo str_repeat("# filler\n", 8192); flush(); } }
             if ($path === "/slow") { header("Content-Type: text/plain"); while (true) { echo "# a line\n"; flush(); usleep(400000); } }
-            if ($path === "/foreign") { header("Content-Type: text/plain"); echo "hello\n"; return true; }
+            if ($path === "/foreign") { header("Content-Type: text/plain"); echo "# TYPE up gauge\nup 1\n"; return true; }
             if ($path === "/empty") { return true; }
             if ($path === "/echo") { http_response_code(404); echo "\x1b]0;pwned\x07\x1b[31mNot found: " . $_SERVER["REQUEST_URI"] . "\x1b[0m\n"; return true; }
             if ($path !== "/metrics") { http_response_code(404); echo "no such route\n"; return true; }
@@ -202,7 +202,11 @@ final class MetricsCommandTest extends TestCase
         $this->assertStringContainsString('--timeout bounds the answer of a route: it goes with --url', $err);
     }
 
-    /** An answer without redislock's figures (empty, foreign) is an error, not "no acquire counted yet" (at da6b638: exit 0). */
+    /**
+     * An answer without redislock's figures (empty, another program's) is
+     * an error, not "no acquire counted yet" (at da6b638: exit 0); one
+     * that is not an exposition at all names its line.
+     */
     public function testAForeignAnswerIsAnError(): void
     {
         $base = $this->startRoute();
@@ -212,6 +216,9 @@ final class MetricsCommandTest extends TestCase
             $this->assertSame('', $out);
             $this->assertSame("redislock: http://127.0.0.1:{$this->port}/$path holds no redislock figures (no redislock_acquires_total sample): is it the route of RedisLock::metrics()?\n", $err);
         }
+        [$status, , $err] = self::cli(['metrics', '--file=-'], "hello\n");
+        $this->assertSame(1, $status);
+        $this->assertSame("redislock: standard input: line 1 of the exposition: malformed value of hello: \"hello\"\n", $err);
     }
 
     /**

@@ -74,12 +74,6 @@ class RedisConnectionTest extends TestCase
     }
 
     /**
-     * @dataProvider connections
-     *
-     * @param  array<string, mixed>  $redis
-     * @param  array<string, mixed>  $options
-     */
-    /**
      * A port or database that is not a whole number in range is named as
      * configured: at da6b638 `port => 'abc'` became port 0, and the
      * extension's message named a port nobody configured.
@@ -104,6 +98,12 @@ class RedisConnectionTest extends TestCase
         }
     }
 
+    /**
+     * @dataProvider connections
+     *
+     * @param  array<string, mixed>  $redis
+     * @param  array<string, mixed>  $options
+     */
     #[\PHPUnit\Framework\Attributes\DataProvider('connections')]
     public function testAConnectionBecomesAServerUrlAndAPrefix(array $redis, string $url, string $prefix, array $options = []): void
     {
