@@ -299,8 +299,11 @@ impl RedisLock {
     #[php(vis = "private")]
     pub fn __clone(&self) {}
 
-    /// What var_dump() and print_r() show: no passwords; `shared` is true
-    /// for a read hold (`acquireRead()`).
+    /// What var_dump() and print_r() show: no passwords, and no owner
+    /// token (`***` while held: a token, or an `owner` label, lets whoever
+    /// has it release or refresh the hold, as `restore()` and Laravel's
+    /// `restoreLock()` show; `token()` gives it to code that asks). `shared`
+    /// is true for a read hold (`acquireRead()`).
     #[php(name = "__debugInfo")]
     pub fn debug_info(&mut self) -> PhpResult<ZBox<ZendHashTable>> {
         let info = self.lock.info();
@@ -317,7 +320,7 @@ impl RedisLock {
         table.insert("acquired", info.acquired).map_err(fail)?;
         table.insert("shared", info.shared).map_err(fail)?;
         table
-            .insert("token", info.token.map(PhpBytes))
+            .insert("token", info.token.map(|_| "***"))
             .map_err(fail)?;
         table
             .insert("holdCount", i64::from(info.hold_count))

@@ -1,5 +1,5 @@
 --TEST--
-var_dump() / print_r() of a lock show key, redisKey, ttl, servers (password masked), acquired, shared (a read hold), token and holdCount
+var_dump() / print_r() of a lock show key, redisKey, ttl, servers (password masked), acquired, shared (a read hold), token (masked: a bearer secret, as an owner label) and holdCount
 --EXTENSIONS--
 redislock
 --SKIPIF--
@@ -70,7 +70,7 @@ object(RedisLock)#%d (8) {
   ["shared"]=>
   bool(false)
   ["token"]=>
-  string(32) "%x"
+  string(3) "***"
   ["holdCount"]=>
   int(2)
 }
@@ -86,7 +86,7 @@ RedisLock Object
 
     [acquired] => 1
     [shared] => 
-    [token] => %x
+    [token] => ***
     [holdCount] => 2
 )
 
@@ -103,7 +103,7 @@ RedisLock Object
 
     [acquired] => 1
     [shared] => 
-    [token] => %x
+    [token] => ***
     [holdCount] => 1
 )
 
