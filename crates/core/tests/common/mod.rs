@@ -96,10 +96,11 @@ pub fn never() -> bool {
 }
 
 /// Forks `forks` children, one every few milliseconds, while this process's
-/// renewal thread renews a hold on `urls` (ttl 0.6 s: a renewal every
-/// 200 ms, which asks a Sentinel for its master or a Cluster for its map
+/// renewal thread renews a hold on `urls` (ttl 1 s: a renewal about every
+/// 330 ms, which asks a Sentinel for its master or a Cluster for its map
 /// when its cache is stale; 0.3 s leases lost a renewal on a loaded
-/// machine, beside a second copy of the suite). Each child builds a lock of its own on the
+/// machine beside a second copy of the suite, and 0.6 s ones beside two,
+/// in the test command's flake check). Each child builds a lock of its own on the
 /// same servers, takes and releases it, and exits; a child that has not
 /// exited 10 s later is hung (a lock the renewal thread held at fork time,
 /// never released in the child) and is killed. Returns how many hung.
@@ -108,7 +109,7 @@ pub fn forks_hung_while_renewing(urls: &[String], options: &LockOptions, forks: 
     renewed
         .set("auto_renew", redislock_core::OptionValue::Bool(true))
         .unwrap();
-    let mut held = Lock::new(unique_key("fork-renewed"), 0.6, urls, renewed).unwrap();
+    let mut held = Lock::new(unique_key("fork-renewed"), 1.0, urls, renewed).unwrap();
     assert!(held.acquire(Duration::ZERO, &never).unwrap());
     let mut children = Vec::new();
     for i in 0..forks {
