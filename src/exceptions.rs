@@ -139,7 +139,10 @@ pub fn from_core(sig: &Signature, err: LockError) -> PhpException {
         }
         LockError::Timeout { .. } => exception(Class::Timeout, err.to_string()),
         LockError::LockLost { .. } => exception(Class::LockLost, err.to_string()),
-        LockError::Server { .. } | LockError::Unsupported(_) | LockError::Internal(_) => {
+        LockError::Server { .. }
+        | LockError::Unsupported(_)
+        | LockError::Unsafe(_)
+        | LockError::Internal(_) => {
             exception(Class::Lock, err.to_string())
         }
         // Callers return without throwing when PHP ended a wait (see

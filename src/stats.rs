@@ -85,6 +85,15 @@ pub fn table(scope: Scope) -> PhpResult<ZBox<ZendHashTable>> {
     table
         .insert("names_untracked", int(snapshot.names_untracked))
         .map_err(fail)?;
+    let mut unsafe_servers = ZendHashTable::new();
+    for u in &snapshot.unsafe_servers {
+        let mut row = ZendHashTable::new();
+        row.insert("server", u.server.as_str()).map_err(fail)?;
+        row.insert("reason", u.reason).map_err(fail)?;
+        row.insert("detail", u.detail.as_str()).map_err(fail)?;
+        unsafe_servers.push(row).map_err(fail)?;
+    }
+    table.insert("unsafe_servers", unsafe_servers).map_err(fail)?;
     Ok(table)
 }
 
@@ -112,6 +121,12 @@ pub fn info_rows(scope: Scope) -> Vec<(String, String)> {
         .map(|(name, value)| (name.to_owned(), value.to_string()))
         .collect();
     out.push(("reconnects".into(), snapshot.reconnects.to_string()));
+    for u in &snapshot.unsafe_servers {
+        out.push((
+            format!("unsafe server ({})", u.reason),
+            format!("{}: {}", u.server, u.detail),
+        ));
+    }
     for p in Primitive::ALL {
         let f = snapshot.primitive(p);
         if f.acquires > 0 {

@@ -131,6 +131,11 @@ pub enum LockError {
     /// The request is valid but not something this build can do.
     #[error("{0}")]
     Unsupported(String),
+    /// A server can lose a held lock by itself (eviction, no append-only
+    /// file) and option `unsafe_server` says to refuse it; nothing was
+    /// taken.
+    #[error("{0}")]
+    Unsafe(String),
     /// Something that cannot happen did (a broken invariant of the core,
     /// or the operating system failing us, such as its random number
     /// generator). Never the caller's fault.
@@ -156,6 +161,18 @@ impl LockError {
     pub fn from_redis(server: &str, err: &redis::RedisError) -> Self {
         use redis::ErrorKind;
         let detail = without_arguments(&err.to_string());
+        // A server out of memory under `maxmemory-policy noeviction` refuses
+        // every write (and every script that may write) before running it.
+        if err.code() == Some("OOM") {
+            return Self::Server {
+                server: server.to_owned(),
+                detail: format!(
+                    "the server is full ({detail}): it refuses writes, so this call changed \
+                     nothing in Redis and no lock was taken; free memory there, raise \
+                     `maxmemory`, or keep locks on a Redis of their own"
+                ),
+            };
+        }
         if let Some(command) = refused_script_command(&detail) {
             return Self::Server {
                 server: server.to_owned(),

@@ -95,6 +95,7 @@ pub const OPTIONS: &[(&str, OptionKind)] = &[
     ("on_lost", OptionKind::Text),
     ("reentrant", OptionKind::Bool),
     ("owner", OptionKind::NullableText),
+    ("unsafe_server", OptionKind::Text),
 ];
 
 /// Looks up the kind of an option by name.
@@ -172,6 +173,31 @@ pub enum OnLost {
     Interrupt,
 }
 
+/// What an acquire does on a server that can lose a held lock by itself
+/// (an evicting `maxmemory`, no append-only file: `net::facts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnsafeServer {
+    /// Take the lock, and record the server as unsafe (`stats()`,
+    /// `metrics()`, `phpinfo()`), once per process and server.
+    Warn,
+    /// Refuse: the acquire throws, naming the setting and the fix.
+    Refuse,
+    /// Neither look nor record.
+    Ignore,
+}
+
+impl UnsafeServer {
+    /// Reads `warn`, `refuse` or `ignore`.
+    pub fn parse(text: &[u8]) -> Option<Self> {
+        match text {
+            b"warn" => Some(Self::Warn),
+            b"refuse" => Some(Self::Refuse),
+            b"ignore" => Some(Self::Ignore),
+            _ => None,
+        }
+    }
+}
+
 /// Default connect timeout.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Default read (and write) timeout.
@@ -244,6 +270,9 @@ pub struct LockOptions {
     pub reentrant: bool,
     /// The token of this object's holds; `None`: a fresh random one each.
     pub owner: Option<Owner>,
+    /// What an acquire does on a server that can lose a held lock by
+    /// itself.
+    pub unsafe_server: UnsafeServer,
 }
 
 impl Default for LockOptions {
@@ -267,6 +296,7 @@ impl Default for LockOptions {
             on_lost: OnLost::Ignore,
             reentrant: true,
             owner: None,
+            unsafe_server: UnsafeServer::Warn,
         }
     }
 }
@@ -355,6 +385,11 @@ impl LockOptions {
                 self.drift_factor = f;
             }
             ("tls_verify", OptionValue::Bool(b)) => self.tls.verify = b,
+            ("unsafe_server", OptionValue::Text(t)) => {
+                self.unsafe_server = UnsafeServer::parse(&t).ok_or_else(|| {
+                    LockError::invalid(param.clone(), "must be \"warn\", \"refuse\" or \"ignore\"")
+                })?;
+            }
             ("on_lost", OptionValue::Text(t)) => {
                 self.on_lost = match t.as_slice() {
                     b"ignore" => OnLost::Ignore,
@@ -436,6 +471,7 @@ mod tests {
                 OptionKind::Bool => OptionValue::Bool(true),
                 OptionKind::Seconds | OptionKind::NullableSeconds => OptionValue::Number(1.5),
                 OptionKind::Text if *name == "on_lost" => OptionValue::Text(b"ignore".to_vec()),
+                OptionKind::Text if *name == "unsafe_server" => OptionValue::Text(b"warn".to_vec()),
                 OptionKind::Text | OptionKind::NullableText => OptionValue::Text(b"x".to_vec()),
                 OptionKind::Fraction => OptionValue::Number(0.1),
                 OptionKind::Count => OptionValue::Number(2.0),

@@ -3,7 +3,7 @@
 //! their current values here.
 
 use crate::config::duration;
-use crate::config::options::LockOptions;
+use crate::config::options::{LockOptions, UnsafeServer};
 use crate::config::php_numeric::parse_numeric;
 use crate::config::url::{ServerUrl, redact_raw};
 use crate::error::{LockError, Result};
@@ -18,6 +18,9 @@ pub const PREFIX: &str = "redislock.prefix";
 pub const CONNECT_TIMEOUT: &str = "redislock.connect_timeout";
 /// `redislock.read_timeout`: seconds.
 pub const READ_TIMEOUT: &str = "redislock.read_timeout";
+/// `redislock.unsafe_server`: what an acquire does on a server that can
+/// lose a held lock by itself (`warn`, `refuse`, `ignore`).
+pub const UNSAFE_SERVER: &str = "redislock.unsafe_server";
 
 /// `redislock.stats`: what is counted (`pool`, `process`, `off`); read
 /// once, at startup (php.ini or `-d` only). Not a lock default, so not in
@@ -33,6 +36,7 @@ pub const ENTRIES: &[(&str, &str)] = &[
     (PREFIX, ""),
     (CONNECT_TIMEOUT, "2"),
     (READ_TIMEOUT, "2"),
+    (UNSAFE_SERVER, "warn"),
 ];
 
 /// Defaults for a new lock, read from the settings.
@@ -72,6 +76,15 @@ pub fn defaults(get: impl Fn(&str) -> Option<String>) -> Result<Defaults> {
         prefix: crate::config::options::checked_prefix(PREFIX, text(PREFIX).into_bytes())?,
         connect_timeout: duration::positive(CONNECT_TIMEOUT, seconds(CONNECT_TIMEOUT)?)?,
         read_timeout: duration::positive(READ_TIMEOUT, seconds(READ_TIMEOUT)?)?,
+        unsafe_server: {
+            let value = text(UNSAFE_SERVER);
+            UnsafeServer::parse(value.as_bytes()).ok_or_else(|| {
+                LockError::invalid(
+                    UNSAFE_SERVER,
+                    format!("must be \"warn\", \"refuse\" or \"ignore\", \"{value}\" set"),
+                )
+            })?
+        },
         ..LockOptions::default()
     };
     Ok(Defaults {

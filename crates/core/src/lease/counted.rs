@@ -97,6 +97,8 @@ impl Counter<'_> {
         let deadline = Instant::now() + wait;
         queue::through_drops(deadline, || {
             self.check_scripts()?;
+            let (key, policy) = (&self.keys.holders, self.options.unsafe_server);
+            self.topology.check_unsafe(key, policy)?;
             pending::flush(self.topology.scope(), &self.keys.base)
         })?;
         let steps = Holder {

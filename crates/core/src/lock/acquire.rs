@@ -68,7 +68,12 @@ impl Lock {
         // Earlier work on this key that Redis did not answer goes first.
         let scriptless = queue::through_drops(deadline, || {
             pending::flush(self.topology.scope(), &self.keys.lock)?;
-            self.check_scripts()
+            let scriptless = self.check_scripts()?;
+            // A server that can lose the hold by itself: recorded, or
+            // refused (option unsafe_server).
+            let (key, policy) = (&self.keys.lock, self.options.unsafe_server);
+            self.topology.check_unsafe(key, policy)?;
+            Ok(scriptless)
         })?;
         if scriptless.is_some() && self.options.fencing {
             return Err(self.fencing_refused());

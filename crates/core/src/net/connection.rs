@@ -60,6 +60,70 @@ pub struct ServerConfig {
     /// a proxy): a blocking wait past its end is then ended by dropping
     /// its connection.
     pub unblock: UnblockRefused,
+    /// What `INFO` told of the server, read once per process.
+    pub facts: FactsMemo,
+}
+
+/// What this process knows of a server's facts ([`crate::net::facts`]):
+/// nothing yet, the facts, or that `INFO` was refused (an ACL): unknown.
+/// An atomic verdict answers the question every acquire asks without a
+/// lock. Not part of a config's identity.
+#[derive(Debug, Default)]
+pub struct FactsMemo {
+    /// 0: not read yet; 1: read, nothing found; 2: read, hazards found.
+    verdict: AtomicU8,
+    known: std::sync::Mutex<Option<Known>>,
+}
+
+/// A server's facts as far as they could be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Known {
+    /// `INFO` answered.
+    Facts(crate::net::facts::ServerFacts),
+    /// `INFO` was refused: this.
+    Refused(String),
+}
+
+impl FactsMemo {
+    /// Whether the server can lose a held lock by itself, as far as known;
+    /// `None` before it was read.
+    pub fn hazardous(&self) -> Option<bool> {
+        match self.verdict.load(Ordering::Acquire) {
+            0 => None,
+            v => Some(v == 2),
+        }
+    }
+
+    /// What is known, if the server was read.
+    pub fn get(&self) -> Option<Known> {
+        self.known.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Records what the server said.
+    pub fn set(&self, known: Known) {
+        let hazards = matches!(&known, Known::Facts(f) if !f.hazards().is_empty());
+        *self.known.lock().unwrap_or_else(|p| p.into_inner()) = Some(known);
+        self.verdict
+            .store(if hazards { 2 } else { 1 }, Ordering::Release);
+    }
+}
+
+impl Clone for FactsMemo {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for FactsMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for FactsMemo {}
+
+impl std::hash::Hash for FactsMemo {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// Set once the server refused to end a blocking command from another
@@ -249,6 +313,7 @@ impl ServerConfig {
             scripts: ScriptsChecked::default(),
             broken: Broken::default(),
             unblock: UnblockRefused::default(),
+            facts: FactsMemo::default(),
         }
     }
 

@@ -387,6 +387,12 @@ pub fn owner(key: &[u8]) -> Call<Option<Vec<u8>>> {
     Call::new(vec![Command::of(&[b"GET", key])], |r| value(one(r)?))
 }
 
+/// `INFO`: what the server is (its default sections, a few KB), read
+/// once per server and process ([`crate::net::facts`]).
+pub fn info() -> Call<String> {
+    Call::new(vec![Command::of(&[b"INFO"])], |r| value(one(r)?))
+}
+
 /// What `K` and `K~~o` hold: the owner token and, beside a fixed owner's,
 /// the hold's nonce.
 pub type OwnerAndNonce = (Option<Vec<u8>>, Option<Vec<u8>>);

@@ -192,6 +192,20 @@ pub fn render(snapshot: &Snapshot, version: &str) -> String {
         "redislock_names_untracked_total {}",
         snapshot.names_untracked
     );
+    family(
+        &mut out,
+        "redislock_server_unsafe",
+        "gauge",
+        "1 for each server (and reason) this process found able to lose a held lock by itself: eviction (maxmemory with a policy that evicts), no_aof (a restart forgets locks).",
+    );
+    for u in &snapshot.unsafe_servers {
+        let _ = writeln!(
+            out,
+            "redislock_server_unsafe{{server=\"{}\",reason=\"{}\"}} 1",
+            escape(u.server.as_bytes()),
+            u.reason
+        );
+    }
     out
 }
 

@@ -28,6 +28,7 @@ mod block;
 pub mod exposition;
 mod histogram;
 mod names;
+pub mod servers;
 mod shared;
 
 use std::cell::Cell;
@@ -296,6 +297,9 @@ pub struct Snapshot {
     /// Contended acquires whose name could not be counted in the table
     /// (another process was changing it at that moment).
     pub names_untracked: u64,
+    /// The servers this process found able to lose a held lock by
+    /// themselves (whatever the scope: found per process).
+    pub unsafe_servers: Vec<servers::UnsafeServer>,
 }
 
 impl Snapshot {
@@ -332,6 +336,7 @@ pub fn snapshot(scope: Scope) -> Snapshot {
                 reconnects: block.reconnects(),
                 names,
                 names_untracked,
+                unsafe_servers: servers::list(),
             }
         }
         None => Snapshot {
@@ -341,6 +346,7 @@ pub fn snapshot(scope: Scope) -> Snapshot {
             reconnects: 0,
             names: Vec::new(),
             names_untracked: 0,
+            unsafe_servers: servers::list(),
         },
     }
 }

@@ -31,6 +31,7 @@ pub mod cluster;
 pub mod redlock;
 pub mod route;
 pub mod sentinel;
+mod server_facts;
 pub mod single;
 mod votes;
 

@@ -1,0 +1,69 @@
+//! Whether the servers of a key can lose a held lock by themselves (an
+//! evicting `maxmemory`, no append-only file: [`crate::net::facts`]), read
+//! with `INFO` once per server and process, and what an acquire does about
+//! it (option `unsafe_server`): record it (`warn`), refuse (`refuse`), or
+//! neither (`ignore`).
+
+use super::Topology;
+use crate::config::options::UnsafeServer;
+use crate::error::{LockError, Result};
+use crate::net::connection::Known;
+use crate::net::facts::ServerFacts;
+use crate::net::pool::Role;
+use crate::protocol::commands;
+use crate::stats;
+
+impl Topology {
+    /// Before an acquire of `key`: reads the facts of its servers not read
+    /// yet in this process (one `INFO` each, all at once), then, as
+    /// `policy` says, records the servers that can lose a held lock
+    /// ([`stats::servers`]) or fails naming them. A server that refuses
+    /// `INFO` (an ACL) is unknown, never unsafe; one that does not answer
+    /// is asked again at the next acquire. One atomic load per server once
+    /// every server is read.
+    pub fn check_unsafe(&self, key: &[u8], policy: UnsafeServer) -> Result<()> {
+        if policy == UnsafeServer::Ignore {
+            return Ok(());
+        }
+        let servers = self.route.servers(key)?;
+        if servers.iter().all(|s| s.facts.hazardous() == Some(false)) {
+            return Ok(());
+        }
+        if servers.iter().any(|s| s.facts.hazardous().is_none()) {
+            let votes = self.run(Role::Command, key, &|_| commands::info());
+            for (server, result) in servers.iter().zip(votes.into_results()) {
+                match result {
+                    Ok(text) => server.facts.set(Known::Facts(ServerFacts::parse(&text))),
+                    Err(refused @ LockError::Server { .. }) => {
+                        server.facts.set(Known::Refused(refused.to_string()));
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        let mut refused = Vec::new();
+        for server in servers.iter() {
+            let Some(Known::Facts(facts)) = server.facts.get() else {
+                continue;
+            };
+            for hazard in facts.hazards() {
+                match policy {
+                    UnsafeServer::Refuse => refused.push(format!("{}: {}", server.name(), hazard.explain())),
+                    _ => {
+                        stats::servers::record(server.name(), hazard.reason(), hazard.explain());
+                    }
+                }
+            }
+        }
+        if refused.is_empty() {
+            return Ok(());
+        }
+        Err(LockError::Unsafe(format!(
+            "option \"unsafe_server\" is \"refuse\" (ini redislock.unsafe_server), and {} can \
+             lose a held lock by itself, so no lock was taken: {} (or set unsafe_server to \
+             \"warn\" to take locks there all the same)",
+            if refused.len() == 1 { "a server" } else { "servers" },
+            refused.join("; ")
+        )))
+    }
+}

@@ -1,0 +1,170 @@
+//! What the server under a lock can do to it. A server with an evicting
+//! `maxmemory` can evict a held lock, one without an append-only file
+//! forgets locks when it restarts: option `unsafe_server` records such a
+//! server (`warn`, the default), refuses it (`refuse`: nothing is taken)
+//! or does not look (`ignore`); `INFO` is read once per server and
+//! process, and one refused by the ACL leaves the server unknown, not
+//! unsafe. A server out of memory (`maxmemory` with `noeviction`) refuses
+//! every write; an acquire there says the server is full, and nothing is
+//! held or left behind.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{RedisServer, never, unique_key};
+use redislock_core::{Lock, LockError, LockOptions, OptionValue, stats};
+
+/// A server of 2 MB that evicts nothing, filled up with cache entries.
+fn full_server() -> RedisServer {
+    let server = RedisServer::start_with(&["--maxmemory", "2mb", "--maxmemory-policy", "noeviction"]);
+    let filler = "x".repeat(64 * 1024);
+    for i in 0.. {
+        let set: redis::RedisResult<()> = redis::cmd("SET")
+            .arg(format!("cache:{i}"))
+            .arg(&filler)
+            .query(&mut server.client());
+        if set.is_err() {
+            break;
+        }
+        assert!(i < 1_000, "the server never filled up");
+    }
+    server
+}
+
+#[test]
+fn an_acquire_on_a_full_server_says_it_is_full_and_takes_nothing() {
+    let server = full_server();
+    let key = unique_key("oom");
+    for wait in [Duration::ZERO, Duration::from_millis(200)] {
+        let mut lock = Lock::new(key.clone(), 10.0, &[server.url()], LockOptions::default()).unwrap();
+        let err = lock.acquire(wait, &never).unwrap_err();
+        let message = err.to_string();
+        println!("wait {wait:?}: {message}");
+        assert!(matches!(err, LockError::Server { .. }), "{err:?}");
+        assert!(message.contains("the server is full"), "{message}");
+        assert!(message.contains("no lock was taken"), "{message}");
+        assert!(!common::exists(&server, &key), "nothing held");
+        let left: Vec<String> = server.cmd(&["KEYS", &format!("{}*", String::from_utf8_lossy(&key))]);
+        assert!(left.is_empty(), "nothing left behind: {left:?}");
+    }
+}
+
+/// Options that refuse a server able to lose a held lock by itself.
+fn refusing() -> LockOptions {
+    let mut options = LockOptions::default();
+    options
+        .set("unsafe_server", OptionValue::Text(b"refuse".to_vec()))
+        .unwrap();
+    options
+}
+
+/// A server with an append-only file (so a restart forgets nothing) and
+/// `extra`.
+fn persistent(extra: &[&str]) -> RedisServer {
+    let mut args = vec!["--appendonly", "yes", "--appendfsync", "always"];
+    args.extend_from_slice(extra);
+    RedisServer::start_with(&args)
+}
+
+/// Every policy that evicts: a held lock's key has a ttl, so the
+/// `volatile-*` ones evict it too.
+const EVICTING: [&str; 7] = [
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+];
+
+#[test]
+fn an_evicting_server_is_refused_under_refuse_for_every_policy() {
+    for policy in EVICTING {
+        let server = persistent(&["--maxmemory", "64mb", "--maxmemory-policy", policy]);
+        let key = unique_key("evicting");
+        let mut lock = Lock::new(key.clone(), 10.0, &[server.url()], refusing()).unwrap();
+        let err = lock.acquire(Duration::ZERO, &never).unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, LockError::Unsafe(_)), "{policy}: {err:?}");
+        for part in [
+            "option \"unsafe_server\" is \"refuse\"",
+            &format!("maxmemory-policy {policy}"),
+            "no lock was taken",
+            "noeviction",
+        ] {
+            assert!(message.contains(part), "{policy}: {message}");
+        }
+        assert!(!common::exists(&server, &key), "{policy}: nothing held");
+        // A semaphore's permit and a read hold are refused alike.
+        let mut reader = Lock::new(key.clone(), 10.0, &[server.url()], refusing()).unwrap();
+        assert!(matches!(reader.acquire_read(Duration::ZERO, &never), Err(LockError::Unsafe(_))));
+        let mut sem = redislock_core::Semaphore::new(key.clone(), 2, 10.0, &[server.url()], refusing()).unwrap();
+        assert!(matches!(sem.acquire(Duration::ZERO, &never), Err(LockError::Unsafe(_))));
+    }
+}
+
+#[test]
+fn warn_takes_the_lock_and_records_the_server_once() {
+    let server = persistent(&["--maxmemory", "64mb", "--maxmemory-policy", "volatile-lru"]);
+    for _ in 0..3 {
+        let mut lock = Lock::new(unique_key("warned"), 10.0, &[server.url()], LockOptions::default()).unwrap();
+        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+        assert!(lock.release().unwrap());
+    }
+    let name = format!("127.0.0.1:{}", server.port);
+    let found: Vec<_> = stats::servers::list()
+        .into_iter()
+        .filter(|u| u.server.contains(&name))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].reason, "eviction");
+    assert!(found[0].detail.contains("volatile-lru"), "{}", found[0].detail);
+    let info: String = server.cmd(&["INFO", "commandstats"]);
+    let reads = info
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_info:calls="))
+        .and_then(|l| l.split(',').next())
+        .unwrap_or("0");
+    assert_eq!(reads, "1", "INFO read once per server and process");
+}
+
+#[test]
+fn a_server_without_an_append_only_file_is_refused_for_its_restarts() {
+    let server = RedisServer::start();
+    let mut lock = Lock::new(unique_key("no-aof"), 10.0, &[server.url()], refusing()).unwrap();
+    let message = lock.acquire(Duration::ZERO, &never).unwrap_err().to_string();
+    assert!(message.contains("no append-only file"), "{message}");
+    assert!(message.contains("appendonly yes"), "{message}");
+}
+
+#[test]
+fn a_safe_server_is_used_and_an_unreadable_one_is_not_taken_for_unsafe() {
+    let safe = persistent(&["--maxmemory", "64mb", "--maxmemory-policy", "noeviction"]);
+    let mut lock = Lock::new(unique_key("safe"), 10.0, &[safe.url()], refusing()).unwrap();
+    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.release().unwrap());
+    // INFO refused by the ACL: unknown, not unsafe (the server has no
+    // append-only file, which only INFO would tell).
+    let server = RedisServer::start();
+    let _: () = server.cmd(&["ACL", "SETUSER", "no-info", "reset", "on", ">pw", "~*", "&*", "+@all", "-info"]);
+    let url = server.url().replacen("redis://", "redis://no-info:pw@", 1);
+    let mut lock = Lock::new(unique_key("unknown"), 10.0, &[url], refusing()).unwrap();
+    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.release().unwrap());
+}
+
+#[test]
+fn ignore_neither_reads_nor_refuses() {
+    let server = RedisServer::start_with(&["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"]);
+    let mut options = LockOptions::default();
+    options
+        .set("unsafe_server", OptionValue::Text(b"ignore".to_vec()))
+        .unwrap();
+    let mut lock = Lock::new(unique_key("ignored"), 10.0, &[server.url()], options).unwrap();
+    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.release().unwrap());
+    let info: String = server.cmd(&["INFO", "commandstats"]);
+    assert!(!info.contains("cmdstat_info:"), "INFO never sent: {info}");
+}
