@@ -142,9 +142,7 @@ pub fn from_core(sig: &Signature, err: LockError) -> PhpException {
         LockError::Server { .. }
         | LockError::Unsupported(_)
         | LockError::Unsafe(_)
-        | LockError::Internal(_) => {
-            exception(Class::Lock, err.to_string())
-        }
+        | LockError::Internal(_) => exception(Class::Lock, err.to_string()),
         // Callers return without throwing when PHP ended a wait (see
         // `interrupted`); should one get here, it is still a LockException.
         LockError::Interrupted => exception(Class::Lock, err.to_string()),

@@ -93,7 +93,9 @@ pub fn table(scope: Scope) -> PhpResult<ZBox<ZendHashTable>> {
         row.insert("detail", u.detail.as_str()).map_err(fail)?;
         unsafe_servers.push(row).map_err(fail)?;
     }
-    table.insert("unsafe_servers", unsafe_servers).map_err(fail)?;
+    table
+        .insert("unsafe_servers", unsafe_servers)
+        .map_err(fail)?;
     Ok(table)
 }
 

@@ -73,6 +73,9 @@ pub struct FactsMemo {
     /// 0: not read yet; 1: read, nothing found; 2: read, hazards found.
     verdict: AtomicU8,
     known: std::sync::Mutex<Option<Known>>,
+    /// 1 + the process generation that recorded this server's hazards in
+    /// its statistics (0: none did): a forked child records them again.
+    recorded: std::sync::atomic::AtomicU64,
 }
 
 /// A server's facts as far as they could be read.
@@ -97,6 +100,17 @@ impl FactsMemo {
     /// What is known, if the server was read.
     pub fn get(&self) -> Option<Known> {
         self.known.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether this process already recorded the server's hazards.
+    pub fn recorded_here(&self) -> bool {
+        self.recorded.load(Ordering::Acquire) == crate::process::generation() + 1
+    }
+
+    /// Notes that this process recorded the server's hazards.
+    pub fn set_recorded(&self) {
+        self.recorded
+            .store(crate::process::generation() + 1, Ordering::Release);
     }
 
     /// Records what the server said.

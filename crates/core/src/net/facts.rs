@@ -80,7 +80,9 @@ impl ServerFacts {
                 continue;
             };
             match name {
-                "redis_version" if facts.version.is_none() => facts.version = Some(value.to_owned()),
+                "redis_version" if facts.version.is_none() => {
+                    facts.version = Some(value.to_owned())
+                }
                 "valkey_version" => facts.version = Some(format!("valkey {value}")),
                 "maxmemory" => facts.maxmemory = value.parse().ok(),
                 "maxmemory_policy" => facts.policy = Some(value.to_owned()),

@@ -24,6 +24,13 @@ use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 /// Bumped in every forked child.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
+/// This process's generation: 0 in the process that loaded the extension,
+/// another number in each forked child.
+pub fn generation() -> u64 {
+    register_fork_handler();
+    GENERATION.load(Ordering::Acquire)
+}
+
 /// A value of one process generation.
 struct Slot<T> {
     generation: u64,

@@ -26,7 +26,15 @@ impl Topology {
             return Ok(());
         }
         let servers = self.route.servers(key)?;
-        if servers.iter().all(|s| s.facts.hazardous() == Some(false)) {
+        // Known safe, or (warn) its hazards already recorded here: one or
+        // two atomic loads per server, no lock, no allocation.
+        let settled =
+            |s: &std::sync::Arc<crate::net::connection::ServerConfig>| match s.facts.hazardous() {
+                Some(false) => true,
+                Some(true) => policy == UnsafeServer::Warn && s.facts.recorded_here(),
+                None => false,
+            };
+        if servers.iter().all(settled) {
             return Ok(());
         }
         if servers.iter().any(|s| s.facts.hazardous().is_none()) {
@@ -48,11 +56,16 @@ impl Topology {
             };
             for hazard in facts.hazards() {
                 match policy {
-                    UnsafeServer::Refuse => refused.push(format!("{}: {}", server.name(), hazard.explain())),
+                    UnsafeServer::Refuse => {
+                        refused.push(format!("{}: {}", server.name(), hazard.explain()))
+                    }
                     _ => {
                         stats::servers::record(server.name(), hazard.reason(), hazard.explain());
                     }
                 }
+            }
+            if policy == UnsafeServer::Warn {
+                server.facts.set_recorded();
             }
         }
         if refused.is_empty() {
@@ -62,7 +75,11 @@ impl Topology {
             "option \"unsafe_server\" is \"refuse\" (ini redislock.unsafe_server), and {} can \
              lose a held lock by itself, so no lock was taken: {} (or set unsafe_server to \
              \"warn\" to take locks there all the same)",
-            if refused.len() == 1 { "a server" } else { "servers" },
+            if refused.len() == 1 {
+                "a server"
+            } else {
+                "servers"
+            },
             refused.join("; ")
         )))
     }
