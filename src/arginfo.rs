@@ -51,8 +51,14 @@ const CORRECTIONS: &[(&str, &str, u32)] = &[
         "servers",
         MAY_BE_STRING | MAY_BE_ARRAY | MAY_BE_NULL,
     ),
+    (
+        "diagnose",
+        "servers",
+        MAY_BE_STRING | MAY_BE_ARRAY | MAY_BE_NULL,
+    ),
     ("__construct", "options", MAY_BE_ARRAY),
     ("inspect", "options", MAY_BE_ARRAY),
+    ("diagnose", "options", MAY_BE_ARRAY),
     ("restore", "options", MAY_BE_ARRAY),
     ("acquire", "wait", MAY_BE_DOUBLE),
     ("acquireread", "wait", MAY_BE_DOUBLE),
@@ -68,6 +74,8 @@ const SENSITIVE: &[(&str, &str)] = &[
     ("restore", "options"),
     ("inspect", "servers"),
     ("inspect", "options"),
+    ("diagnose", "servers"),
+    ("diagnose", "options"),
 ];
 
 /// [`CORRECTIONS`] of `RedisLock\Semaphore`.

@@ -21,6 +21,7 @@ mod callback;
 mod coerce;
 mod compare;
 mod coroutine;
+mod diagnose;
 mod exceptions;
 mod fiber;
 mod guarded;

@@ -291,7 +291,42 @@ impl RedisLock {
         table.insert("waiting", int(seen.waiting)).map_err(fail)?;
         table.insert("fence", seen.fence).map_err(fail)?;
         table.insert("semaphore", semaphore).map_err(fail)?;
+        table
+            .insert(
+                "unsafe",
+                crate::diagnose::unsafe_list(&seen.unsafe_servers)?,
+            )
+            .map_err(fail)?;
         Ok(table)
+    }
+
+    /// A checkup of every server under the lock on `$key` (Redlock's
+    /// masters, a Sentinel's master, each Cluster master): per server its
+    /// `verdict` (`safe`, `unsafe`, `unknown`), round trip, what `INFO`
+    /// says of memory, persistence and replication, `findings` (each with
+    /// its consequence and fix) and whether it has what the lock protocol
+    /// uses (scripts, `TIME` in scripts, `CLIENT UNBLOCK`, a
+    /// compare-and-delete command, the ACL's permissions on the lock's
+    /// keys). Validated like the constructor; reads and writes no key.
+    /// The command line's `doctor` prints it.
+    #[php(defaults(options = Options::empty()))]
+    pub fn diagnose(
+        key: Bytes,
+        servers: Servers,
+        options: Options,
+    ) -> PhpResult<ZBox<ZendHashTable>> {
+        let sig = &args::DIAGNOSE;
+        let lock = build(sig, key, None, servers, options)?;
+        let nodes = lock.checkup().map_err(|e| from_core(sig, e))?;
+        crate::diagnose::checkup(&nodes)
+    }
+
+    /// The servers this process found able to lose a held lock by
+    /// themselves (option `unsafe_server => "warn"`), once per server and
+    /// reason, in the order found: `server`, `reason` (`eviction`,
+    /// `no_aof`), `detail` (the consequence and the fix). No round trip.
+    pub fn unsafe_servers() -> PhpResult<ZBox<ZendHashTable>> {
+        crate::diagnose::unsafe_list(&redislock_core::stats::servers::list())
     }
 
     /// A hold has one owner: `clone` is refused (and Reflection reports the

@@ -52,6 +52,11 @@ pub const INSPECT: Signature = Signature {
     method: "RedisLock::inspect()",
     params: &["key", "servers", "options"],
 };
+/// `RedisLock::diagnose()`.
+pub const DIAGNOSE: Signature = Signature {
+    method: "RedisLock::diagnose()",
+    params: &["key", "servers", "options"],
+};
 /// `RedisLock::stats()`.
 pub const STATS: Signature = Signature {
     method: "RedisLock::stats()",

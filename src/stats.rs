@@ -85,16 +85,11 @@ pub fn table(scope: Scope) -> PhpResult<ZBox<ZendHashTable>> {
     table
         .insert("names_untracked", int(snapshot.names_untracked))
         .map_err(fail)?;
-    let mut unsafe_servers = ZendHashTable::new();
-    for u in &snapshot.unsafe_servers {
-        let mut row = ZendHashTable::new();
-        row.insert("server", u.server.as_str()).map_err(fail)?;
-        row.insert("reason", u.reason).map_err(fail)?;
-        row.insert("detail", u.detail.as_str()).map_err(fail)?;
-        unsafe_servers.push(row).map_err(fail)?;
-    }
     table
-        .insert("unsafe_servers", unsafe_servers)
+        .insert(
+            "unsafe_servers",
+            crate::diagnose::unsafe_list(&snapshot.unsafe_servers)?,
+        )
         .map_err(fail)?;
     Ok(table)
 }

@@ -190,7 +190,12 @@ namespace {
          *   use), permits (its number of permits, kept until a second past the last lease set
          *   ended), holders (permits in use: a holder of 3 counts 3), owners (at most 64 of the
          *   holders' tokens, soonest lease end first), ttl (seconds left on the longest live
-         *   lease, or null) and waiting (live waiters).
+         *   lease, or null) and waiting (live waiters);
+         * - unsafe: the lock's servers that can lose a held lock by themselves (an evicting
+         *   maxmemory, no append-only file), one row per server and reason: server, reason
+         *   ("eviction", "no_aof"), detail (the consequence and the fix); read with INFO once
+         *   per server and process; a server that refuses INFO is not listed (the command
+         *   line's doctor reports it as unknown).
          *
          * @param string $key Lock (and semaphore) name, as for the constructor.
          * @param string|array|null $servers A URL or a list of URLs; null: ini redislock.servers.
@@ -198,7 +203,7 @@ namespace {
          * @return array{held: bool, mode: 'write'|'read'|null, owners: list<string>, readers: int,
          *     ttl: float|null, waiting: int, fence: int|null, semaphore: array{held: bool,
          *     permits: int|null, holders: int, owners: list<string>, ttl: float|null,
-         *     waiting: int}|null}
+         *     waiting: int}|null, unsafe: list<array{server: string, reason: string, detail: string}>}
          * @throws \ValueError on an empty key, a malformed URL or an unknown option
          * @throws \RedisLock\ConnectionException when Redis cannot be used (over Redlock: no majority answered)
          */
@@ -207,6 +212,47 @@ namespace {
             #[\SensitiveParameter] array|string|null $servers = null,
             #[\SensitiveParameter] array $options = [],
         ): array {}
+
+        /**
+         * A checkup of every server under the lock on $key (Redlock's masters, a Sentinel's
+         * master, every Cluster master), one list entry per server: server (password masked),
+         * verdict ("safe": known and nothing unsafe; "unsafe"; "unknown": INFO refused or no
+         * answer), round_trip_ms (a PING, the least of three; null without an answer), what
+         * INFO says (version, role, replicas, cluster, maxmemory, maxmemory_policy, aof; null
+         * where it did not), findings (severity "unsafe"/"unknown"/"note", reason, detail: the
+         * consequence and the fix), and whether the server has what the lock protocol uses:
+         * scripts, time_in_scripts, client_unblock, compare_delete (DELIFEQ or DELEX), acl (this
+         * user may run the lock's commands on its keys), each {status: "yes"|"no"|"unknown",
+         * detail}. Reads and writes no key. The command line's `redislock doctor` prints it.
+         *
+         * @param string $key Lock name, as for the constructor (its prefix and key decide what the ACL is asked about).
+         * @param string|array|null $servers A URL or a list of URLs; null: ini redislock.servers.
+         * @param array $options As for the constructor (prefix, cluster, sentinel, timeouts, TLS, ...).
+         * @return list<array{server: string, verdict: 'safe'|'unsafe'|'unknown', round_trip_ms: float|null,
+         *     version: string|null, role: string|null, replicas: int|null, cluster: bool|null,
+         *     maxmemory: int|null, maxmemory_policy: string|null, aof: bool|null,
+         *     findings: list<array{severity: string, reason: string, detail: string}>,
+         *     scripts: array{status: string, detail: string}, time_in_scripts: array{status: string, detail: string},
+         *     client_unblock: array{status: string, detail: string}, compare_delete: array{status: string, detail: string},
+         *     acl: array{status: string, detail: string}}>
+         * @throws \ValueError on an empty key, a malformed URL or an unknown option
+         * @throws \RedisLock\ConnectionException when the servers cannot be found (a Sentinel or Cluster that does not answer)
+         */
+        public static function diagnose(
+            string $key,
+            #[\SensitiveParameter] array|string|null $servers = null,
+            #[\SensitiveParameter] array $options = [],
+        ): array {}
+
+        /**
+         * The servers this process found able to lose a held lock by themselves (option
+         * unsafe_server "warn"), once per server and reason, in the order found: server
+         * (password masked), reason ("eviction", "no_aof"), detail (the consequence and the
+         * fix). No round trip; a forked child starts with none.
+         *
+         * @return list<array{server: string, reason: string, detail: string}>
+         */
+        public static function unsafeServers(): array {}
 
         /** A hold has one owner: clone is refused. */
         private function __clone() {}
@@ -228,7 +274,8 @@ namespace {
          * reconnects; scope, enabled (false when redislock.stats does not count this scope:
          * all figures are then zero); the same counters per primitive under primitives
          * (lock, read, permit); and the hottest names (contended acquires only, at most 64,
-         * most waited first) under names, with names_untracked.
+         * most waited first) under names, with names_untracked; and unsafe_servers, the
+         * servers this process found able to lose a held lock (as unsafeServers()).
          *
          * @param "pool"|"process"|null $scope
          * @return array{acquires: int, acquired: int, contended: int, timeouts: int, busy: int,
@@ -237,7 +284,7 @@ namespace {
          *     reconnects: int, scope: string, enabled: bool,
          *     primitives: array{lock: array<string, int>, read: array<string, int>, permit: array<string, int>},
          *     names: list<array{primitive: string, name: string, contended: int, timeouts: int, wait_us: int}>,
-         *     names_untracked: int}
+         *     names_untracked: int, unsafe_servers: list<array{server: string, reason: string, detail: string}>}
          * @throws \ValueError when $scope is not "pool", "process" or null
          */
         public static function stats(?string $scope = null): array {}
@@ -249,7 +296,8 @@ namespace {
          * redislock_contended_total, redislock_handovers_total, redislock_releases_total,
          * redislock_lost_leases_total, redislock_renewals_total, redislock_reconnects_total,
          * the histogram redislock_wait_seconds{primitive}, the hottest names'
-         * redislock_name_*_total{primitive,name}, and redislock_info{version,scope}.
+         * redislock_name_*_total{primitive,name}, redislock_server_unsafe{server,reason} (1 per
+         * server this process found able to lose a held lock), and redislock_info{version,scope}.
          */
         public static function metrics(): string {}
     }

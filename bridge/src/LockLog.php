@@ -59,6 +59,12 @@ final class LockLog
      * @param  LoggerInterface|null  $logger  null: log nothing
      * @param  float|null  $waitOver  log waits longer than this many seconds; null: never
      */
+    /** @var array<string, true> the servers (and reasons) this process logged as unsafe */
+    private static array $unsafeLogged = [];
+
+    /** The process that logged them (a forked child starts again). */
+    private static int|false|null $unsafePid = null;
+
     public function __construct(?LoggerInterface $logger = null, private readonly ?float $waitOver = self::WAIT_OVER)
     {
         $this->setLogger($logger);
@@ -140,6 +146,7 @@ final class LockLog
      */
     public function waited(string $primitive, string $name, float $wait, ?float $timeout, bool $acquired, ?float $ttl): void
     {
+        $this->unsafeServers();
         if ($this->waitOver === null || !($wait > $this->waitOver) || !$this->enabled()) {
             return;
         }
@@ -158,6 +165,43 @@ final class LockLog
             'ttl' => $ttl,
             'log_wait_over' => $this->waitOver,
         ]);
+    }
+
+    /**
+     * An `unsafe_server` warning for each server (and reason) the
+     * extension found able to lose a held lock by itself (option
+     * unsafe_server "warn": an evicting maxmemory, no append-only file),
+     * once per process: `RedisLock::unsafeServers()`, read after each
+     * acquire (no round trip; an empty list almost always).
+     */
+    public function unsafeServers(): void
+    {
+        if (!$this->enabled() || !method_exists(\RedisLock::class, 'unsafeServers')) {
+            return;
+        }
+        $pid = getmypid();
+        if (self::$unsafePid !== $pid) {
+            // A forked child's extension starts its list again: so does its log.
+            [self::$unsafeLogged, self::$unsafePid] = [[], $pid];
+        }
+        foreach (\RedisLock::unsafeServers() as $found) {
+            $id = $found['server'] . "\n" . $found['reason'];
+            if (isset(self::$unsafeLogged[$id])) {
+                continue;
+            }
+            self::$unsafeLogged[$id] = true;
+            $this->write('warning', sprintf(
+                'redislock: the Redis server %s can lose a held lock by itself (%s): %s',
+                self::shown($found['server']),
+                $found['reason'],
+                self::shown($found['detail']),
+            ), [
+                'event' => 'unsafe_server',
+                'server' => $found['server'],
+                'reason' => $found['reason'],
+                'detail' => $found['detail'],
+            ]);
+        }
     }
 
     /**

@@ -49,5 +49,5 @@ spl_autoload_register(static function (string $class): void {
 function bridge_test_server(): TestRedis
 {
     static $server = null;
-    return $server ??= TestRedis::start();
+    return $server ??= TestRedis::start(['--appendonly', 'yes']);
 }

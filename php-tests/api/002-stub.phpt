@@ -37,6 +37,8 @@ final class RedisLock extends -
   public function __debugInfo(): array
   public function acquire(float $wait = 0.0): bool
   public function acquireRead(float $wait = 0.0): bool
+  static public function diagnose(string $key, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
+)): array
   public function fencingToken(): ?int
   public function forceRelease(): bool
   static public function inspect(string $key, #[\SensitiveParameter] array|string|null $servers = NULL, #[\SensitiveParameter] array $options = array (
@@ -53,6 +55,7 @@ final class RedisLock extends -
 )): RedisLock
   static public function stats(?string $scope = NULL): array
   public function token(): ?string
+  static public function unsafeServers(): array
   public function withLock(callable $callback, float $wait = 0.0): mixed
 class RedisLock\LockException extends RuntimeException
 class RedisLock\ConnectionException extends RedisLock\LockException

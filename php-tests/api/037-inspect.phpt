@@ -21,7 +21,9 @@ echo "-- free\n";
 $key = redislock_test_key('inspect-free');
 $r = $inspect($key);
 echo $fields($r), "\n";
-check('exactly these fields', array_keys($r) === ['held', 'mode', 'owners', 'readers', 'ttl', 'waiting', 'fence', 'semaphore']);
+check('exactly these fields', array_keys($r) === ['held', 'mode', 'owners', 'readers', 'ttl', 'waiting', 'fence', 'semaphore', 'unsafe']);
+check('unsafe is a list of server/reason/detail rows', array_is_list($r['unsafe'])
+    && array_reduce($r['unsafe'], fn ($ok, $u) => $ok && array_keys($u) === ['server', 'reason', 'detail'], true));
 
 echo "-- held\n";
 $lock = redislock_test_lock($key, 10);
@@ -237,6 +239,7 @@ $held->release();
 -- free
 {"held":false,"mode":null,"owners":0,"readers":0,"ttl":null,"waiting":0,"fence":null,"semaphore":null}
 exactly these fields: ok
+unsafe is a list of server/reason/detail rows: ok
 -- held
 {"held":true,"mode":"write","owners":1,"readers":0,"ttl":"float","waiting":0,"fence":null,"semaphore":null}
 owners = [token()]: ok

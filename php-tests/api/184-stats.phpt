@@ -66,7 +66,7 @@ $info = ob_get_clean();
 check('phpinfo shows the statistics', str_contains($info, 'Statistics (this process)') && preg_match('/acquires => \d+/', $info) === 1);
 ?>
 --EXPECT--
-acquires,acquired,contended,timeouts,busy,errors,releases,lost_leases,renewals,handovers,wait_p50_us,wait_p99_us,wait_max_us,wait_sum_us,reconnects,scope,enabled,primitives,names,names_untracked
+acquires,acquired,contended,timeouts,busy,errors,releases,lost_leases,renewals,handovers,wait_p50_us,wait_p99_us,wait_max_us,wait_sum_us,reconnects,scope,enabled,primitives,names,names_untracked,unsafe_servers
 every counter is an int: ok
 acquires: ok
 acquired: ok

@@ -12,6 +12,7 @@ use RedisLock\Bridge\Metrics;
  *     redislock release NAME --force [--servers=URL]... [--prefix=P]
  *     redislock watch NAME [--interval=S] [--count=N] [--servers=URL]... [--prefix=P]
  *     redislock metrics [--url=URL | --file=PATH|-] [--svg[=FILE]]
+ *     redislock doctor [NAME] [--servers=URL]... [--prefix=P] [--cluster | --sentinel=NAME] [--json]
  *
  * `inspect` prints what `RedisLock::inspect()` returns (mode, owners,
  * ttl, readers, waiting, the semaphore of the same name), `--json` that
@@ -22,9 +23,13 @@ use RedisLock\Bridge\Metrics;
  * process's own `RedisLock::metrics()` (a command line process counts
  * only itself), or a pool's from its metrics route (`--url`), or a saved
  * one (`--file`, `-` for standard input); `--svg` draws its wait-time
- * histograms instead ({@see WaitHistogramSvg}). Exit status: 0 done, 1
- * Redis failed, the lock was not there to release or the metrics could
- * not be had, 2 bad usage. No password is ever printed: messages are the
+ * histograms instead ({@see WaitHistogramSvg}). `doctor` checks every
+ * server under the locks (`RedisLock::diagnose()`, {@see Doctor}): can it
+ * lose a held lock by itself, its round trip, what it has of the
+ * protocol's needs. Exit status: 0 done (doctor: every server known
+ * safe), 1 Redis failed, the lock was not there to release, the metrics
+ * could not be had, or doctor found a server unsafe or unknown, 2 bad
+ * usage. No password is ever printed: messages are the
  * extension's own, which mask it, and a URL is shown without its
  * credentials and query. Secrets can stay out of `ps`: `--servers-file`
  * and `--url-file`, or `REDISLOCK_SERVERS` and `REDISLOCK_METRICS_URL`.
@@ -43,6 +48,9 @@ final class Cli
     /** The most bytes `metrics` reads from a route, a file or standard input. */
     public const MAX_BYTES = 16 * 1024 * 1024;
 
+    /** The lock whose keys `doctor` asks the ACL about when no NAME is given. */
+    public const DOCTOR_NAME = 'redislock-doctor';
+
     /** The environment variable of the Redis URLs (whitespace or commas between them). */
     public const SERVERS_ENV = 'REDISLOCK_SERVERS';
 
@@ -54,6 +62,7 @@ final class Cli
                redislock release NAME --force [--servers=URL | --servers-file=PATH]... [--prefix=P]
                redislock watch NAME [--interval=SECONDS] [--count=N] [--servers=URL | --servers-file=PATH]... [--prefix=P]
                redislock metrics [--url=URL | --url-file=PATH | --file=PATH|-] [--timeout=SECONDS] [--svg[=FILE]]
+               redislock doctor [NAME] [--servers=URL | --servers-file=PATH]... [--prefix=P] [--cluster | --sentinel=NAME] [--json]
 
         inspect  who holds NAME: mode (write/read), owners' tokens, ttl, readers,
                  waiting, and the semaphore of the same name; --json: what
@@ -65,11 +74,18 @@ final class Cli
                  PHP-FPM pool's, from its metrics route; --file: a saved exposition
                  (- reads standard input); --svg: its wait-time histograms as an
                  SVG image instead (--svg=FILE writes it to FILE)
+        doctor   checks every server under the locks (NAME: the lock whose keys the ACL
+                 is asked about, default redislock-doctor): can it lose a held lock by
+                 itself (eviction, no append-only file), round trip, scripts, TIME in
+                 scripts, CLIENT UNBLOCK, compare-and-delete, ACL; exit 0 when every
+                 server is known safe, 1 when one is unsafe or unknown
 
         --servers       a Redis URL (repeat it for Redlock); default: $REDISLOCK_SERVERS
                         (URLs between spaces or commas), else ini redislock.servers
         --servers-file  a file of Redis URLs, one a line: a password there stays out of ps
         --prefix        the key prefix your application uses (option "prefix")
+        --cluster       the servers are Redis Cluster seed nodes (option "cluster")
+        --sentinel      the servers are Sentinels of this master group (option "sentinel")
         --url-file      a file whose first line is the metrics route's URL; default of
                         --url: $REDISLOCK_METRICS_URL
         --timeout       how long the route's whole answer may take (default 10 s, at most 300)
@@ -145,6 +161,7 @@ final class Cli
                 'inspect' => $this->inspect($name, $target, !empty($flags['json'])),
                 'release' => $this->release($name, $target, !empty($flags['force'])),
                 'watch' => $this->watch($name, $target, $flags),
+                'doctor' => $this->doctor($name === '' ? self::DOCTOR_NAME : $name, $target, !empty($flags['json'])),
                 default => throw new \ValueError(sprintf('unknown command "%s"', $command)),
             };
         } catch (\ValueError | \TypeError $e) {
@@ -181,11 +198,19 @@ final class Cli
             // configuration, prefix included, decides there.)
             $servers = preg_split('/[\s,]+/', trim($env)) ?: [];
         }
-        if (($servers === null || $servers === []) && !isset($flags['prefix'])) {
+        $options = array_filter([
+            'prefix' => $flags['prefix'] ?? null,
+            'cluster' => isset($flags['cluster']) ? true : null,
+            'sentinel' => $flags['sentinel'] ?? null,
+        ], static fn ($v) => $v !== null);
+        if (isset($options['cluster'], $options['sentinel'])) {
+            throw new \ValueError('--cluster and --sentinel are two topologies: give one');
+        }
+        if (($servers === null || $servers === []) && $options === []) {
             return $this->target ?? new ServerTarget();
         }
         $servers = is_array($servers) && count($servers) === 1 ? $servers[0] : ($servers ?: null);
-        return new ServerTarget($servers, isset($flags['prefix']) ? ['prefix' => $flags['prefix']] : []);
+        return new ServerTarget($servers, $options);
     }
 
     /**
@@ -199,7 +224,8 @@ final class Cli
     {
         $known = ['servers' => 'list', 'servers-file' => 'value', 'prefix' => 'value', 'json' => 'switch',
             'force' => 'switch', 'interval' => 'value', 'count' => 'value', 'help' => 'switch',
-            'url' => 'value', 'url-file' => 'value', 'file' => 'value', 'svg' => 'optional', 'timeout' => 'value'];
+            'url' => 'value', 'url-file' => 'value', 'file' => 'value', 'svg' => 'optional', 'timeout' => 'value',
+            'cluster' => 'switch', 'sentinel' => 'value'];
         $flags = [];
         $words = [];
         foreach ($args as $arg) {
@@ -224,18 +250,21 @@ final class Cli
             return ['help', '', []];
         }
         $command = array_shift($words);
-        if (!in_array($command, ['inspect', 'release', 'watch', 'metrics'], true)) {
+        if (!in_array($command, ['inspect', 'release', 'watch', 'metrics', 'doctor'], true)) {
             throw new \InvalidArgumentException(sprintf('unknown command "%s"', $command));
         }
-        if ($command === 'metrics' ? $words !== [] : count($words) !== 1) {
-            throw new \InvalidArgumentException($command === 'metrics'
-                ? sprintf('metrics takes no lock name ("%s"); its source is --url or --file', $words[0])
-                : sprintf('%s takes one lock name', $command));
+        if (match ($command) { 'metrics' => $words !== [], 'doctor' => count($words) > 1, default => count($words) !== 1 }) {
+            throw new \InvalidArgumentException(match ($command) {
+                'metrics' => sprintf('metrics takes no lock name ("%s"); its source is --url or --file', $words[0]),
+                'doctor' => 'doctor takes at most one lock name',
+                default => sprintf('%s takes one lock name', $command),
+            });
         }
         $allowed = [
-            'inspect' => ['servers', 'servers-file', 'prefix', 'json'],
-            'release' => ['servers', 'servers-file', 'prefix', 'force'],
-            'watch' => ['servers', 'servers-file', 'prefix', 'interval', 'count'],
+            'inspect' => ['servers', 'servers-file', 'prefix', 'cluster', 'sentinel', 'json'],
+            'release' => ['servers', 'servers-file', 'prefix', 'cluster', 'sentinel', 'force'],
+            'watch' => ['servers', 'servers-file', 'prefix', 'cluster', 'sentinel', 'interval', 'count'],
+            'doctor' => ['servers', 'servers-file', 'prefix', 'cluster', 'sentinel', 'json'],
             'metrics' => ['url', 'url-file', 'file', 'svg', 'timeout'],
         ][$command];
         foreach (array_keys($flags) as $flag) {
@@ -504,6 +533,16 @@ final class Cli
             ? json_encode($seen, JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE | JSON_THROW_ON_ERROR) . "\n"
             : Describe::inspection($name, $seen));
         return 0;
+    }
+
+    /** `doctor`: the checkup of every server under the lock $name. */
+    private function doctor(string $name, Target $target, bool $json): int
+    {
+        $nodes = $target->diagnose($name);
+        fwrite($this->out, $json
+            ? json_encode($nodes, JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE | JSON_THROW_ON_ERROR) . "\n"
+            : Doctor::report($name, $nodes));
+        return Doctor::status($nodes);
     }
 
     private function release(string $name, Target $target, bool $force): int

@@ -26,6 +26,11 @@ final class LaravelTarget implements Target
         return $this->store()->inspect($name);
     }
 
+    public function diagnose(string $name): array
+    {
+        return $this->store()->diagnose($name);
+    }
+
     public function forceRelease(string $name): bool
     {
         return $this->store()->lock($name)->forceRelease();

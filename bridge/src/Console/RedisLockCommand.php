@@ -11,8 +11,8 @@ use Symfony\Component\Console\Output\OutputInterface;
 use Symfony\Component\Console\Output\StreamOutput;
 
 /**
- * `redislock:inspect`, `redislock:release`, `redislock:watch` and
- * `redislock:metrics` as console commands (`bin/console`, registered by
+ * `redislock:inspect`, `redislock:release`, `redislock:watch`,
+ * `redislock:metrics` and `redislock:doctor` as console commands (`bin/console`, registered by
  * the Symfony bundle; `php artisan`, registered by the Laravel provider):
  * the command line's commands ({@see Cli}) on the application's
  * configured locks, or on `--servers` / `--prefix` when given.
@@ -27,6 +27,7 @@ final class RedisLockCommand extends Command
         'release' => 'Deletes a lock whoever holds it (needs --force)',
         'watch' => 'Prints who holds a lock, a line per interval',
         'metrics' => 'Prints RedisLock::metrics() (this process\'s, or a pool\'s with --url), or its wait histograms as SVG',
+        'doctor' => 'Checks every Redis server under the locks: can it lose a held lock by itself, what it has of the protocol\'s needs',
     ];
 
     private string $verb;
@@ -34,7 +35,7 @@ final class RedisLockCommand extends Command
     private ?Target $target;
 
     /**
-     * @param  string  $verb  inspect, release, watch or metrics
+     * @param  string  $verb  inspect, release, watch, metrics or doctor
      * @param  Target|null  $target  the application's locks; null: ini redislock.servers
      */
     public function __construct(string $verb, ?Target $target = null)
@@ -58,13 +59,15 @@ final class RedisLockCommand extends Command
                 ->addOption('svg', null, InputOption::VALUE_OPTIONAL, 'the wait-time histograms as SVG, to the output or to this file', false);
             return;
         }
-        $this->addArgument('name', InputArgument::REQUIRED, 'the lock name, as the application passes it')
+        $this->addArgument('name', $this->verb === 'doctor' ? InputArgument::OPTIONAL : InputArgument::REQUIRED,
+            $this->verb === 'doctor' ? 'a lock whose keys the ACL is asked about (default ' . Cli::DOCTOR_NAME . ')' : 'the lock name, as the application passes it')
             ->addOption('servers', null, InputOption::VALUE_REQUIRED | InputOption::VALUE_IS_ARRAY,
                 "a Redis URL (repeat it for Redlock); default: the application's configuration")
             ->addOption('servers-file', null, InputOption::VALUE_REQUIRED, 'a file of Redis URLs, one a line (a password there stays out of ps)')
             ->addOption('prefix', null, InputOption::VALUE_REQUIRED, 'the key prefix (option "prefix"), with --servers');
         match ($this->verb) {
             'inspect' => $this->addOption('json', null, InputOption::VALUE_NONE, 'what RedisLock::inspect() returns, as JSON'),
+            'doctor' => $this->addOption('json', null, InputOption::VALUE_NONE, 'what RedisLock::diagnose() returns, as JSON'),
             'release' => $this->addOption('force', null, InputOption::VALUE_NONE, 'delete it, whoever holds it'),
             'watch' => $this->addOption('interval', null, InputOption::VALUE_REQUIRED, 'seconds between lines', '1')
                 ->addOption('count', null, InputOption::VALUE_REQUIRED, 'stop after this many lines'),
@@ -88,12 +91,12 @@ final class RedisLockCommand extends Command
             'servers' => $input->getOption('servers') ?: null,
             'servers-file' => $input->getOption('servers-file'),
             'prefix' => $input->getOption('prefix'),
-            'json' => $this->verb === 'inspect' ? $input->getOption('json') : null,
+            'json' => in_array($this->verb, ['inspect', 'doctor'], true) ? $input->getOption('json') : null,
             'force' => $this->verb === 'release' ? $input->getOption('force') : null,
             'interval' => $this->verb === 'watch' ? $input->getOption('interval') : null,
             'count' => $this->verb === 'watch' ? $input->getOption('count') : null,
         ], static fn ($v) => $v !== null && $v !== false);
-        return $this->runCli((string) $input->getArgument('name'), $flags, $output);
+        return $this->runCli((string) ($input->getArgument('name') ?? ''), $flags, $output);
     }
 
     /**

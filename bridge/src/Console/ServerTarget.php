@@ -31,6 +31,11 @@ final class ServerTarget implements Target
         return \RedisLock::inspect($name, $this->sealed->get('servers'), $this->sealed->get('options') ?? []);
     }
 
+    public function diagnose(string $name): array
+    {
+        return \RedisLock::diagnose($name, $this->sealed->get('servers'), $this->sealed->get('options') ?? []);
+    }
+
     public function forceRelease(string $name): bool
     {
         return (new \RedisLock($name, 1.0, $this->sealed->get('servers'), $this->sealed->get('options') ?? []))->forceRelease();

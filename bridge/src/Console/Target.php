@@ -24,4 +24,13 @@ interface Target
      * @throws \RedisLock\LockException when Redis cannot be used
      */
     public function forceRelease(string $name): bool;
+
+    /**
+     * The checkup of every server under the lock $name:
+     * `RedisLock::diagnose()`'s list.
+     *
+     * @return list<array<string, mixed>>
+     * @throws \RedisLock\LockException when the servers cannot be found
+     */
+    public function diagnose(string $name): array;
 }

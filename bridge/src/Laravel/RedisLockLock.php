@@ -129,6 +129,7 @@ class RedisLockLock extends Lock implements \JsonSerializable
     public function acquire()
     {
         $acquired = $this->lock()->acquire(0.0);
+        $this->log->unsafeServers();
         if ($acquired) {
             $this->hold = $this->log->hold('lock', $this->fixedTtl());
         }

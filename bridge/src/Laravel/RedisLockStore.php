@@ -203,6 +203,17 @@ class RedisLockStore implements Store, LockProvider, \JsonSerializable
     }
 
     /**
+     * The checkup of every server under the lock $name:
+     * `RedisLock::diagnose()` with the store's servers and options.
+     *
+     * @return list<array<string, mixed>>
+     */
+    public function diagnose(string $name): array
+    {
+        return \RedisLock::diagnose($name, $this->sealed->get('servers'), ['prefix' => $this->prefix] + $this->sealed->get('options'));
+    }
+
+    /**
      * The database.redis connection of the locks, or null when the store
      * was given `servers`.
      */

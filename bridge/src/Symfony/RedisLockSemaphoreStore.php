@@ -185,6 +185,7 @@ final class RedisLockSemaphoreStore implements PersistingStoreInterface, Resetta
         $semaphore = new Semaphore((string) $key, $key->getLimit(), $ttlInSecond, $this->config->servers(), $this->config->options());
         try {
             $acquired = $semaphore->acquire(0.0, $key->getWeight());
+            $this->log->unsafeServers();
         } catch (LockException $e) {
             if (!self::isLimitMismatch($e)) {
                 // A server that refuses scripts, an ACL refusal, a lost

@@ -327,6 +327,7 @@ final class RedisLockStore implements BlockingStoreInterface, BlockingSharedLock
     /** The Key took a hold ($primitive: `lock` or `read`): watched from now on when there is a logger. */
     private function took(Key $key, string $primitive): void
     {
+        $this->log->unsafeServers();
         $hold = $this->holds[$key] ?? null;
         if ($primitive === 'read' && $hold !== null && $hold->primitive === 'read' && !$hold->reported()) {
             // saveRead() on a Key that reads already extends its hold.

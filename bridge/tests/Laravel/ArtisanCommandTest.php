@@ -10,7 +10,7 @@ use Symfony\Component\Console\Output\BufferedOutput;
 require_once '/usr/share/php/Illuminate/Console/autoload.php';
 
 /**
- * `php artisan redislock:inspect|release|watch|metrics`: the provider
+ * `php artisan redislock:inspect|release|watch|metrics|doctor`: the provider
  * adds them to Artisan, on the application's redislock store (the default
  * store here: its servers and key prefix).
  */
@@ -46,6 +46,18 @@ class ArtisanCommandTest extends LaravelTestCase
         $this->assertSame(0, $status, $out);
         $this->assertStringContainsString('released "report"', $out);
         $this->assertFalse(\RedisLock::inspect($this->prefix . 'report', bridge_test_server()->url())['held']);
+    }
+
+    /** `redislock:doctor` checks the default store's server (the test server: an append-only file, no maxmemory). */
+    public function testDoctorChecksTheStoresServer(): void
+    {
+        [$status, $out] = $this->artisan(['command' => 'redislock:doctor']);
+        $this->assertSame(0, $status, $out);
+        $this->assertStringContainsString(sprintf('127.0.0.1:%d/0  SAFE', bridge_test_server()->port), $out);
+        $this->assertStringContainsString('verdict: SAFE', $out);
+        [$status, $out] = $this->artisan(['command' => 'redislock:doctor', 'name' => 'report', '--json' => true]);
+        $this->assertSame(0, $status, $out);
+        $this->assertSame('safe', json_decode($out, true, 512, JSON_THROW_ON_ERROR)[0]['verdict']);
     }
 
     public function testMetricsPrintsAndDrawsAnExposition(): void

@@ -46,7 +46,7 @@ abstract class LaravelRedisTestCase extends TestCase
     public static function setUpBeforeClass(): void
     {
         parent::setUpBeforeClass();
-        self::$server = \TestRedis::start(['--requirepass', self::PASSWORD]);
+        self::$server = \TestRedis::start(['--requirepass', self::PASSWORD, '--appendonly', 'yes']);
     }
 
     /** Stops it (by pid, through the fixture). */

@@ -67,6 +67,32 @@ final class LogTest extends LaravelRedisTestCase
         $this->assertSame($name, $record['context']['lock']);
     }
 
+    /**
+     * A server that can evict a held lock (maxmemory with allkeys-lru) is
+     * one `unsafe_server` warning per process and server, whatever the
+     * number of acquires (option unsafe_server "warn", the default), with
+     * the reason and the fix; the lock is taken all the same.
+     */
+    public function testAnEvictingServerIsOneWarningPerProcess(): void
+    {
+        $server = \TestRedis::start(['--maxmemory', '64mb', '--maxmemory-policy', 'allkeys-lru', '--appendonly', 'yes']);
+        $this->app['config']->set('cache.stores.evicting', ['driver' => 'redislock', 'servers' => $server->url()]);
+        for ($i = 0; $i < 3; $i++) {
+            $lock = $this->store('evicting')->lock('evict-me', 10);
+            $this->assertTrue($i === 0 ? $lock->get() : $lock->block(1));
+            $this->assertTrue($lock->release());
+        }
+        $records = $this->logger->event('unsafe_server');
+        $this->assertCount(1, $records);
+        [$record] = $records;
+        $this->assertSame('warning', $record['level']);
+        $this->assertSame(['event' => 'unsafe_server', 'server' => $server->url() . '/0', 'reason' => 'eviction'],
+            array_intersect_key($record['context'], ['event' => 1, 'server' => 1, 'reason' => 1]));
+        $this->assertStringContainsString('maxmemory-policy allkeys-lru', $record['message']);
+        $this->assertStringContainsString('set maxmemory-policy noeviction', $record['message']);
+        $this->assertSame([], $this->logger->event('long_wait'));
+    }
+
     public function testAWaitOverTheThresholdIsANoticeAcquiredOrNot(): void
     {
         $holder = $this->store()->lock('report', 10, 'holder-owner');

@@ -28,9 +28,9 @@ final class ScriptRefusalTest extends TestCase
     private static function refusingServers(): array
     {
         if (self::$servers === []) {
-            self::$servers[] = $acl = \TestRedis::start();
+            self::$servers[] = $acl = \TestRedis::start(['--appendonly', 'yes']);
             redis_cmd($acl->url(), 'ACL', 'SETUSER', 'noscript', 'on', '>pw', '~*', '&*', '+@all', '-@scripting');
-            self::$servers[] = $renamed = \TestRedis::start(['--rename-command', 'EVAL', '', '--rename-command', 'EVALSHA', '']);
+            self::$servers[] = $renamed = \TestRedis::start(['--rename-command', 'EVAL', '', '--rename-command', 'EVALSHA', '', '--appendonly', 'yes']);
         }
         [$acl, $renamed] = self::$servers;
 

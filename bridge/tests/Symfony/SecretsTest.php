@@ -26,7 +26,7 @@ final class SecretsTest extends TestCase
 
     private static function url(): string
     {
-        self::$server ??= \TestRedis::start(['--requirepass', self::PASSWORD]);
+        self::$server ??= \TestRedis::start(['--requirepass', self::PASSWORD, '--appendonly', 'yes']);
 
         return self::$server->url(':' . self::PASSWORD . '@');
     }

@@ -60,7 +60,7 @@ final class SharedLockTest extends TestCase
     public function testABlockingReadSleepsWithoutPollingAndIsWokenByTheWritersRelease(): void
     {
         // A private server: only this test's commands are counted.
-        $server = \TestRedis::start();
+        $server = \TestRedis::start(['--appendonly', 'yes']);
         $url = $server->url();
         $name = redislock_test_key('shared-blocking-read');
         $writer = self::lock($url, $name);

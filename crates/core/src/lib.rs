@@ -51,7 +51,10 @@ mod topology;
 pub use config::options::{LockOptions, OnLost, OptionKind, OptionValue};
 pub use error::{ConnectionFailure, LockError, Redirect, Result};
 pub use lease::scope::release_all;
-pub use lock::{HoldMode, Inspection, Lock, LockInfo, SemaphoreInspection, hold_lost};
+pub use lock::{
+    Capability, Finding, HoldMode, Inspection, Lock, LockInfo, NodeCheckup, SemaphoreInspection,
+    Severity, hold_lost,
+};
 #[cfg(feature = "internals")]
 pub use protocol::semaphore as semaphore_calls;
 pub use semaphore::{Semaphore, SemaphoreInfo};

@@ -13,7 +13,7 @@ mod common;
 use std::time::Duration;
 
 use common::{RedisServer, never, unique_key};
-use redislock_core::{Lock, LockError, LockOptions, OptionValue, stats};
+use redislock_core::{Lock, LockError, LockOptions, OptionValue, Severity, stats};
 
 /// A server of 2 MB that evicts nothing, filled up with cache entries.
 fn full_server() -> RedisServer {
@@ -203,4 +203,104 @@ fn ignore_neither_reads_nor_refuses() {
         1,
         "INFO never sent (but to look)"
     );
+}
+
+#[test]
+fn inspect_and_a_checkup_name_each_finding_and_what_the_server_has() {
+    let evicting = persistent(&["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lfu"]);
+    let lock = Lock::new(
+        unique_key("checkup"),
+        10.0,
+        &[evicting.url()],
+        LockOptions::default(),
+    )
+    .unwrap();
+    let seen = lock.inspect().unwrap();
+    let reasons: Vec<&str> = seen.unsafe_servers.iter().map(|u| u.reason).collect();
+    assert_eq!(reasons, ["eviction"]);
+    let nodes = lock.checkup().unwrap();
+    let [node] = &nodes[..] else {
+        panic!("one server: {nodes:?}")
+    };
+    assert_eq!(node.verdict(), Severity::Unsafe);
+    assert_eq!(node.maxmemory, Some(64 << 20));
+    assert_eq!(node.maxmemory_policy.as_deref(), Some("allkeys-lfu"));
+    assert_eq!(
+        (node.aof, node.role.as_deref()),
+        (Some(true), Some("master"))
+    );
+    assert!(node.round_trip.is_some());
+    let found: Vec<(&str, &str)> = node
+        .findings
+        .iter()
+        .map(|f| (f.severity.name(), f.reason))
+        .collect();
+    assert_eq!(found, [("unsafe", "eviction")]);
+    for capability in [
+        &node.scripts,
+        &node.time_in_scripts,
+        &node.client_unblock,
+        &node.acl,
+    ] {
+        assert_eq!(capability.name(), "yes", "{capability:?}");
+    }
+
+    // Safe, on every Redlock master.
+    let masters: Vec<RedisServer> = (0..3).map(|_| persistent(&[])).collect();
+    let urls: Vec<String> = masters.iter().map(RedisServer::url).collect();
+    let lock = Lock::new(unique_key("checkup"), 10.0, &urls, LockOptions::default()).unwrap();
+    let nodes = lock.checkup().unwrap();
+    assert_eq!(nodes.len(), 3);
+    assert!(
+        nodes
+            .iter()
+            .all(|n| n.verdict() == Severity::Note && n.findings.is_empty())
+    );
+    assert!(lock.inspect().unwrap().unsafe_servers.is_empty());
+}
+
+#[test]
+fn a_checkup_says_unknown_where_it_cannot_read_and_no_where_refused() {
+    // INFO refused: unknown, never safe.
+    let server = persistent(&[]);
+    let _: () = server.cmd(&[
+        "ACL", "SETUSER", "no-info", "reset", "on", ">pw", "~*", "&*", "+@all", "-info",
+    ]);
+    let url = server.url().replacen("redis://", "redis://no-info:pw@", 1);
+    let lock = Lock::new(unique_key("checkup"), 10.0, &[url], LockOptions::default()).unwrap();
+    let nodes = lock.checkup().unwrap();
+    assert_eq!(nodes[0].verdict(), Severity::Unknown);
+    assert_eq!(nodes[0].findings[0].reason, "info_refused");
+    assert_eq!(nodes[0].maxmemory_policy, None);
+    // No scripts: refused, named.
+    let scriptless = persistent(&[
+        "--rename-command",
+        "EVAL",
+        "",
+        "--rename-command",
+        "EVALSHA",
+        "",
+    ]);
+    let lock = Lock::new(
+        unique_key("checkup"),
+        10.0,
+        &[scriptless.url()],
+        LockOptions::default(),
+    )
+    .unwrap();
+    let nodes = lock.checkup().unwrap();
+    assert_eq!(nodes[0].verdict(), Severity::Note);
+    assert_eq!(nodes[0].scripts.name(), "no");
+    assert_eq!(nodes[0].time_in_scripts.name(), "no");
+    // Nobody there (port 1): unknown.
+    let lock = Lock::new(
+        unique_key("checkup"),
+        10.0,
+        &["redis://127.0.0.1:1".to_owned()],
+        LockOptions::default(),
+    )
+    .unwrap();
+    let nodes = lock.checkup().unwrap();
+    assert_eq!(nodes[0].findings[0].reason, "unreachable");
+    assert_eq!(nodes[0].round_trip, None);
 }

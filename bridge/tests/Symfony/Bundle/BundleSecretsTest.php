@@ -21,7 +21,7 @@ final class BundleSecretsTest extends BundleTestCase
 
     private static function url(): string
     {
-        self::$server ??= \TestRedis::start(['--requirepass', self::PASSWORD]);
+        self::$server ??= \TestRedis::start(['--requirepass', self::PASSWORD, '--appendonly', 'yes']);
 
         return self::$server->url(':' . self::PASSWORD . '@');
     }

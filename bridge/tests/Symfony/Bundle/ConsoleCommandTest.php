@@ -6,7 +6,7 @@ use Symfony\Bundle\FrameworkBundle\Console\Application;
 use Symfony\Component\Console\Tester\CommandTester;
 
 /**
- * `bin/console redislock:inspect|release|watch|metrics` in a real kernel:
+ * `bin/console redislock:inspect|release|watch|metrics|doctor` in a real kernel:
  * the bundle registers them on its configured servers and prefix.
  */
 final class ConsoleCommandTest extends BundleTestCase
@@ -39,6 +39,10 @@ final class ConsoleCommandTest extends BundleTestCase
         $this->assertSame(0, $release->execute(['name' => $name, '--force' => true]));
         $this->assertFalse(\RedisLock::inspect($name, $url, ['prefix' => 'console:'])['held']);
         $this->assertFalse($held->isAcquired());
+
+        $doctor = new CommandTester($app->find('redislock:doctor'));
+        $this->assertSame(0, $doctor->execute([]), $doctor->getDisplay());
+        $this->assertStringContainsString('verdict: SAFE', $doctor->getDisplay());
     }
 
     public function testMetricsPrintsAndDrawsAnExposition(): void

@@ -58,6 +58,12 @@ pub struct Inspection {
     /// The semaphore of the same name, when Redis keeps any of its keys
     /// (never over Redlock, where semaphores do not run).
     pub semaphore: Option<SemaphoreInspection>,
+    /// The servers of the lock that can lose a held lock by themselves (an
+    /// evicting `maxmemory`, no append-only file), each with the reason
+    /// and its fix; their facts are read once per process (`INFO`), and a
+    /// server whose `INFO` is refused is not listed (the command line's
+    /// `doctor` reports it as unknown).
+    pub unsafe_servers: Vec<crate::stats::servers::UnsafeServer>,
 }
 
 /// What Redis knows of the semaphore of a name.
@@ -90,7 +96,9 @@ impl Lock {
         let votes = self.run(Role::Command, &|_| inspect::inspect(keys));
         let quorum = votes.quorum();
         let seen: Vec<Seen> = votes.replies()?.into_iter().flatten().collect();
-        Ok(decide(&seen, quorum))
+        let mut inspection = decide(&seen, quorum);
+        inspection.unsafe_servers = self.topology.unsafe_servers(&keys.lock)?;
+        Ok(inspection)
     }
 }
 
@@ -128,6 +136,7 @@ fn decide(seen: &[Seen], quorum: usize) -> Inspection {
             waiting,
             fence: None,
             semaphore,
+            unsafe_servers: Vec::new(),
         };
     };
     let ttl = holding(seen, owner)
@@ -147,6 +156,7 @@ fn decide(seen: &[Seen], quorum: usize) -> Inspection {
             waiting,
             fence: None,
             semaphore,
+            unsafe_servers: Vec::new(),
         };
     }
     let mut fences = holding(seen, owner).map(|s| s.fence);
@@ -164,6 +174,7 @@ fn decide(seen: &[Seen], quorum: usize) -> Inspection {
         waiting,
         fence,
         semaphore,
+        unsafe_servers: Vec::new(),
     }
 }
 

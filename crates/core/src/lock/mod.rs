@@ -10,6 +10,7 @@
 //! PHP Fiber that took it, for every method.
 
 mod acquire;
+mod checkup;
 mod handover;
 mod inspect;
 mod quorum;
@@ -32,6 +33,7 @@ use crate::protocol::commands::{self, Fence};
 use crate::protocol::keys::{self, LockKeys};
 use crate::protocol::token;
 use crate::topology::{Topology, Votes};
+pub use checkup::{Capability, Finding, NodeCheckup, Severity};
 pub use inspect::{HoldMode, Inspection, SemaphoreInspection};
 
 /// An acquire that won: the hold's fencing token, and when the request that

@@ -4,6 +4,7 @@
 //! here opens a connection.
 
 pub mod call;
+pub mod checkup;
 pub mod command;
 pub mod commands;
 pub mod counted;

@@ -306,6 +306,18 @@ impl Route for Cluster {
         true
     }
 
+    /// Every master of a slot map asked for now.
+    fn nodes(&self) -> Result<Vec<Arc<ServerConfig>>> {
+        let map = self.refresh(None, None)?;
+        let mut masters: Vec<Arc<ServerConfig>> = Vec::new();
+        for (_, _, master) in &map.ranges {
+            if !masters.iter().any(|known| Arc::ptr_eq(known, master)) {
+                masters.push(master.clone());
+            }
+        }
+        Ok(masters)
+    }
+
     /// A command is sent again only when the node said it did not run it
     /// (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`, `READONLY`), or, after a
     /// lost connection whose slot now has another master (a failover), as

@@ -213,6 +213,11 @@ impl Topology {
             .filter(|left| !left.is_zero())
     }
 
+    /// Every server that holds locks ([`Route::nodes`]).
+    pub fn nodes(&self) -> Result<Vec<Arc<ServerConfig>>> {
+        self.route.nodes()
+    }
+
     /// How many servers hold each key.
     pub fn servers_per_key(&self) -> usize {
         self.route.servers_per_key()

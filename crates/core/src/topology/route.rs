@@ -101,6 +101,14 @@ pub trait Route: Any + SameAs + Debug + Send + Sync {
     /// may ask the network (a Sentinel's master, a Cluster's slot map).
     fn servers(&self, key: &[u8]) -> Result<Servers<'_>>;
 
+    /// Every server that holds locks (Redlock's masters, a Sentinel's
+    /// master, every master of a Cluster's slot map), for a checkup of
+    /// each ([`crate::lock::Lock::checkup`]). Looking them up may ask the
+    /// network.
+    fn nodes(&self) -> Result<Vec<Arc<ServerConfig>>> {
+        self.servers(b"").map(|servers| servers.to_vec())
+    }
+
     /// True when the servers depend on the key (Cluster's slots); otherwise
     /// a batch of keys looks them up once.
     fn by_key(&self) -> bool {

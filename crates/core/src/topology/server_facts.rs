@@ -7,7 +7,9 @@
 use super::Topology;
 use crate::config::options::UnsafeServer;
 use crate::error::{LockError, Result};
-use crate::net::connection::Known;
+use std::sync::Arc;
+
+use crate::net::connection::{Known, ServerConfig};
 use crate::net::facts::ServerFacts;
 use crate::net::pool::Role;
 use crate::protocol::commands;
@@ -28,27 +30,15 @@ impl Topology {
         let servers = self.route.servers(key)?;
         // Known safe, or (warn) its hazards already recorded here: one or
         // two atomic loads per server, no lock, no allocation.
-        let settled =
-            |s: &std::sync::Arc<crate::net::connection::ServerConfig>| match s.facts.hazardous() {
-                Some(false) => true,
-                Some(true) => policy == UnsafeServer::Warn && s.facts.recorded_here(),
-                None => false,
-            };
+        let settled = |s: &Arc<ServerConfig>| match s.facts.hazardous() {
+            Some(false) => true,
+            Some(true) => policy == UnsafeServer::Warn && s.facts.recorded_here(),
+            None => false,
+        };
         if servers.iter().all(settled) {
             return Ok(());
         }
-        if servers.iter().any(|s| s.facts.hazardous().is_none()) {
-            let votes = self.run(Role::Command, key, &|_| commands::info());
-            for (server, result) in servers.iter().zip(votes.into_results()) {
-                match result {
-                    Ok(text) => server.facts.set(Known::Facts(ServerFacts::parse(&text))),
-                    Err(refused @ LockError::Server { .. }) => {
-                        server.facts.set(Known::Refused(refused.to_string()));
-                    }
-                    Err(_) => {}
-                }
-            }
-        }
+        self.read_facts(key, &servers);
         let mut refused = Vec::new();
         for server in servers.iter() {
             let Some(Known::Facts(facts)) = server.facts.get() else {
@@ -82,5 +72,46 @@ impl Topology {
             },
             refused.join("; ")
         )))
+    }
+
+    /// The servers of `key` that can lose a held lock by themselves, each
+    /// with the reason and its fix (`RedisLock::inspect()`); reads the
+    /// facts of those not read yet in this process. A server whose `INFO`
+    /// was refused or not answered is not listed.
+    pub fn unsafe_servers(&self, key: &[u8]) -> Result<Vec<stats::servers::UnsafeServer>> {
+        let servers = self.route.servers(key)?;
+        self.read_facts(key, &servers);
+        let mut found = Vec::new();
+        for server in servers.iter() {
+            if let Some(Known::Facts(facts)) = server.facts.get() {
+                for hazard in facts.hazards() {
+                    found.push(stats::servers::UnsafeServer {
+                        server: server.name(),
+                        reason: hazard.reason(),
+                        detail: hazard.explain(),
+                    });
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Reads with `INFO` (all at once) the facts of the servers of `key`
+    /// not read yet in this process; a refusal is kept (unknown), a
+    /// server that does not answer is asked again next time.
+    fn read_facts(&self, key: &[u8], servers: &[Arc<ServerConfig>]) {
+        if servers.iter().all(|s| s.facts.hazardous().is_some()) {
+            return;
+        }
+        let votes = self.run(Role::Command, key, &|_| commands::info());
+        for (server, result) in servers.iter().zip(votes.into_results()) {
+            match result {
+                Ok(text) => server.facts.set(Known::Facts(ServerFacts::parse(&text))),
+                Err(refused @ LockError::Server { .. }) => {
+                    server.facts.set(Known::Refused(refused.to_string()));
+                }
+                Err(_) => {}
+            }
+        }
     }
 }

@@ -1,0 +1,44 @@
+//! The probes of a server checkup ([`crate::lock::Lock::checkup`]): each
+//! one round trip that reads and writes nothing, answered with the
+//! server's refusal when it has not what is asked.
+
+use redis::Value;
+
+use crate::protocol::call::Call;
+use crate::protocol::command::Command;
+use crate::protocol::reply::{one, value};
+
+/// `PING`: a round trip's time.
+pub fn ping() -> Call<()> {
+    Call::one(Command::of(&[b"PING"]), |r| {
+        value::<String>(one(r)?).map(drop)
+    })
+}
+
+/// A script that returns 1: whether scripts run at all (`EVAL`).
+pub fn script() -> Call<()> {
+    Call::one(Command::of(&[b"EVAL", b"return 1", b"0"]), |r| {
+        value::<i64>(one(r)?).map(drop)
+    })
+}
+
+/// A script that reads the server's clock (`TIME`), as the lease scripts
+/// do.
+pub fn time_in_script() -> Call<()> {
+    Call::one(
+        Command::of(&[b"EVAL", b"return redis.call('TIME')[1]", b"0"]),
+        |r| match one(r)?.extract_error()? {
+            Value::BulkString(_) | Value::SimpleString(_) | Value::Int(_) => Ok(()),
+            other => value::<String>(other).map(drop),
+        },
+    )
+}
+
+/// `CLIENT UNBLOCK 0` (a client id nobody has): whether this user may
+/// end another connection's blocking wait, as a release that hands the
+/// lock over does.
+pub fn client_unblock() -> Call<()> {
+    Call::one(Command::of(&[b"CLIENT", b"UNBLOCK", b"0"]), |r| {
+        value::<i64>(one(r)?).map(drop)
+    })
+}
