@@ -1,5 +1,5 @@
 --TEST--
-secrets: $servers and $options of __construct() and restore() are #[\SensitiveParameter]; exception traces never show a password
+secrets: $servers and $options of __construct(), restore(), inspect() and diagnose() are #[\SensitiveParameter]; exception traces never show a password
 --EXTENSIONS--
 redislock
 --INI--
@@ -9,7 +9,7 @@ zend.exception_ignore_args=0
 $secret = 'secretPW4130';
 
 // Reflection shows the attribute where a password can travel, nowhere else.
-foreach (['__construct', 'restore'] as $method) {
+foreach (['__construct', 'restore', 'inspect', 'diagnose'] as $method) {
     foreach ((new ReflectionMethod('RedisLock', $method))->getParameters() as $p) {
         $names = array_map(fn ($a) => $a->getName(), $p->getAttributes());
         printf("%s \$%s: %s\n", $method, $p->getName(), $names ? implode(', ', $names) : '-');
@@ -43,6 +43,16 @@ $cases = [
     // hold the token has: it is refused itself).
     'acquire: refused' => fn () => (new RedisLock('k', 1.0, $url))->acquire(),
     'restore + release: refused' => fn () => RedisLock::restore('k', 'token', 1.0, $url)->release(),
+    'inspect: options' => fn () => RedisLock::inspect('k', $url, $options),
+    'inspect: refused' => fn () => RedisLock::inspect('k', $url),
+    'diagnose: options' => fn () => RedisLock::diagnose('k', $url, $options),
+    // A server that does not answer is a finding, not an exception.
+    'diagnose: refused' => function () use ($url, $secret) {
+        $report = RedisLock::diagnose('k', $url);
+        echo 'diagnose: refused: ', $report[0]['verdict'], ', ', $report[0]['findings'][0]['reason'], ', ',
+            str_contains(json_encode($report), $secret) ? 'LEAK' : 'no leak', "\n";
+        throw new LogicException('reported');
+    },
 ];
 foreach ($cases as $name => $case) {
     try {
@@ -67,6 +77,12 @@ restore $token: SensitiveParameter
 restore $ttl: -
 restore $servers: SensitiveParameter
 restore $options: SensitiveParameter
+inspect $key: -
+inspect $servers: SensitiveParameter
+inspect $options: SensitiveParameter
+diagnose $key: -
+diagnose $servers: SensitiveParameter
+diagnose $options: SensitiveParameter
 construct: empty key: ValueError, trace args [string, double, SensitiveParameterValue], no leak
 construct: empty key, list: ValueError, trace args [string, double, SensitiveParameterValue, SensitiveParameterValue], no leak
 construct: bad ttl, options: ValueError, trace args [string, double, SensitiveParameterValue, SensitiveParameterValue], no leak
@@ -75,3 +91,8 @@ restore: empty key: ValueError, trace args [string, SensitiveParameterValue, dou
 restore: options: ValueError, trace args [string, SensitiveParameterValue, double, SensitiveParameterValue, SensitiveParameterValue], no leak
 acquire: refused: RedisLock\ConnectionException, trace args [], no leak
 restore + release: refused: RedisLock\ConnectionException, trace args [string, SensitiveParameterValue, double, SensitiveParameterValue], no leak
+inspect: options: ValueError, trace args [string, SensitiveParameterValue, SensitiveParameterValue], no leak
+inspect: refused: RedisLock\ConnectionException, trace args [string, SensitiveParameterValue], no leak
+diagnose: options: ValueError, trace args [string, SensitiveParameterValue, SensitiveParameterValue], no leak
+diagnose: refused: unknown, unreachable, no leak
+diagnose: refused: LogicException, trace args [], no leak
