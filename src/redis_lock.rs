@@ -301,7 +301,8 @@ impl RedisLock {
     }
 
     /// A checkup of every server under the lock on `$key` (Redlock's
-    /// masters, a Sentinel's master, each Cluster master): per server its
+    /// masters, a Sentinel group's master and replicas, every Cluster node,
+    /// masters first): per server its
     /// `verdict` (`safe`, `unsafe`, `unknown`), round trip, what `INFO`
     /// says of memory, persistence and replication, `findings` (each with
     /// its consequence and fix) and whether it has what the lock protocol

@@ -214,8 +214,8 @@ namespace {
         ): array {}
 
         /**
-         * A checkup of every server under the lock on $key (Redlock's masters, a Sentinel's
-         * master, every Cluster master), one list entry per server: server (password masked),
+         * A checkup of every server under the lock on $key (Redlock's masters, a Sentinel group's
+         * master and replicas, every Cluster node, masters first), one list entry per server: server (password masked),
          * verdict ("safe": known and nothing unsafe; "unsafe"; "unknown": INFO refused or no
          * answer), round_trip_ms (a PING, the least of three; null without an answer), what
          * INFO says (version, role, replicas, cluster, maxmemory, maxmemory_policy, aof; null

@@ -10,8 +10,8 @@ require_once dirname(__DIR__, 3) . '/php-tests/cluster.inc';
  * `redislock doctor` run as a user would, in a PHP process of its own,
  * against real redis-servers: a safe one (exit 0), an evicting one, one
  * without an append-only file (exit 1, each finding with its fix), one
- * whose ACL refuses INFO (unknown, not safe: exit 1), a local Redis
- * Cluster (every master), --json, and bad usage (exit 2). No password is
+ * whose ACL refuses INFO (unknown, not safe: exit 1), a Sentinel group
+ * (master and replica), a local Redis Cluster (every node), --json, and bad usage (exit 2). No password is
  * printed.
  */
 final class DoctorTest extends TestCase
@@ -86,26 +86,52 @@ final class DoctorTest extends TestCase
         $this->assertStringNotContainsString(':pw@', $out);
     }
 
-    /** Every master of a local Redis Cluster, each with its facts. */
-    public function testEveryMasterOfAClusterIsChecked(): void
+    /** A Sentinel group: its master, then its replica (a failover target). */
+    public function testASentinelGroupsMasterAndReplicaAreChecked(): void
     {
-        $nodes = test_redis_cluster(3);
+        $group = redislock_fixture(['topology', 'sentinel']);
+        $servers = array_map(static fn (string $url): string => '--servers=' . $url, $group->all('server'));
+        [$status, $json, $err] = self::cli([...$servers, '--sentinel=' . $group->get('option.sentinel'), '--json']);
+        $report = json_decode($json, true, 512, JSON_THROW_ON_ERROR);
+        $this->assertCount(2, $report, $err);
+        $this->assertSame((int) parse_url($group->get('node'), PHP_URL_PORT), (int) parse_url($report[0]['server'], PHP_URL_PORT));
+        $this->assertSame(['master', 'slave'], array_column($report, 'role'));
+        $this->assertSame(1, $report[0]['replicas']);
+        $this->assertContains('replica', array_column($report[1]['findings'], 'reason'));
+        $this->assertSame(1, $status, 'the fixture runs without an append-only file');
+        [, $out] = self::cli([...$servers, '--sentinel=' . $group->get('option.sentinel')]);
+        $this->assertStringContainsString('master with 1 replica,', $out);
+        $this->assertStringContainsString('NOTE    replicas: 1 replica(s): a failover', $out);
+        $this->assertStringContainsString('verdict: UNSAFE: 2 of 2 servers', $out);
+    }
+
+    /** Every node of a local Redis Cluster, masters first, each with its facts. */
+    public function testEveryNodeOfAClusterIsChecked(): void
+    {
+        $nodes = test_redis_cluster(3, 1);
+        // CLUSTER SLOTS names a replica once it is linked to its master.
+        $deadline = microtime(true) + 10;
+        while (array_filter((array) redis_cmd($nodes[0]->url(), 'CLUSTER', 'SLOTS'), static fn ($range) => count($range) < 4) !== []
+            && microtime(true) < $deadline) {
+            usleep(50_000);
+        }
         [$status, $json, $err] = self::cli(['--cluster', '--servers=' . $nodes[0]->url(), '--json']);
         $report = json_decode($json, true, 512, JSON_THROW_ON_ERROR);
-        $this->assertCount(3, $report, $err);
-        $ports = array_map(static fn (array $n): int => (int) parse_url($n['server'], PHP_URL_PORT), $report);
+        $this->assertSame(['master', 'master', 'master', 'slave', 'slave', 'slave'], array_column($report, 'role'), $err);
+        $ports = array_map(static fn (array $n): int => (int) parse_url($n['server'], PHP_URL_PORT), array_slice($report, 0, 3));
         sort($ports);
-        $expected = array_map(static fn ($n): int => $n->port, $nodes);
+        $expected = array_map(static fn ($n): int => $n->port, $nodes);  // the masters
         sort($expected);
         $this->assertSame($expected, $ports);
         foreach ($report as $node) {
             $this->assertTrue($node['cluster']);
-            $this->assertSame('master', $node['role']);
             $this->assertSame('yes', $node['scripts']['status']);
         }
         // The fixture's nodes run without an append-only file.
         $this->assertSame(1, $status);
-        $this->assertSame(['no_aof'], array_unique(array_merge(...array_map(static fn ($n) => array_column($n['findings'], 'reason'), $report))));
+        $reasons = array_unique(array_merge(...array_map(static fn ($n) => array_column($n['findings'], 'reason'), $report)));
+        sort($reasons);
+        $this->assertSame(['no_aof', 'replica', 'replicas'], $reasons);
     }
 
     public function testJsonIsWhatDiagnoseReturns(): void

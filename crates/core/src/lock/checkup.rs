@@ -147,8 +147,9 @@ impl NodeCheckup {
 }
 
 impl Lock {
-    /// Checks every server that holds locks of this lock's topology
-    /// (Redlock's masters, a Sentinel's master, every Cluster master), one
+    /// Checks every server that holds locks of this lock's topology, or
+    /// may after a failover (Redlock's masters, a Sentinel group's master
+    /// and replicas, every Cluster node, masters first), one
     /// after the other; what `INFO` says is also kept for later acquires
     /// (option `unsafe_server`). Fails only when the servers cannot be
     /// found (a Sentinel or Cluster that does not answer); a server that
@@ -276,8 +277,10 @@ impl Lock {
             (Some("slave"), _) => report.findings.push(Finding {
                 severity: Severity::Note,
                 reason: "replica",
-                detail: "a replica: it refuses a lock's writes (READONLY); locks are taken on \
-                         its master"
+                detail: "a replica: locks are taken on its master; a failover makes it the \
+                         master with what it was sent, so a lock taken just before may be \
+                         missing (option replicas => N makes each acquire wait until N \
+                         replicas have it)"
                     .into(),
             }),
             (Some("master"), Some(1..)) => report.findings.push(Finding {

@@ -306,16 +306,18 @@ impl Route for Cluster {
         true
     }
 
-    /// Every master of a slot map asked for now.
+    /// Every node of a slot map asked for now: the masters, then the
+    /// replicas (a failover promotes one, with what it has).
     fn nodes(&self) -> Result<Vec<Arc<ServerConfig>>> {
         let map = self.refresh(None, None)?;
-        let mut masters: Vec<Arc<ServerConfig>> = Vec::new();
-        for (_, _, master) in &map.ranges {
-            if !masters.iter().any(|known| Arc::ptr_eq(known, master)) {
-                masters.push(master.clone());
+        let mut nodes: Vec<Arc<ServerConfig>> = Vec::new();
+        let masters = map.ranges.iter().map(|(_, _, master)| master);
+        for node in masters.chain(&map.nodes) {
+            if !nodes.iter().any(|known| Arc::ptr_eq(known, node)) {
+                nodes.push(node.clone());
             }
         }
-        Ok(masters)
+        Ok(nodes)
     }
 
     /// A command is sent again only when the node said it did not run it

@@ -101,8 +101,9 @@ pub trait Route: Any + SameAs + Debug + Send + Sync {
     /// may ask the network (a Sentinel's master, a Cluster's slot map).
     fn servers(&self, key: &[u8]) -> Result<Servers<'_>>;
 
-    /// Every server that holds locks (Redlock's masters, a Sentinel's
-    /// master, every master of a Cluster's slot map), for a checkup of
+    /// Every server that holds locks or may after a failover (Redlock's
+    /// masters; a Sentinel group's master and replicas; every node of a
+    /// Cluster's slot map, masters first), for a checkup of
     /// each ([`crate::lock::Lock::checkup`]). Looking them up may ask the
     /// network.
     fn nodes(&self) -> Result<Vec<Arc<ServerConfig>>> {

@@ -167,6 +167,26 @@ impl Sentinel {
         connection::intern(config)
     }
 
+    /// The master's replicas as the first Sentinel that answers lists them
+    /// (`SENTINEL REPLICAS`): the servers a failover promotes. Empty when
+    /// no Sentinel answers.
+    fn replicas(&self) -> Vec<Arc<ServerConfig>> {
+        for sentinel in &self.sentinels {
+            let name = self.name.clone();
+            let asked = exchange::run_one(sentinel, Role::Command, &|_| {
+                let cmd = Command::of(&[b"SENTINEL", b"REPLICAS", name.as_bytes()]);
+                Call::new(vec![cmd], parse_replicas)
+            });
+            if let Ok(addresses) = asked {
+                return addresses
+                    .into_iter()
+                    .map(|(host, port)| self.master_at(host, port))
+                    .collect();
+            }
+        }
+        Vec::new()
+    }
+
     /// `ROLE` on the master: a Sentinel may still name a demoted master.
     fn check_role(&self, master: &Arc<ServerConfig>) -> Result<()> {
         let role = exchange::run_one(master, Role::Command, &|_| {
@@ -191,6 +211,18 @@ impl Route for Sentinel {
     /// The current master ([`Sentinel::master`]).
     fn servers(&self, _key: &[u8]) -> Result<Servers<'_>> {
         self.master().map(Servers::Found)
+    }
+
+    /// The master, then its replicas (a failover makes one of them the
+    /// master, with what it has).
+    fn nodes(&self) -> Result<Vec<Arc<ServerConfig>>> {
+        let mut nodes = vec![self.master()?];
+        for replica in self.replicas() {
+            if !nodes.iter().any(|known| Arc::ptr_eq(known, &replica)) {
+                nodes.push(replica);
+            }
+        }
+        Ok(nodes)
     }
 
     /// A master found read-only or gone is forgotten and the Sentinels
@@ -236,6 +268,38 @@ fn parse_address(replies: Vec<Value>) -> redis::RedisResult<Option<(String, u16)
     let reply = replies.into_iter().next().unwrap_or(Value::Nil);
     let address: Option<(String, String)> = redis::from_redis_value(reply.extract_error()?)?;
     Ok(address.and_then(|(host, port)| Some((host, port.parse().ok()?))))
+}
+
+/// The `ip` and `port` of each entry of `SENTINEL REPLICAS` (a list of
+/// field/value lists, or maps).
+fn parse_replicas(replies: Vec<Value>) -> redis::RedisResult<Vec<(String, u16)>> {
+    let reply = replies.into_iter().next().unwrap_or(Value::Nil);
+    let entries: Vec<Value> = redis::from_redis_value(reply.extract_error()?)?;
+    let mut found = Vec::new();
+    for entry in entries {
+        let fields: Vec<(String, String)> = match entry {
+            Value::Map(pairs) => pairs
+                .into_iter()
+                .filter_map(|(k, v)| {
+                    Some((
+                        redis::from_redis_value(k).ok()?,
+                        redis::from_redis_value(v).ok()?,
+                    ))
+                })
+                .collect(),
+            other => {
+                let flat: Vec<String> = redis::from_redis_value(other)?;
+                flat.chunks_exact(2)
+                    .map(|pair| (pair[0].clone(), pair[1].clone()))
+                    .collect()
+            }
+        };
+        let field = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+        if let (Some(ip), Some(port)) = (field("ip"), field("port").and_then(|p| p.parse().ok())) {
+            found.push((ip.clone(), port));
+        }
+    }
+    Ok(found)
 }
 
 fn parse_role(replies: Vec<Value>) -> redis::RedisResult<String> {
