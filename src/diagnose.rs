@@ -29,7 +29,8 @@ pub fn unsafe_list(found: &[UnsafeServer]) -> PhpResult<ZBox<ZendHashTable>> {
 
 /// One array per server: `server`, `verdict` (`safe`, `unsafe`,
 /// `unknown`), `round_trip_ms`, what `INFO` said (`version`, `role`,
-/// `replicas`, `cluster`, `maxmemory`, `maxmemory_policy`, `aof`, null
+/// `replicas`, `cluster`, `maxmemory`, `maxmemory_policy`, `aof`, and
+/// `appendfsync` where `CONFIG GET` is allowed; null
 /// where it did not), `findings` (`severity`, `reason`, `detail`) and the
 /// capabilities (`scripts`, `time_in_scripts`, `client_unblock`,
 /// `compare_delete`, `acl`: each `status` yes/no/unknown and `detail`).
@@ -61,6 +62,8 @@ pub fn checkup(nodes: &[NodeCheckup]) -> PhpResult<ZBox<ZendHashTable>> {
         row.insert("maxmemory_policy", node.maxmemory_policy.clone())
             .map_err(fail)?;
         row.insert("aof", node.aof).map_err(fail)?;
+        row.insert("appendfsync", node.appendfsync.clone())
+            .map_err(fail)?;
         let mut findings = ZendHashTable::new();
         for f in &node.findings {
             let mut finding = ZendHashTable::new();

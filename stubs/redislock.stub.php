@@ -214,23 +214,25 @@ namespace {
         ): array {}
 
         /**
-         * A checkup of every server under the lock on $key (Redlock's masters, a Sentinel group's
-         * master and replicas, every Cluster node, masters first), one list entry per server: server (password masked),
-         * verdict ("safe": known and nothing unsafe; "unsafe"; "unknown": INFO refused or no
-         * answer), round_trip_ms (a PING, the least of three; null without an answer), what
-         * INFO says (version, role, replicas, cluster, maxmemory, maxmemory_policy, aof; null
-         * where it did not), findings (severity "unsafe"/"unknown"/"note", reason, detail: the
-         * consequence and the fix), and whether the server has what the lock protocol uses:
-         * scripts, time_in_scripts, client_unblock, compare_delete (DELIFEQ or DELEX), acl (this
-         * user may run the lock's commands on its keys), each {status: "yes"|"no"|"unknown",
-         * detail}. Reads and writes no key. The command line's `redislock doctor` prints it.
+         * A checkup of every server under the lock on $key (Redlock's masters, a Sentinel
+         * group's master and replicas, every Cluster node, masters first), one list entry per
+         * server: server (password masked), verdict ("safe": known and nothing unsafe;
+         * "unsafe"; "unknown": INFO refused or no answer), round_trip_ms (a PING, the least of
+         * three; null without an answer), what INFO says (version, role, replicas, cluster,
+         * maxmemory, maxmemory_policy, aof; null where it did not), appendfsync (CONFIG GET;
+         * null where refused), findings (severity "unsafe"/"unknown"/"note", reason, detail:
+         * the consequence and the fix), and whether the server has what the lock protocol
+         * uses: scripts, time_in_scripts, client_unblock, compare_delete (DELIFEQ or DELEX),
+         * acl (this user may run the lock's commands on its keys), each {status:
+         * "yes"|"no"|"unknown", detail}. Reads and writes no key. The command line's
+         * `redislock doctor` prints it.
          *
          * @param string $key Lock name, as for the constructor (its prefix and key decide what the ACL is asked about).
          * @param string|array|null $servers A URL or a list of URLs; null: ini redislock.servers.
          * @param array $options As for the constructor (prefix, cluster, sentinel, timeouts, TLS, ...).
          * @return list<array{server: string, verdict: 'safe'|'unsafe'|'unknown', round_trip_ms: float|null,
          *     version: string|null, role: string|null, replicas: int|null, cluster: bool|null,
-         *     maxmemory: int|null, maxmemory_policy: string|null, aof: bool|null,
+         *     maxmemory: int|null, maxmemory_policy: string|null, aof: bool|null, appendfsync: string|null,
          *     findings: list<array{severity: string, reason: string, detail: string}>,
          *     scripts: array{status: string, detail: string}, time_in_scripts: array{status: string, detail: string},
          *     client_unblock: array{status: string, detail: string}, compare_delete: array{status: string, detail: string},

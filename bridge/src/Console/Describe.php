@@ -4,7 +4,8 @@ namespace RedisLock\Bridge\Console;
 
 /**
  * Words for what `RedisLock::inspect()` returns: a block for `inspect`,
- * one line for `watch`. Owners are shown as the tokens Redis holds (an
+ * one line for `watch`; a server that can lose the lock by itself
+ * (`unsafe`) is named with its reason. Owners are shown as the tokens Redis holds (an
  * owner label set with the option "owner" is a token too).
  */
 final class Describe
@@ -31,6 +32,12 @@ final class Describe
             $sem['held'] && $lines[] = '  ttl:     ' . self::seconds($sem['ttl']);
             $lines[] = '  waiting: ' . $sem['waiting'];
         }
+        foreach ($seen['unsafe'] ?? [] as $unsafe) {
+            $lines[] = sprintf('UNSAFE server %s (%s): %s', $unsafe['server'], $unsafe['reason'], $unsafe['detail']);
+        }
+        if (($seen['unsafe'] ?? []) !== []) {
+            $lines[] = '  (redislock doctor tells more: ' . Doctor::DOCS . ')';
+        }
         return implode("\n", $lines) . "\n";
     }
 
@@ -46,6 +53,9 @@ final class Describe
             $line .= sprintf(' by %s, ttl %s', implode(', ', $seen['owners']) ?: '?', self::seconds($seen['ttl']));
         }
         $line .= sprintf(', %d waiting', $seen['waiting']);
+        if (($seen['unsafe'] ?? []) !== []) {
+            $line .= sprintf(' (UNSAFE server: %s)', implode(', ', array_unique(array_column($seen['unsafe'], 'reason'))));
+        }
         $sem = $seen['semaphore'];
         if ($sem !== null) {
             $line .= sprintf('; semaphore %d of %s held, %d waiting', $sem['holders'], $sem['permits'] ?? '?', $sem['waiting']);

@@ -84,7 +84,7 @@ final class Doctor
             $lines[] = sprintf('  maxmemory %s, maxmemory-policy %s; append-only file %s',
                 $node['maxmemory'] === null ? '?' : ($node['maxmemory'] === 0 ? '0 (no limit)' : self::bytes($node['maxmemory'])),
                 self::text((string) ($node['maxmemory_policy'] ?? '?')),
-                $node['aof'] === null ? '?' : ($node['aof'] ? 'yes' : 'no'));
+                $node['aof'] === null ? '?' : ($node['aof'] ? 'yes' . (isset($node['appendfsync']) ? ' (appendfsync ' . self::text($node['appendfsync']) . ')' : '') : 'no'));
         }
         foreach ($node['findings'] as $finding) {
             $lines[] = sprintf('  %-7s %s: %s', strtoupper($finding['severity']), $finding['reason'], self::text($finding['detail']));

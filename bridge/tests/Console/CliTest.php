@@ -61,6 +61,21 @@ class CliTest extends TestCase
         $this->assertStringContainsString("lock \"$name\": free", $out);
     }
 
+    /** A server that can lose the lock by itself is named by inspect and watch. */
+    public function testInspectNamesAnUnsafeServer(): void
+    {
+        $server = \TestRedis::start(['--maxmemory', '64mb', '--maxmemory-policy', 'allkeys-lru', '--appendonly', 'yes']);
+        [$status, $out, $err] = self::cli(['inspect', 'cli-unsafe', '--servers=' . $server->url()]);
+        $this->assertSame(0, $status, $err);
+        $this->assertStringContainsString(sprintf('UNSAFE server %s/0 (eviction): maxmemory 67108864 with maxmemory-policy allkeys-lru', $server->url()), $out);
+        $this->assertStringContainsString('redislock doctor tells more', $out);
+        [$status, $out] = self::cli(['watch', 'cli-unsafe', '--count=1', '--servers=' . $server->url()]);
+        $this->assertSame(0, $status);
+        $this->assertStringContainsString('free, 0 waiting (UNSAFE server: eviction)', $out);
+        [, $out] = self::cli(['inspect', 'cli-unsafe', '--servers=' . self::url()]);
+        $this->assertStringNotContainsString('UNSAFE', $out);
+    }
+
     /**
      * An owner that is not UTF-8 (option owner takes any bytes) is shown
      * with U+FFFD in --json (at da6b638 an uncaught JsonException, exit

@@ -113,6 +113,9 @@ pub struct NodeCheckup {
     pub maxmemory_policy: Option<String>,
     /// `aof_enabled`.
     pub aof: Option<bool>,
+    /// `appendfsync` (`always`, `everysec`, `no`), where `CONFIG GET` is
+    /// allowed.
+    pub appendfsync: Option<String>,
     /// What was found, gravest first.
     pub findings: Vec<Finding>,
     /// Scripts run (`EVAL`).
@@ -171,6 +174,7 @@ impl Lock {
             maxmemory: None,
             maxmemory_policy: None,
             aof: None,
+            appendfsync: None,
             findings: Vec::new(),
             scripts: Capability::Unknown(String::new()),
             time_in_scripts: Capability::Unknown(String::new()),
@@ -226,6 +230,27 @@ impl Lock {
                         } else {
                             "got no answer"
                         }
+                    ),
+                });
+            }
+        }
+        if report.aof == Some(true) {
+            let fsync =
+                exchange::run_one(node, Role::Command, &|_| probes::config_get(b"appendfsync"));
+            report.appendfsync = fsync.ok().flatten();
+            let lost = match report.appendfsync.as_deref() {
+                Some("everysec") => Some("second"),
+                Some("no") => Some("30 seconds or so (the kernel's flush)"),
+                _ => None,
+            };
+            if let (Some(lost), Some(fsync)) = (lost, &report.appendfsync) {
+                report.findings.push(Finding {
+                    severity: Severity::Note,
+                    reason: "appendfsync",
+                    detail: format!(
+                        "appendfsync {fsync}: a restart of the server loses no lock, but a crash \
+                         of its machine loses those taken in its last {lost}; appendfsync \
+                         always loses none"
                     ),
                 });
             }

@@ -42,3 +42,20 @@ pub fn client_unblock() -> Call<()> {
         value::<i64>(one(r)?).map(drop)
     })
 }
+
+/// `CONFIG GET name`: the setting's value; `None` when the server has no
+/// such setting. Managed services often refuse `CONFIG`: the refusal is
+/// the error.
+pub fn config_get(name: &'static [u8]) -> Call<Option<String>> {
+    Call::one(Command::of(&[b"CONFIG", b"GET", name]), |r| {
+        let pairs: Vec<String> = match one(r)?.extract_error()? {
+            Value::Map(map) => map
+                .into_iter()
+                .flat_map(|(k, v)| [k, v])
+                .map(value::<String>)
+                .collect::<redis::RedisResult<_>>()?,
+            other => value(other)?,
+        };
+        Ok(pairs.into_iter().nth(1))
+    })
+}
