@@ -395,6 +395,7 @@ fn convert_option(name: String, value: &Zval, strict: bool) -> OptionEntry {
         OptionKind::Bool => coerce::to_flag(value),
         OptionKind::Seconds
         | OptionKind::NullableSeconds
+        | OptionKind::Wait
         | OptionKind::Fraction
         | OptionKind::Count => coerce::to_float(value, strict).map(OptionValue::Number),
         OptionKind::Text | OptionKind::NullableText => {

@@ -12,6 +12,7 @@ function contenders(): array
     $both = ['uncontended', 'contended'];
     return [
         'redislock' => ['label' => 'redislock (ext)', 'suites' => $both],
+        'redislock-barging' => ['label' => 'redislock, starve_after 1 ms', 'suites' => ['contended']],
         'phpredis-eval' => ['label' => 'phpredis blog recipe (EVAL)', 'suites' => $both],
         'phpredis-evalsha' => ['label' => 'phpredis + EVALSHA', 'suites' => $both],
         'predis' => ['label' => 'Predis (EVALSHA)', 'suites' => $both],

@@ -21,7 +21,7 @@ final class OptionNames
         'prefix', 'auto_release', 'auto_renew', 'max_hold', 'fencing', 'retry_delay',
         'connect_timeout', 'read_timeout', 'cluster', 'sentinel', 'sentinel_user',
         'sentinel_password', 'replicas', 'drift_factor', 'tls_verify', 'tls_ca', 'tls_cert',
-        'tls_key', 'on_lost', 'reentrant', 'owner', 'unsafe_server',
+        'tls_key', 'on_lost', 'reentrant', 'owner', 'unsafe_server', 'starve_after',
     ];
 
     /**

@@ -5,7 +5,7 @@ redislock
 --INI--
 --FILE--
 <?php
-foreach (['redislock.servers', 'redislock.default_ttl', 'redislock.prefix', 'redislock.connect_timeout', 'redislock.read_timeout', 'redislock.stats', 'redislock.unsafe_server'] as $name) {
+foreach (['redislock.servers', 'redislock.default_ttl', 'redislock.prefix', 'redislock.connect_timeout', 'redislock.read_timeout', 'redislock.stats', 'redislock.unsafe_server', 'redislock.starve_after'] as $name) {
     echo $name, ' = ', var_export(ini_get($name), true), "\n";
 }
 $all = ini_get_all('redislock');
@@ -26,7 +26,8 @@ redislock.connect_timeout = '2'
 redislock.read_timeout = '2'
 redislock.stats = 'pool'
 redislock.unsafe_server = 'warn'
-redislock.connect_timeout,redislock.default_ttl,redislock.prefix,redislock.read_timeout,redislock.servers,redislock.stats,redislock.unsafe_server
+redislock.starve_after = '0'
+redislock.connect_timeout,redislock.default_ttl,redislock.prefix,redislock.read_timeout,redislock.servers,redislock.starve_after,redislock.stats,redislock.unsafe_server
 redislock.stats is PHP_INI_SYSTEM
 float(30)
 string(1) "k"

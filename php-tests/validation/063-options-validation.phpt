@@ -70,8 +70,8 @@ foreach ([[], ['cluster' => true]] as $options) {
 ?>
 --EXPECT--
 -- unknown / integer keys
-ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "ttl" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, sentinel_user, sentinel_password, replicas, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost, reentrant, owner, unsafe_server)
-ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "Prefix" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, sentinel_user, sentinel_password, replicas, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost, reentrant, owner, unsafe_server)
+ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "ttl" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, sentinel_user, sentinel_password, replicas, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost, reentrant, owner, unsafe_server, starve_after)
+ValueError: RedisLock::__construct(): Argument #4 ($options) contains unknown option "Prefix" (known: prefix, auto_release, auto_renew, max_hold, fencing, retry_delay, connect_timeout, read_timeout, cluster, sentinel, sentinel_user, sentinel_password, replicas, drift_factor, tls_verify, tls_ca, tls_cert, tls_key, on_lost, reentrant, owner, unsafe_server, starve_after)
 ValueError: RedisLock::__construct(): Argument #4 ($options) must have option names as keys, found integer key 0
 ValueError: RedisLock::__construct(): Argument #4 ($options) must have option names as keys, found integer key 7
 -- wrong types

@@ -15,7 +15,9 @@
 -- counter
 -- ARGV[1] = token, ARGV[2] = lease ms, ARGV[3] = mark's life ms,
 -- ARGV[4] = '1' for a fencing token, ARGV[5] = fence floor, ARGV[6] = '1'
--- when starving, ARGV[7] = '1' to give up, ARGV[8] = '1' on a replay,
+-- when starving (a release hands it the lock), '0' when not yet (a release
+-- frees the lock and wakes it), 's' when it was woken and lost its race
+-- (a release frees the lock without waking it), ARGV[7] = '1' to give up, ARGV[8] = '1' on a replay,
 -- ARGV[9] = when the waiter began to wait (microseconds, its clock),
 -- ARGV[10] = the hold's nonce (absent: none): a fixed owner's hold keeps it
 -- in K~~o beside the token (acquire_replay.lua), so a replay claims only

@@ -76,6 +76,12 @@
 //! with `auto_renew` after its hold ended (a third of the answered
 //! releases of `lock` and `long`), asked once whether it is ours.
 //!
+//! Both waiting modes run side by side (issue 38): half the writers of
+//! `lock` and `long` barge first (option `starve_after`, 1 ms or 50 ms:
+//! their wake-up carries no step, and one that lost its race is not woken
+//! again), the others are handed the lock in arrival order from their
+//! first wait.
+//!
 //! Four scenarios, run side by side, each with its own Redis, proxy and
 //! workers; workers of the long ttl ([`LONG_TTL`], `retry_delay`
 //! [`LONG_RETRY_DELAY`]: a ttl well above a hand-over mark's life,
@@ -405,6 +411,10 @@ struct Worker {
     /// A fixed `owner` for every write hold of this process (a Laravel
     /// lock's), its own: two processes never share one.
     owner: Option<String>,
+    /// Option `starve_after` of its write holds, for half the writers of
+    /// the locks (1 ms or 50 ms): they barge first, and are handed the
+    /// lock in arrival order only once they have waited that long.
+    starve_after: Option<f64>,
     /// Its last release got no answer (it may run late): the next hold,
     /// of the same owner, is taken at once (waiting up to 0.6 s), with a
     /// lease of [`AFTER_LOST_RELEASE_TTL`], and kept 1.2 s.
@@ -441,6 +451,8 @@ fn worker(spec: &str) {
         // hold.
         owner: (scenario == Scenario::Lock && below(2) == 0)
             .then(|| format!("{OWNER_PREFIX}{}-{:x}", std::process::id(), below(1 << 32))),
+        starve_after: (matches!(scenario, Scenario::Lock | Scenario::Long) && below(2) == 0)
+            .then(|| if below(2) == 0 { 0.001 } else { 0.05 }),
         after_lost_release: Cell::new(false),
         deadline: deadline.parse().unwrap(),
         first: Cell::new(true),
@@ -602,6 +614,9 @@ impl Worker {
     fn lock(&self, fencing: bool, renew: bool) -> Lock {
         let owner = self.owner.as_ref().filter(|_| !self.child.get());
         let owner = owner.map(|o| ("owner", OptionValue::Text(o.as_bytes().to_vec())));
+        let barging = self
+            .starve_after
+            .map(|s| ("starve_after", OptionValue::Number(s)));
         let options = options(
             &[
                 ("fencing", OptionValue::Bool(fencing)),
@@ -610,6 +625,7 @@ impl Worker {
             ]
             .into_iter()
             .chain(owner)
+            .chain(barging)
             .collect::<Vec<_>>(),
             self.retry_delay(),
             self.read_timeout(),

@@ -714,6 +714,22 @@ proptest! {
                     prop_assert_eq!(got.map(|d| d.as_millis() as u64), want);
                 }
             }
+            OptionKind::Wait => {
+                let want = match value {
+                    OptionValue::Number(s) if s.is_finite() && (0.0..=MAX_SECONDS).contains(&s) => {
+                        Some(Duration::from_secs_f64(s))
+                    }
+                    _ => None,
+                };
+                prop_assert_eq!(result.is_ok(), want.is_some(), "{:?}", value);
+                if let Some(want) = want {
+                    let got = match name {
+                        "starve_after" => o.starve_after,
+                        other => unreachable!("new wait option {other}"),
+                    };
+                    prop_assert_eq!(got, want);
+                }
+            }
             OptionKind::Count => {
                 let ok = matches!(value, OptionValue::Number(n)
                     if n.fract() == 0.0 && (0.0..=f64::from(MAX_REPLICAS)).contains(&n));

@@ -3,7 +3,9 @@
 -- "~~" that no lock name may contain, can never be another lock's key:
 --   K~~q (sorted set):     member = waiter token, score = when it began to
 --                          wait (its clock, microseconds)
---   K~~a~<token> (string): the waiter's mark "<ttl ms>:<fenced>:<starving>",
+--   K~~a~<token> (string): the waiter's mark "<ttl ms>:<fenced>:<starving>"
+--                          (starving: 1 hand it the lock, 0 wake it, s
+--                          neither: it was woken and lost a race),
 --                          expiring when it stops checking in (a live
 --                          waiter renews it at least every retry_delay);
 --                          "h" once a release handed it the lock
@@ -138,7 +140,9 @@ local function free_lock(lock, queue, notify)
     return false
   end
   redis.call('DEL', lock)
-  if head then
+  -- A waiter that was woken and lost its race ("s") is not woken again:
+  -- it steps by itself, starving, when its bound comes.
+  if head and not string.match(mark, '^%d+:[01]:s$') then
     wake(lock, head, 1000)
   end
   return false

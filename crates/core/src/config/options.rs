@@ -18,6 +18,8 @@ pub enum OptionKind {
     Seconds,
     /// Seconds as a float, strictly positive, or `null` for none.
     NullableSeconds,
+    /// Seconds as a float, 0 or more (a wait).
+    Wait,
     /// A string.
     Text,
     /// A string, or `null` for none.
@@ -33,7 +35,7 @@ impl OptionKind {
     pub fn php_type(self) -> &'static str {
         match self {
             Self::Bool => "bool",
-            Self::Seconds | Self::Fraction => "float",
+            Self::Seconds | Self::Wait | Self::Fraction => "float",
             Self::NullableSeconds => "?float",
             Self::Text => "string",
             Self::NullableText => "?string",
@@ -96,6 +98,7 @@ pub const OPTIONS: &[(&str, OptionKind)] = &[
     ("reentrant", OptionKind::Bool),
     ("owner", OptionKind::NullableText),
     ("unsafe_server", OptionKind::Text),
+    ("starve_after", OptionKind::Wait),
 ];
 
 /// Looks up the kind of an option by name.
@@ -273,6 +276,10 @@ pub struct LockOptions {
     /// What an acquire does on a server that can lose a held lock by
     /// itself.
     pub unsafe_server: UnsafeServer,
+    /// How long a queued writer lets a free lock go to whoever asks first
+    /// (barging) before a release hands it the lock in arrival order;
+    /// zero (the default): from its first step (strict FIFO).
+    pub starve_after: Duration,
 }
 
 impl Default for LockOptions {
@@ -297,6 +304,7 @@ impl Default for LockOptions {
             reentrant: true,
             owner: None,
             unsafe_server: UnsafeServer::Warn,
+            starve_after: Duration::ZERO,
         }
     }
 }
@@ -346,6 +354,9 @@ impl LockOptions {
                 self.max_hold = Some(duration::positive(&param, s)?)
             }
             ("fencing", OptionValue::Bool(b)) => self.fencing = b,
+            ("starve_after", OptionValue::Number(s)) => {
+                self.starve_after = duration::wait(&param, s)?
+            }
             ("retry_delay", OptionValue::Number(s)) => {
                 self.retry_delay = duration::positive(&param, s)?
             }
@@ -469,7 +480,9 @@ mod tests {
         for (name, kind) in OPTIONS {
             let value = match kind {
                 OptionKind::Bool => OptionValue::Bool(true),
-                OptionKind::Seconds | OptionKind::NullableSeconds => OptionValue::Number(1.5),
+                OptionKind::Seconds | OptionKind::NullableSeconds | OptionKind::Wait => {
+                    OptionValue::Number(1.5)
+                }
                 OptionKind::Text if *name == "on_lost" => OptionValue::Text(b"ignore".to_vec()),
                 OptionKind::Text if *name == "unsafe_server" => OptionValue::Text(b"warn".to_vec()),
                 OptionKind::Text | OptionKind::NullableText => OptionValue::Text(b"x".to_vec()),

@@ -21,6 +21,10 @@ pub const READ_TIMEOUT: &str = "redislock.read_timeout";
 /// `redislock.unsafe_server`: what an acquire does on a server that can
 /// lose a held lock by itself (`warn`, `refuse`, `ignore`).
 pub const UNSAFE_SERVER: &str = "redislock.unsafe_server";
+/// `redislock.starve_after`: seconds a queued writer lets others take a
+/// free lock first before it is handed the lock in arrival order (0:
+/// strict FIFO).
+pub const STARVE_AFTER: &str = "redislock.starve_after";
 
 /// `redislock.stats`: what is counted (`pool`, `process`, `off`); read
 /// once, at startup (php.ini or `-d` only). Not a lock default, so not in
@@ -37,6 +41,7 @@ pub const ENTRIES: &[(&str, &str)] = &[
     (CONNECT_TIMEOUT, "2"),
     (READ_TIMEOUT, "2"),
     (UNSAFE_SERVER, "warn"),
+    (STARVE_AFTER, "0"),
 ];
 
 /// Defaults for a new lock, read from the settings.
@@ -85,6 +90,7 @@ pub fn defaults(get: impl Fn(&str) -> Option<String>) -> Result<Defaults> {
                 )
             })?
         },
+        starve_after: duration::wait(STARVE_AFTER, seconds(STARVE_AFTER)?)?,
         ..LockOptions::default()
     };
     Ok(Defaults {

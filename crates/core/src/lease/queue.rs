@@ -68,6 +68,21 @@ pub(crate) trait Steps {
     fn clock_judged(&self) -> bool {
         false
     }
+    /// How long until the waiter starves (asks to be handed the hold in
+    /// arrival order); `None` once it does (always, for those that never
+    /// barge). While it does not, it waits for a wake-up alone and sends
+    /// its step after it ([`Steps::woke`]), so a free hold goes to whoever
+    /// asks first; its blocks end when it starves, so the step after says
+    /// so.
+    fn starving_in(&self) -> Option<Duration> {
+        None
+    }
+    /// Whether the wait before the next step ended with a wake-up (true)
+    /// or its timeout: a step after a wake-up that loses its race asks
+    /// not to be woken again ([`crate::protocol::commands::WaitState`]).
+    fn woke(&self, woken: bool) {
+        let _ = woken;
+    }
 }
 
 /// How a wait ended.
@@ -184,7 +199,11 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
             Some(hint_ms) if !ending => {
                 let left = deadline - now;
                 let hint = hint_ms.map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX));
-                let block = block_time(left, hint, w.retry_delay);
+                let barging = steps.starving_in();
+                let mut block = block_time(left, hint, w.retry_delay);
+                if let Some(starving_in) = barging {
+                    block = block.min(starving_in.max(Duration::from_millis(1)));
+                }
                 // Judged with the reading of before the wait, which lasts
                 // until a hold may have ended.
                 let stale = steps.clock_judged()
@@ -197,10 +216,30 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 } else {
                     Mode::Wait
                 };
-                let result = run(Role::Blocking, &|attempt| {
-                    let replay = unknown || attempt == Attempt::Replay;
-                    Call::after_wake(blpop(&wake, block), block, steps.step(mode, replay))
-                });
+                let result = match barging {
+                    // Not starving: the wake-up alone, then the step (a
+                    // step sent behind the wait would run before anyone
+                    // else could ask for the free lock).
+                    Some(_) => match wait_for_wake(w, key, &wake, block) {
+                        Woke::Ended => {
+                            let _ = w
+                                .topology
+                                .run_on(0, Role::Command, key, &|_| steps.give_back(false));
+                            return Err(LockError::Interrupted);
+                        }
+                        Woke::Failed(error) => Err(error),
+                        Woke::After(woken) => {
+                            steps.woke(woken);
+                            run(Role::Command, &|attempt| {
+                                steps.step(mode, unknown || attempt == Attempt::Replay)
+                            })
+                        }
+                    },
+                    None => run(Role::Blocking, &|attempt| {
+                        let replay = unknown || attempt == Attempt::Replay;
+                        Call::after_wake(blpop(&wake, block), block, steps.step(mode, replay))
+                    }),
+                };
                 (mode, result, stale)
             }
             _ => {
@@ -339,6 +378,36 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
             }
             Step::Gone => return Ok(Waited::Gone),
         }
+    }
+}
+
+/// How a wait for a wake-up alone ended.
+enum Woke {
+    /// It ended (woken: true, or timed out): the step follows.
+    After(bool),
+    /// PHP ended the wait; the waiter left the queue.
+    Ended,
+    /// The wait failed; the step after it sorts the state out (or
+    /// reports the failure).
+    Failed(LockError),
+}
+
+/// A barging waiter's wait for a wake-up (`BLPOP` on its list, up to
+/// `block`), with nothing behind it. A waiter that is not starving is
+/// never handed the hold: when PHP ends the wait, the caller's give-back
+/// only leaves the queue.
+fn wait_for_wake(w: &Wait<'_>, key: &[u8], wake: &[u8], block: Duration) -> Woke {
+    let waited = w.topology.run_on(0, Role::Blocking, key, &|_| {
+        Call::blocking(block, vec![blpop(wake, block)], |replies| {
+            let reply = replies.into_iter().next().unwrap_or(redis::Value::Nil);
+            Ok(!matches!(reply.extract_error()?, redis::Value::Nil))
+        })
+    });
+    let ended = matches!(waited, Err(LockError::Interrupted)) || exchange::take_wait_ended();
+    match waited {
+        _ if ended => Woke::Ended,
+        Ok(woken) => Woke::After(woken),
+        Err(error) => Woke::Failed(error),
     }
 }
 

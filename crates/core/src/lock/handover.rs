@@ -11,6 +11,13 @@
 //!   its token for what is left of the waiter's mark's life, at most its
 //!   ttl, and its mark says "h"), so the lock passes in arrival order and
 //!   never waits for a woken waiter to win a race;
+//! - with option `starve_after`, a waiter barges first (Go's normal
+//!   mode): until it has waited that long its mark asks the release to
+//!   free the lock and wake it, not to hand it over; it waits for the
+//!   wake-up alone and sends its step after it, so whoever asks first
+//!   takes the free lock; a step after a wake-up that finds the lock taken
+//!   marks it as having lost ("s": not woken again, it steps by itself
+//!   when it starves). From `starve_after` on it is starving as above;
 //! - the step behind the waiter's `BLPOP` runs the moment the release
 //!   wakes it and claims the lock for its whole ttl (and its fencing token,
 //!   and the replicas' acknowledgement), in the same round trip: a handed
@@ -18,18 +25,39 @@
 //!   connection closed) never runs that step: what it was handed ends with
 //!   its mark.
 
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
 use super::{Claim, Lock, Won};
 use crate::error::Result;
 use crate::lease::contended;
 use crate::lease::queue::{self, Steps, Waited};
 use crate::protocol::call::{Attempt, Call};
-use crate::protocol::commands::{self, Successor, Waiter};
+use crate::protocol::commands::{self, Successor, WaitState, Waiter};
 use crate::protocol::step::{Mode, Step};
 
 /// A writer's steps in the lock's queue.
 struct Writer<'a> {
     lock: &'a Lock,
     waiter: Waiter<'a>,
+    /// When its wait began (its plain try had lost).
+    began: Instant,
+    /// The wait before the next step ended with a wake-up.
+    woken: Cell<bool>,
+}
+
+impl Writer<'_> {
+    /// What it asks of the next release: before it has waited
+    /// `starve_after` (option) to be woken, or, after a wake-up whose race
+    /// it lost, nothing (it steps again when it starves); from then on to
+    /// be handed the lock in arrival order.
+    fn state(&self) -> WaitState {
+        match self.starving_in() {
+            None => WaitState::Starving,
+            Some(_) if self.woken.take() => WaitState::Lost,
+            Some(_) => WaitState::Barging,
+        }
+    }
 }
 
 impl Steps for Writer<'_> {
@@ -48,16 +76,27 @@ impl Steps for Writer<'_> {
             Attempt::First
         };
         self.lock.acked(
-            // Starving from the first step: its plain try lost.
             commands::wait_step(
                 &self.lock.keys,
                 &self.waiter,
-                true,
+                self.state(),
                 mode == Mode::GiveUp,
                 attempt,
             ),
             Step::is_won,
         )
+    }
+
+    fn starving_in(&self) -> Option<Duration> {
+        self.lock
+            .options
+            .starve_after
+            .checked_sub(self.began.elapsed())
+            .filter(|left| !left.is_zero())
+    }
+
+    fn woke(&self, woken: bool) {
+        self.woken.set(woken);
     }
 
     fn top_up(&self) -> Call<bool> {
@@ -111,6 +150,8 @@ impl Lock {
                 fencing: self.options.fencing,
                 arrival: commands::arrival_now(),
             },
+            began: Instant::now(),
+            woken: Cell::new(false),
         };
         let waited = queue::wait_in_queue(
             &queue::Wait {

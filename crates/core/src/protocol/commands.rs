@@ -297,27 +297,60 @@ pub fn arrival_now() -> u64 {
     fence_floor()
 }
 
+/// What a queued writer asks of the next release (its mark's last field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitState {
+    /// `1`: hand the lock over to it.
+    Starving,
+    /// `0`: free the lock and wake it; whoever asks first takes it.
+    Barging,
+    /// `s`: it was woken and lost the race: free the lock without waking
+    /// it (it steps again by itself, starving, when its bound is near).
+    Lost,
+}
+
+impl WaitState {
+    fn flag(self) -> &'static [u8] {
+        match self {
+            WaitState::Starving => b"1",
+            WaitState::Barging => b"0",
+            WaitState::Lost => b"s",
+        }
+    }
+}
+
+impl From<bool> for WaitState {
+    /// Starving or not yet.
+    fn from(starving: bool) -> Self {
+        match starving {
+            true => WaitState::Starving,
+            false => WaitState::Barging,
+        }
+    }
+}
+
 /// One step of a blocking acquire on the server that decides (one round
 /// trip, `wait.lua`): claims a lock a release handed to the waiter (its
-/// whole lease), takes a free lock, or joins (stays in) the queue;
-/// `starving` asks the next release to hand the lock over instead of only
-/// waking the waiter. With `give_up` the waiter leaves, unless the lock
-/// was handed to it. Safe to replay: the token is the queue member, and a
-/// replay that finds the lock holding the token claims it.
+/// whole lease), takes a free lock, or joins (stays in) the queue; `state`
+/// says what the next release does for it ([`WaitState`]: hand it the
+/// lock, wake it, or neither). With `give_up` the waiter leaves, unless
+/// the lock was handed to it. Safe to replay: the token is the queue
+/// member, and a replay that finds the lock holding the token claims it.
 pub fn wait_step(
     keys: &LockKeys,
     waiter: &Waiter<'_>,
-    starving: bool,
+    state: impl Into<WaitState>,
     give_up: bool,
     attempt: Attempt,
 ) -> Call<Step> {
+    let state: WaitState = state.into();
     let args = [
         waiter.token.into(),
         waiter.ttl_ms.into(),
         waiter.alive_ms.into(),
         flag(waiter.fencing).into(),
         fence_floor().into(),
-        flag(starving).into(),
+        state.flag().into(),
         flag(give_up).into(),
         flag(attempt == Attempt::Replay).into(),
         waiter.arrival.into(),

@@ -1,0 +1,189 @@
+//! Eventual fairness (option `starve_after`): a queued writer lets a free
+//! lock go to whoever asks first (barging, its own wake-up included) until
+//! it has waited `starve_after`; from then on a release hands it the lock
+//! in arrival order. `starve_after` 0 (the default) hands over from the
+//! first step (strict FIFO).
+//!
+//! The "other process" is a lock on `localhost` instead of `127.0.0.1`:
+//! another keyspace as far as this process's hold table can tell.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::proxy::Proxy;
+use common::{RedisServer, lock, never, unique_key, wait_until};
+use redislock_core::protocol::keys;
+use redislock_core::{Lock, LockOptions, OptionValue};
+
+fn starving_after(seconds: f64) -> LockOptions {
+    let mut options = LockOptions::default();
+    options
+        .set("starve_after", OptionValue::Number(seconds))
+        .unwrap();
+    options
+}
+
+fn queue_len(server: &RedisServer, key: &[u8]) -> i64 {
+    redis::cmd("ZCARD")
+        .arg(keys::queue_key(key))
+        .query(&mut server.client())
+        .unwrap()
+}
+
+/// A waiter (another process) of up to 5 s on `url` with `options`:
+/// whether it got the lock, after how long, and its token.
+fn spawn_waiter(
+    url: String,
+    key: &[u8],
+    options: LockOptions,
+) -> std::thread::JoinHandle<(bool, Duration, Option<Vec<u8>>)> {
+    let key = key.to_vec();
+    std::thread::spawn(move || {
+        let mut l = Lock::new(key, 5.0, &[url], options).unwrap();
+        let began = Instant::now();
+        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        let took = began.elapsed();
+        let token = l.token();
+        if got {
+            assert!(l.release().unwrap());
+        }
+        (got, took, token)
+    })
+}
+
+/// The waiter's mark (`K~~a~<token>`), if any.
+fn marks(server: &RedisServer, key: &[u8]) -> Vec<String> {
+    let pattern = [key, b"~~a~*"].concat();
+    let names: Vec<Vec<u8>> = redis::cmd("KEYS")
+        .arg(pattern)
+        .query(&mut server.client())
+        .unwrap();
+    names
+        .iter()
+        .filter_map(|name| {
+            redis::cmd("GET")
+                .arg(name)
+                .query::<Option<String>>(&mut server.client())
+                .unwrap()
+        })
+        .collect()
+}
+
+/// Wake-ups pushed so far (`RPUSH` calls the server ran).
+fn wakes(server: &RedisServer) -> u64 {
+    common::command_stats(server, "rpush").0
+}
+
+/// While the waiter has waited less than `starve_after`, a release frees
+/// the lock and wakes it, and whoever asks first takes it: here a
+/// newcomer, while the woken waiter's step is held up in the network.
+/// Having lost that race, the waiter is not woken by the next release
+/// (its mark ends in "s"): it steps again by itself when it starves, and
+/// gets the lock then. With `starve_after` 0 the release hands the lock
+/// to the waiter and the newcomer finds it held.
+#[test]
+fn a_free_lock_goes_to_whoever_asks_first_while_nobody_starves() {
+    let server = RedisServer::start();
+    for (starve_after, barging) in [(0.6, true), (0.0, false)] {
+        let proxy = Proxy::start(&server);
+        let key = unique_key("barging");
+        let mut holder = lock(&server, &key, 10.0);
+        assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+        let waiter = spawn_waiter(proxy.url(), &key, starving_after(starve_after));
+        wait_until("the waiter is queued", Duration::from_secs(5), || {
+            queue_len(&server, &key) == 1
+        });
+        // The waiter's next script call (its step after the wake-up) is
+        // held 300 ms on its way; what it sent already passes.
+        proxy.delay_request_to_all(&[b"EVALSHA"], Duration::from_millis(300));
+        let mut competing = LockOptions::default();
+        competing
+            .set("reentrant", OptionValue::Bool(false))
+            .unwrap();
+        let mut newcomer = Lock::new(key.clone(), 10.0, &[server.url()], competing).unwrap();
+        assert!(holder.release().unwrap());
+        let took = newcomer.acquire(Duration::ZERO, &never).unwrap();
+        assert_eq!(took, barging, "starve_after {starve_after}");
+        if barging {
+            // The waiter's held-up step finds the lock taken: it lost.
+            wait_until("the waiter lost its race", Duration::from_secs(2), || {
+                marks(&server, &key).iter().any(|m| m.ends_with(":s"))
+            });
+            let before = wakes(&server);
+            assert!(newcomer.release().unwrap());
+            assert_eq!(wakes(&server), before, "a waiter that lost is not woken");
+            assert!(
+                !common::exists(&server, &key),
+                "the lock is free, not handed"
+            );
+        }
+        let (got, waited, _) = waiter.join().unwrap();
+        assert!(got, "the waiter gets the lock in the end");
+        assert!(
+            waited < Duration::from_secs_f64(starve_after + 0.8),
+            "within its bound: {waited:?}"
+        );
+    }
+}
+
+/// Sections back to back (release, take again at once) never keep a
+/// waiter out for long: once it has waited `starve_after` it is handed the
+/// lock at the next release. The bound checked is generous.
+#[test]
+fn a_waiter_is_handed_the_lock_once_it_has_waited_starve_after() {
+    let server = RedisServer::start();
+    for starve_after in [0.2, 0.001] {
+        let key = unique_key("starving");
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut barger = lock(&server, &key, 10.0);
+        assert!(barger.acquire(Duration::ZERO, &never).unwrap());
+        let barging = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut sections = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    assert!(barger.release().unwrap());
+                    // Straight back in: no pause between sections.
+                    while !barger.acquire(Duration::ZERO, &never).unwrap() {
+                        if stop.load(Ordering::Relaxed) {
+                            return sections;
+                        }
+                    }
+                    sections += 1;
+                }
+                let _ = barger.release();
+                sections
+            })
+        };
+        let url = server.url().replace("127.0.0.1", "localhost");
+        let waiter = spawn_waiter(url, &key, starving_after(starve_after));
+        let (got, took, _) = waiter.join().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        let sections = barging.join().unwrap();
+        assert!(got, "the waiter got the lock");
+        assert!(
+            took < Duration::from_secs_f64(starve_after + 0.8),
+            "handed over soon after starve_after {starve_after}: {took:?} ({sections} sections)"
+        );
+    }
+}
+
+/// `starve_after` is validated like a wait: 0 or more seconds, finite.
+#[test]
+fn starve_after_takes_zero_or_more_seconds() {
+    for bad in [-0.1, f64::NAN, f64::INFINITY] {
+        let err = LockOptions::default()
+            .set("starve_after", OptionValue::Number(bad))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("starve_after"), "{err}");
+    }
+    for good in [0.0, 0.0005, 1.0] {
+        LockOptions::default()
+            .set("starve_after", OptionValue::Number(good))
+            .unwrap();
+    }
+}
