@@ -304,3 +304,39 @@ fn a_checkup_says_unknown_where_it_cannot_read_and_no_where_refused() {
     assert_eq!(nodes[0].findings[0].reason, "unreachable");
     assert_eq!(nodes[0].round_trip, None);
 }
+
+/// A Redlock master that does not answer is not asked for `INFO` again at
+/// every acquire (which would add its timeout to each): once per
+/// ten seconds at most.
+#[test]
+fn a_master_that_does_not_answer_costs_no_second_timeout_per_acquire() {
+    let masters: Vec<RedisServer> = (0..3).map(|_| persistent(&[])).collect();
+    let silent = common::proxy::Proxy::start(&masters[2]);
+    silent.black_hole();
+    let urls = vec![masters[0].url(), masters[1].url(), silent.url()];
+    let mut options = LockOptions::default();
+    options
+        .set("read_timeout", OptionValue::Number(0.4))
+        .unwrap();
+    options
+        .set("connect_timeout", OptionValue::Number(0.4))
+        .unwrap();
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let mut lock = Lock::new(unique_key("silent"), 10.0, &urls, options.clone()).unwrap();
+        let began = std::time::Instant::now();
+        let got = lock.acquire(Duration::ZERO, &never);
+        times.push(began.elapsed());
+        if matches!(got, Ok(true)) {
+            let _ = lock.release();
+        }
+    }
+    // The first acquire pays INFO's timeout (0.4 s) besides its own on
+    // the silent master; the next ones only their own.
+    for later in &times[1..] {
+        assert!(
+            *later + Duration::from_millis(300) < times[0],
+            "an acquire paid INFO's timeout again: {times:?}"
+        );
+    }
+}

@@ -76,6 +76,9 @@ pub struct FactsMemo {
     /// 1 + the process generation that recorded this server's hazards in
     /// its statistics (0: none did): a forked child records them again.
     recorded: std::sync::atomic::AtomicU64,
+    /// When `INFO` last went unanswered (ms on this process's monotonic
+    /// clock, +1; 0: never).
+    unanswered_at: std::sync::atomic::AtomicU64,
 }
 
 /// A server's facts as far as they could be read.
@@ -102,6 +105,27 @@ impl FactsMemo {
         self.known.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// How long a server whose `INFO` went unanswered is left alone.
+    pub const RETRY: std::time::Duration = std::time::Duration::from_secs(10);
+
+    /// Whether to ask the server's `INFO` now: not read yet, and not left
+    /// unanswered within [`Self::RETRY`].
+    pub fn to_ask(&self) -> bool {
+        if self.hazardous().is_some() {
+            return false;
+        }
+        match self.unanswered_at.load(Ordering::Acquire) {
+            0 => true,
+            at => monotonic_ms().saturating_sub(at - 1) >= Self::RETRY.as_millis() as u64,
+        }
+    }
+
+    /// Notes that `INFO` went unanswered now.
+    pub fn unanswered(&self) {
+        self.unanswered_at
+            .store(monotonic_ms() + 1, Ordering::Release);
+    }
+
     /// Whether this process already recorded the server's hazards.
     pub fn recorded_here(&self) -> bool {
         self.recorded.load(Ordering::Acquire) == crate::process::generation() + 1
@@ -120,6 +144,15 @@ impl FactsMemo {
         self.verdict
             .store(if hazards { 2 } else { 1 }, Ordering::Release);
     }
+}
+
+/// Milliseconds since this process first asked.
+fn monotonic_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64
 }
 
 impl Clone for FactsMemo {

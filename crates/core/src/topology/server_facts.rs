@@ -4,14 +4,15 @@
 //! it (option `unsafe_server`): record it (`warn`), refuse (`refuse`), or
 //! neither (`ignore`).
 
+use std::sync::Arc;
+
 use super::Topology;
 use crate::config::options::UnsafeServer;
 use crate::error::{LockError, Result};
-use std::sync::Arc;
-
 use crate::net::connection::{Known, ServerConfig};
 use crate::net::facts::ServerFacts;
 use crate::net::pool::Role;
+use crate::protocol::call::Call;
 use crate::protocol::commands;
 use crate::stats;
 
@@ -97,20 +98,30 @@ impl Topology {
     }
 
     /// Reads with `INFO` (all at once) the facts of the servers of `key`
-    /// not read yet in this process; a refusal is kept (unknown), a
-    /// server that does not answer is asked again next time.
+    /// not read yet in this process; a refusal is kept (unknown). A server
+    /// that does not answer is asked again at an acquire at least
+    /// [`crate::net::connection::FactsMemo::RETRY`] later (a Redlock master that is down costs its
+    /// acquires no second timeout each).
     fn read_facts(&self, key: &[u8], servers: &[Arc<ServerConfig>]) {
-        if servers.iter().all(|s| s.facts.hazardous().is_some()) {
+        let ask: Vec<bool> = servers.iter().map(|s| s.facts.to_ask()).collect();
+        if !ask.contains(&true) {
             return;
         }
-        let votes = self.run(Role::Command, key, &|_| commands::info());
-        for (server, result) in servers.iter().zip(votes.into_results()) {
+        let votes = self.run_where(Role::Command, key, &ask, None, &|_| {
+            let info = commands::info();
+            Call::new(info.commands().to_vec(), |replies| {
+                (commands::info().parse)(replies).map(Some)
+            })
+        });
+        for ((server, result), asked) in servers.iter().zip(votes.into_results()).zip(ask) {
             match result {
-                Ok(text) => server.facts.set(Known::Facts(ServerFacts::parse(&text))),
+                _ if !asked => {}
+                Ok(Some(text)) => server.facts.set(Known::Facts(ServerFacts::parse(&text))),
+                Ok(None) => {}
                 Err(refused @ LockError::Server { .. }) => {
                     server.facts.set(Known::Refused(refused.to_string()));
                 }
-                Err(_) => {}
+                Err(_) => server.facts.unanswered(),
             }
         }
     }
