@@ -22,7 +22,7 @@ impl Topology {
     /// `policy` says, records the servers that can lose a held lock
     /// ([`stats::servers`]) or fails naming them. A server that refuses
     /// `INFO` (an ACL) is unknown, never unsafe; one that does not answer
-    /// is asked again at the next acquire. One atomic load per server once
+    /// is asked again at an acquire 10 s later. One atomic load per server once
     /// every server is read.
     pub fn check_unsafe(&self, key: &[u8], policy: UnsafeServer) -> Result<()> {
         if policy == UnsafeServer::Ignore {
