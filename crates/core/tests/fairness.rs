@@ -187,3 +187,100 @@ fn starve_after_takes_zero_or_more_seconds() {
             .unwrap();
     }
 }
+
+/// Options of a barging waiter with a 1 s lease: `starve_after` 30 s,
+/// `retry_delay` 5 s (a block ends only on a wake-up), and `extra`.
+fn barging_waiter(extra: &[(&str, OptionValue)]) -> LockOptions {
+    let mut options = starving_after(30.0);
+    options
+        .set("retry_delay", OptionValue::Number(5.0))
+        .unwrap();
+    for (name, value) in extra {
+        options.set(name, value.clone()).unwrap();
+    }
+    options
+}
+
+/// A barging waiter's step goes after its wake-up: a win counts from that
+/// step's send, not from before the wait. W (ttl 1 s) waits 1.3 s, longer
+/// than its ttl, is woken by the release and takes the lock in its one
+/// step, with its whole lease; counted from before the wait, the win
+/// would look late and be given back (an abandon and a second step).
+#[test]
+fn a_barging_win_after_a_long_wait_counts_from_its_step() {
+    let server = RedisServer::start();
+    let key = unique_key("barging-long-wait");
+    let mut holder = lock(&server, &key, 10.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let (url, k) = (server.url().replace("127.0.0.1", "localhost"), key.clone());
+    let waiter = std::thread::spawn(move || {
+        let mut w = Lock::new(k, 1.0, &[url], barging_waiter(&[])).unwrap();
+        let got = w.acquire(Duration::from_secs(4), &never).unwrap();
+        (got, w)
+    });
+    wait_until("the waiter is queued", Duration::from_secs(5), || {
+        queue_len(&server, &key) == 1
+    });
+    std::thread::sleep(Duration::from_millis(1300));
+    let before = common::command_stats(&server, "evalsha").0;
+    assert!(holder.release().unwrap());
+    let (got, mut w) = waiter.join().unwrap();
+    let scripts = common::command_stats(&server, "evalsha").0 - before;
+    let left = w.remaining_ttl().unwrap();
+    assert!(got, "the woken waiter took the lock");
+    assert!(left.is_some_and(|l| l >= 0.5), "with its lease: {left:?}");
+    assert_eq!(
+        scripts, 2,
+        "the release and the waiter's one step, nothing given back"
+    );
+    assert!(w.release().unwrap());
+}
+
+/// A barging waiter whose step after its wake-up took the lock, but whose
+/// reply comes after the lease that step set, never counts that win: a
+/// competitor C gets the lock when W's lease ends, and W's acquire does
+/// not return true while C holds it (the rule of pause_tolerance.rs's
+/// late top-ups, for the step a barging waiter sends on its own).
+#[test]
+fn a_barging_win_whose_reply_comes_late_never_counts() {
+    use redislock_core::protocol::scripts::WAIT;
+    let server = RedisServer::start();
+    let proxy = Proxy::start(&server);
+    let key = unique_key("barging-late-reply");
+    let mut holder = lock(&server, &key, 10.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let began = Instant::now();
+    let (url, k) = (proxy.url(), key.clone());
+    let waiter = std::thread::spawn(move || {
+        let options = barging_waiter(&[("read_timeout", OptionValue::Number(3.0))]);
+        let mut w = Lock::new(k, 1.0, &[url], options).unwrap();
+        let got = w.acquire(Duration::from_secs(3), &never);
+        (got, began.elapsed(), w)
+    });
+    wait_until("the waiter is queued", Duration::from_secs(5), || {
+        queue_len(&server, &key) == 1
+    });
+    // The reply to W's next step (wait.lua, after its wake-up) is held
+    // 1.5 s: past the 1 s lease that step sets.
+    proxy.hold_reply_to(WAIT.hash().as_bytes(), Duration::from_millis(1500));
+    assert!(holder.release().unwrap());
+    let mut competing = LockOptions::default();
+    competing
+        .set("reentrant", OptionValue::Bool(false))
+        .unwrap();
+    let mut c = Lock::new(key.clone(), 10.0, &[server.url()], competing).unwrap();
+    let c_got = c.acquire(Duration::from_secs(4), &never).unwrap();
+    let c_at = began.elapsed();
+    let (w_got, w_at, mut w) = waiter.join().unwrap();
+    assert_eq!(proxy.holds().len(), 1, "W's step reply was held back");
+    assert!(c_got, "C got the lock once W's lease ended");
+    if matches!(w_got, Ok(true)) {
+        assert!(
+            w_at < c_at,
+            "W's acquire returned true at {w_at:?}, after C got the lock at {c_at:?}: its only \
+             proof a reply read after its lease ended"
+        );
+    }
+    assert!(c.release().unwrap());
+    let _ = w.release();
+}

@@ -194,7 +194,9 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
     loop {
         let now = Instant::now();
         let ending = now >= deadline || (!first && (w.stop)());
-        let sent = Instant::now();
+        // The send of the request whose win this process would count
+        // from: the step's (behind a wait, the wait's).
+        let mut sent = Instant::now();
         let (mode, result, stale) = match queued {
             Some(hint_ms) if !ending => {
                 let left = deadline - now;
@@ -211,7 +213,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                         Duration::from_millis(ms) + EXPIRY_MARGIN <= w.retry_delay.min(left)
                     });
                 // The step behind the last wait gives up with it.
-                let mode = if block >= left {
+                let mut mode = if block >= left {
                     Mode::GiveUp
                 } else {
                     Mode::Wait
@@ -230,6 +232,14 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                         Woke::Failed(error) => Err(error),
                         Woke::After(woken) => {
                             steps.woke(woken);
+                            // The step goes now, after the wait: a win
+                            // counts from here, not from before the wait.
+                            sent = Instant::now();
+                            // Woken before the deadline, the wait goes on
+                            // whatever this step finds.
+                            if sent < deadline {
+                                mode = Mode::Wait;
+                            }
                             run(Role::Command, &|attempt| {
                                 steps.step(mode, unknown || attempt == Attempt::Replay)
                             })
