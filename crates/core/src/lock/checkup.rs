@@ -210,7 +210,7 @@ impl Lock {
         match exchange::run_one(node, Role::Command, &|_| commands::info()) {
             Ok(text) => {
                 let facts = ServerFacts::parse(&text);
-                self.read_facts(&facts, &mut report);
+                read_facts(&facts, &mut report);
                 node.facts.set(Known::Facts(facts));
             }
             Err(e) => {
@@ -281,44 +281,44 @@ impl Lock {
         report.findings.sort_by_key(|f| f.severity as u8);
         report
     }
+}
 
-    /// Copies `facts` into `report`, with what they mean.
-    fn read_facts(&self, facts: &ServerFacts, report: &mut NodeCheckup) {
-        report.version = facts.version.clone();
-        report.role = facts.role.clone();
-        report.replicas = facts.replicas;
-        report.cluster = facts.cluster;
-        report.maxmemory = facts.maxmemory;
-        report.maxmemory_policy = facts.policy.clone();
-        report.aof = facts.aof;
-        for hazard in facts.hazards() {
-            report.findings.push(Finding {
-                severity: Severity::Unsafe,
-                reason: hazard.reason(),
-                detail: hazard.explain(),
-            });
-        }
-        match (facts.role.as_deref(), facts.replicas) {
-            (Some("slave"), _) => report.findings.push(Finding {
-                severity: Severity::Note,
-                reason: "replica",
-                detail: "a replica: locks are taken on its master; a failover makes it the \
-                         master with what it was sent, so a lock taken just before may be \
-                         missing (option replicas => N makes each acquire wait until N \
-                         replicas have it)"
-                    .into(),
-            }),
-            (Some("master"), Some(1..)) => report.findings.push(Finding {
-                severity: Severity::Note,
-                reason: "replicas",
-                detail: format!(
-                    "{} replica(s): a failover to one that did not get a lock's write yet \
-                     forgets the lock; option replicas => N makes each acquire wait until N \
-                     replicas have it (WAIT)",
-                    facts.replicas.unwrap_or(0)
-                ),
-            }),
-            _ => {}
-        }
+/// Copies `facts` into `report`, with what they mean.
+fn read_facts(facts: &ServerFacts, report: &mut NodeCheckup) {
+    report.version = facts.version.clone();
+    report.role = facts.role.clone();
+    report.replicas = facts.replicas;
+    report.cluster = facts.cluster;
+    report.maxmemory = facts.maxmemory;
+    report.maxmemory_policy = facts.policy.clone();
+    report.aof = facts.aof;
+    for hazard in facts.hazards() {
+        report.findings.push(Finding {
+            severity: Severity::Unsafe,
+            reason: hazard.reason(),
+            detail: hazard.explain(),
+        });
+    }
+    match (facts.role.as_deref(), facts.replicas) {
+        (Some("slave"), _) => report.findings.push(Finding {
+            severity: Severity::Note,
+            reason: "replica",
+            detail: "a replica: locks are taken on its master; a failover makes it the \
+                     master with what it was sent, so a lock taken just before may be \
+                     missing (option replicas => N makes each acquire wait until N \
+                     replicas have it)"
+                .into(),
+        }),
+        (Some("master"), Some(1..)) => report.findings.push(Finding {
+            severity: Severity::Note,
+            reason: "replicas",
+            detail: format!(
+                "{} replica(s): a failover to one that did not get a lock's write yet \
+                 forgets the lock; option replicas => N makes each acquire wait until N \
+                 replicas have it (WAIT)",
+                facts.replicas.unwrap_or(0)
+            ),
+        }),
+        _ => {}
     }
 }

@@ -12,7 +12,6 @@ use crate::error::{LockError, Result};
 use crate::net::connection::{Known, ServerConfig};
 use crate::net::facts::ServerFacts;
 use crate::net::pool::Role;
-use crate::protocol::call::Call;
 use crate::protocol::commands;
 use crate::stats;
 
@@ -40,25 +39,20 @@ impl Topology {
             return Ok(());
         }
         self.read_facts(key, &servers);
-        let mut refused = Vec::new();
-        for server in servers.iter() {
-            let Some(Known::Facts(facts)) = server.facts.get() else {
-                continue;
-            };
-            for hazard in facts.hazards() {
-                match policy {
-                    UnsafeServer::Refuse => {
-                        refused.push(format!("{}: {}", server.name(), hazard.explain()))
-                    }
-                    _ => {
-                        stats::servers::record(server.name(), hazard.reason(), hazard.explain());
-                    }
-                }
+        let found = hazards_of(&servers);
+        if policy == UnsafeServer::Warn {
+            for u in found {
+                stats::servers::record(u.server, u.reason, u.detail);
             }
-            if policy == UnsafeServer::Warn {
+            for server in servers.iter().filter(|s| s.facts.hazardous() == Some(true)) {
                 server.facts.set_recorded();
             }
+            return Ok(());
         }
+        let refused: Vec<String> = found
+            .iter()
+            .map(|u| format!("{}: {}", u.server, u.detail))
+            .collect();
         if refused.is_empty() {
             return Ok(());
         }
@@ -82,18 +76,7 @@ impl Topology {
     pub fn unsafe_servers(&self, key: &[u8]) -> Result<Vec<stats::servers::UnsafeServer>> {
         let servers = self.route.servers(key)?;
         self.read_facts(key, &servers);
-        let mut found = Vec::new();
-        for server in servers.iter() {
-            if let Some(Known::Facts(facts)) = server.facts.get() {
-                for hazard in facts.hazards() {
-                    found.push(stats::servers::UnsafeServer {
-                        server: server.name(),
-                        reason: hazard.reason(),
-                        detail: hazard.explain(),
-                    });
-                }
-            }
-        }
+        let found = hazards_of(&servers);
         Ok(found)
     }
 
@@ -107,17 +90,14 @@ impl Topology {
         if !ask.contains(&true) {
             return;
         }
-        let votes = self.run_where(Role::Command, key, &ask, None, &|_| {
-            let info = commands::info();
-            Call::new(info.commands().to_vec(), |replies| {
-                (commands::info().parse)(replies).map(Some)
-            })
+        // A server not asked answers "" (skipped below).
+        let votes = self.run_where(Role::Command, key, &ask, String::new(), &|_| {
+            commands::info()
         });
         for ((server, result), asked) in servers.iter().zip(votes.into_results()).zip(ask) {
             match result {
                 _ if !asked => {}
-                Ok(Some(text)) => server.facts.set(Known::Facts(ServerFacts::parse(&text))),
-                Ok(None) => {}
+                Ok(text) => server.facts.set(Known::Facts(ServerFacts::parse(&text))),
                 Err(refused @ LockError::Server { .. }) => {
                     server.facts.set(Known::Refused(refused.to_string()));
                 }
@@ -125,4 +105,22 @@ impl Topology {
             }
         }
     }
+}
+
+/// The hazards of `servers` whose facts were read: one row per server and
+/// reason, with what it does and the fix.
+fn hazards_of(servers: &[Arc<ServerConfig>]) -> Vec<stats::servers::UnsafeServer> {
+    let mut found = Vec::new();
+    for server in servers {
+        if let Some(Known::Facts(facts)) = server.facts.get() {
+            for hazard in facts.hazards() {
+                found.push(stats::servers::UnsafeServer {
+                    server: server.name(),
+                    reason: hazard.reason(),
+                    detail: hazard.explain(),
+                });
+            }
+        }
+    }
+    found
 }
