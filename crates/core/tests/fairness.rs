@@ -14,8 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
-use common::{RedisServer, lock, never, unique_key, wait_until};
-use redislock_core::protocol::keys;
+use common::{RedisServer, lock, never, queue_len, unique_key, wait_until};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 fn starving_after(seconds: f64) -> LockOptions {
@@ -24,13 +23,6 @@ fn starving_after(seconds: f64) -> LockOptions {
         .set("starve_after", OptionValue::Number(seconds))
         .unwrap();
     options
-}
-
-fn queue_len(server: &RedisServer, key: &[u8]) -> i64 {
-    redis::cmd("ZCARD")
-        .arg(keys::queue_key(key))
-        .query(&mut server.client())
-        .unwrap()
 }
 
 /// A waiter (another process) of up to 5 s on `url` with `options`:

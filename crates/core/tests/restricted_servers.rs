@@ -51,14 +51,7 @@ fn blocking_waits_work_where_scripts_may_not_call_time() {
 
 #[test]
 fn no_lock_is_taken_where_scripts_are_refused() {
-    let server = RedisServer::start_with(&[
-        "--rename-command",
-        "EVAL",
-        "",
-        "--rename-command",
-        "EVALSHA",
-        "",
-    ]);
+    let server = RedisServer::start_with(&common::NO_SCRIPTS);
     let key = unique_key("no-scripts");
     for wait in [Duration::ZERO, Duration::from_millis(200)] {
         let mut l = lock(&server, &key, 5.0);

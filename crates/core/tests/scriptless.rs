@@ -10,18 +10,9 @@ mod common;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{RedisServer, never, unique_key};
+use common::{NO_SCRIPTS, RedisServer, never, unique_key};
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 use redislock_fixture::{TEST_SERVER_ENV, skipped, test_server_program};
-
-const NO_SCRIPTS: [&str; 6] = [
-    "--rename-command",
-    "EVAL",
-    "",
-    "--rename-command",
-    "EVALSHA",
-    "",
-];
 
 /// A server of [`TEST_SERVER_ENV`]'s program with `extra` arguments, if
 /// one is named and has `DELIFEQ`; otherwise prints why the test is

@@ -273,14 +273,7 @@ fn a_checkup_says_unknown_where_it_cannot_read_and_no_where_refused() {
     assert_eq!(nodes[0].findings[0].reason, "info_refused");
     assert_eq!(nodes[0].maxmemory_policy, None);
     // No scripts: refused, named.
-    let scriptless = persistent(&[
-        "--rename-command",
-        "EVAL",
-        "",
-        "--rename-command",
-        "EVALSHA",
-        "",
-    ]);
+    let scriptless = persistent(&common::NO_SCRIPTS);
     let lock = Lock::new(
         unique_key("checkup"),
         10.0,

@@ -11,7 +11,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, lock, never, release_as, unique_key, wait_until};
+use common::{RedisServer, lock, never, queue_len, release_as, unique_key, wait_until};
 use redislock_core::protocol::call::{Attempt, Call};
 use redislock_core::protocol::step::Step;
 use redislock_core::protocol::{commands, keys};
@@ -31,13 +31,6 @@ fn hold(server: &RedisServer, key: &[u8], token: &str, ttl_ms: u64) {
 /// Releases `key` held by `token` with the real release script.
 fn release(server: &RedisServer, key: &[u8], token: &str) -> bool {
     release_as(server, key, token.as_bytes(), commands::Successor::HandOver)
-}
-
-fn queue_len(server: &RedisServer, key: &[u8]) -> i64 {
-    redis::cmd("ZCARD")
-        .arg(keys::queue_key(key))
-        .query(&mut server.client())
-        .unwrap()
 }
 
 /// A thread that waits up to 5 s for `key` (another process, as far as the

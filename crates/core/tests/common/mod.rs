@@ -67,6 +67,25 @@ pub fn reader_tokens(con: &mut redis::Connection, key: &[u8]) -> Vec<Vec<u8>> {
         .unwrap()
 }
 
+/// Waiters in the queue of the lock `key` on `server` (`K~~q`).
+pub fn queue_len(server: &RedisServer, key: &[u8]) -> i64 {
+    redis::cmd("ZCARD")
+        .arg(keys::queue_key(key))
+        .query(&mut server.client())
+        .unwrap()
+}
+
+/// redis-server arguments that take scripts away (`EVAL` and `EVALSHA`
+/// renamed to nothing).
+pub const NO_SCRIPTS: [&str; 6] = [
+    "--rename-command",
+    "EVAL",
+    "",
+    "--rename-command",
+    "EVALSHA",
+    "",
+];
+
 /// Whether `key` exists on `server`.
 pub fn exists(server: &RedisServer, key: &[u8]) -> bool {
     let n: i64 = redis::cmd("EXISTS")
