@@ -306,9 +306,9 @@ impl RedisLock {
     /// `verdict` (`safe`, `unsafe`, `unknown`), round trip, what `INFO`
     /// says of memory, persistence and replication, `findings` (each with
     /// its consequence and fix) and whether it has what the lock protocol
-    /// uses (scripts, `TIME` in scripts, `CLIENT UNBLOCK`, a
-    /// compare-and-delete command, the ACL's permissions on the lock's
-    /// keys). Validated like the constructor; reads and writes no key.
+    /// uses (scripts, `CLIENT UNBLOCK`, a compare-and-delete command, the
+    /// ACL's permissions on the lock's keys), and `TIME` in scripts, which
+    /// no lock script needs. Validated like the constructor; reads and writes no key.
     /// The command line's `doctor` prints it.
     #[php(defaults(options = Options::empty()))]
     pub fn diagnose(

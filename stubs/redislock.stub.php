@@ -222,8 +222,9 @@ namespace {
          * maxmemory, maxmemory_policy, aof; null where it did not), appendfsync (CONFIG GET;
          * null where refused), findings (severity "unsafe"/"unknown"/"note", reason, detail:
          * the consequence and the fix), and whether the server has what the lock protocol
-         * uses: scripts, time_in_scripts, client_unblock, compare_delete (DELIFEQ or DELEX),
-         * acl (this user may run the lock's commands on its keys), each {status:
+         * uses: scripts, client_unblock, compare_delete (DELIFEQ or DELEX), acl (this user may
+         * run the lock's commands on its keys), and time_in_scripts (no lock script needs it;
+         * scripts of one's own may), each {status:
          * "yes"|"no"|"unknown", detail}. Reads and writes no key. The command line's
          * `redislock doctor` prints it.
          *

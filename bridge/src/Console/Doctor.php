@@ -96,6 +96,9 @@ final class Doctor
             if ($key === 'compare_delete' && $capability['status'] === 'no' && $scripts) {
                 $detail = 'not needed: scripts run';
             }
+            if ($key === 'time_in_scripts' && $capability['status'] === 'no') {
+                $detail = 'not needed: no lock script reads the clock';
+            }
             $lines[] = sprintf('  %-24s %s%s', $label, $capability['status'], $detail === '' ? '' : " ($detail)");
         }
 

@@ -49,6 +49,16 @@ final class DoctorTest extends TestCase
         $this->assertStringContainsString('verdict: SAFE', $out);
     }
 
+    /** A server that refuses TIME in scripts (ElastiCache Serverless) is safe: no lock script reads the clock. */
+    public function testTimeRefusedInScriptsIsNotNeeded(): void
+    {
+        $server = \TestRedis::start(['--appendonly', 'yes', '--rename-command', 'TIME', '']);
+        [$status, $out, $err] = self::cli(['--servers=' . $server->url()]);
+        $this->assertSame(0, $status, $out . $err);
+        $this->assertMatchesRegularExpression('/TIME in scripts +no \(not needed: no lock script reads the clock\)/', $out);
+        $this->assertStringContainsString('verdict: SAFE', $out);
+    }
+
     public function testAnEvictingServerIsExitOneWithTheFindingAndItsFix(): void
     {
         $server = \TestRedis::start(['--maxmemory', '4mb', '--maxmemory-policy', 'volatile-lru', '--appendonly', 'yes', '--requirepass', self::PASSWORD]);

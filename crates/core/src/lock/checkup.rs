@@ -120,7 +120,8 @@ pub struct NodeCheckup {
     pub findings: Vec<Finding>,
     /// Scripts run (`EVAL`).
     pub scripts: Capability,
-    /// Scripts may read the clock (`TIME`).
+    /// Scripts may read the clock (`TIME`); the lock's scripts do not
+    /// need it.
     pub time_in_scripts: Capability,
     /// This user may end another connection's wait (`CLIENT UNBLOCK`).
     pub client_unblock: Capability,

@@ -22,8 +22,9 @@ pub fn script() -> Call<()> {
     })
 }
 
-/// A script that reads the server's clock (`TIME`), as the lease scripts
-/// do.
+/// A script that reads the server's clock (`TIME`). No lock script does
+/// (services such as ElastiCache Serverless refuse it): reported because
+/// scripts of one's own may.
 pub fn time_in_script() -> Call<()> {
     Call::one(
         Command::of(&[b"EVAL", b"return redis.call('TIME')[1]", b"0"]),
