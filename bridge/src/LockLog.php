@@ -146,7 +146,6 @@ final class LockLog
      */
     public function waited(string $primitive, string $name, float $wait, ?float $timeout, bool $acquired, ?float $ttl): void
     {
-        $this->unsafeServers();
         if ($this->waitOver === null || !($wait > $this->waitOver) || !$this->enabled()) {
             return;
         }

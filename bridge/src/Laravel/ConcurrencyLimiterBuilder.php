@@ -158,6 +158,7 @@ class ConcurrencyLimiterBuilder implements \JsonSerializable
             $start = hrtime(true);
             $acquired = CoroutineWait::acquire(fn (float $w) => $semaphore->acquire($w), $wait);
             $this->log->waited('permit', $this->name, Hold::since($start), $wait, $acquired, (float) $this->releaseAfter);
+            $this->log->unsafeServers();
             if (!$acquired) {
                 throw new LimiterTimeoutException(sprintf(
                     'No slot of the funnel [%s] was free within %s seconds.', $this->name, $this->timeout

@@ -157,6 +157,7 @@ class RedisLockLock extends Lock implements \JsonSerializable
         $start = hrtime(true);
         $acquired = CoroutineWait::acquire(fn (float $w) => $this->lock()->acquire($w), $wait);
         $this->log->waited('lock', $this->name, Hold::since($start), $wait, $acquired, $this->fixedTtl());
+        $this->log->unsafeServers();
         if (!$acquired) {
             throw new LockTimeoutException(sprintf('Could not acquire the lock [%s] within %s seconds.', $this->name, $wait));
         }

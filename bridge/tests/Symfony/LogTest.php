@@ -87,6 +87,37 @@ final class LogTest extends TestCase
         $this->assertSame([], $this->logger->records);
     }
 
+    /**
+     * A server that can evict a held lock is one `unsafe_server` warning
+     * per process and server, whichever acquire found it first (a lock,
+     * a blocking one, a read lock, a permit), never one per acquire.
+     */
+    public function testAnEvictingServerIsOneWarningPerProcess(): void
+    {
+        $server = \TestRedis::start(['--maxmemory', '64mb', '--maxmemory-policy', 'volatile-lfu', '--appendonly', 'yes']);
+        $store = new RedisLockStore($server->url());
+        $store->setLogger($this->logger);
+        $lock = (new LockFactory($store))->createLock(redislock_test_key('symfony-log-unsafe'), 30);
+        $this->assertTrue($lock->acquire());
+        $lock->release();
+        $this->assertTrue($lock->acquire(true));
+        $lock->release();
+        $this->assertTrue($lock->acquireRead(true));
+        $lock->release();
+        $semaphores = new RedisLockSemaphoreStore($server->url());
+        $semaphores->setLogger($this->logger);
+        $semaphore = (new SemaphoreFactory($semaphores))->createSemaphore(redislock_test_key('symfony-log-unsafe-sem'), 2);
+        $this->assertTrue($semaphore->acquire());
+        $semaphore->release();
+        $records = $this->logger->event('unsafe_server');
+        $this->assertCount(1, $records);
+        $this->assertSame('warning', $records[0]['level']);
+        $this->assertSame($server->url() . '/0', $records[0]['context']['server']);
+        $this->assertSame('eviction', $records[0]['context']['reason']);
+        $this->assertStringContainsString('maxmemory-policy volatile-lfu', $records[0]['message']);
+        $this->assertCount(1, $this->logger->records, 'nothing else logged');
+    }
+
     public function testADeletedLockIsALostLeaseOnceAtRelease(): void
     {
         $name = redislock_test_key('symfony-log-deleted');
