@@ -250,9 +250,11 @@ impl RedisLock {
     /// token or `owner` string, or up to 64 readers' tokens), `readers`
     /// (live readers), `ttl` (seconds left, null when free), `waiting`
     /// (live waiters), `fence` (the hold's fencing token, or null) and
-    /// `semaphore` (the semaphore of that name, or null). Validated like the
+    /// `semaphore` (the semaphore of that name, or null), and `unsafe` (its
+    /// servers that can lose a held lock by themselves). Validated like the
     /// constructor; one read-only round trip (every Redlock master at once,
-    /// decided by their quorum).
+    /// decided by their quorum), and before the first in a process on a
+    /// server, its `INFO`.
     #[php(defaults(options = Options::empty()))]
     pub fn inspect(
         key: Bytes,

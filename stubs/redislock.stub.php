@@ -170,7 +170,8 @@ namespace {
          * Validated like the constructor (same ValueError and TypeError messages, nothing sent for
          * a call that fails validation); one round trip that reads only (a read-only script on the
          * server of the key: every Redlock master at once, the Cluster master of the key's slot,
-         * the Sentinels' master). Owner tokens never appear in exception messages.
+         * the Sentinels' master; the first time in a process on a server, its INFO before).
+         * Owner tokens never appear in exception messages.
          *
          * - held: whether the lock is held, by a writer or by readers (over Redlock: a majority of
          *   the masters hold it under one token);

@@ -90,7 +90,9 @@ pub struct SemaphoreInspection {
 impl Lock {
     /// Asks every server of the key at once, in one round trip, what it
     /// knows of the lock; reads only (one read-only script per server).
-    /// Fails like any call when fewer than a quorum of servers answer.
+    /// The servers' facts are read first where this process has not yet
+    /// (`INFO`, for [`Inspection::unsafe_servers`]). Fails like any call
+    /// when fewer than a quorum of servers answer.
     pub fn inspect(&self) -> Result<Inspection> {
         let keys = &*self.keys;
         let votes = self.run(Role::Command, &|_| inspect::inspect(keys));
