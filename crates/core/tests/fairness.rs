@@ -235,6 +235,17 @@ fn a_barging_win_after_a_long_wait_counts_from_its_step() {
 /// late top-ups, for the step a barging waiter sends on its own).
 #[test]
 fn a_barging_win_whose_reply_comes_late_never_counts() {
+    a_late_barging_win_never_counts(3.0);
+}
+
+/// The same with a `read_timeout` (0.5 s) that ends W's wait for that
+/// reply: unanswered, the win is given back, never believed.
+#[test]
+fn an_unanswered_barging_win_never_counts() {
+    a_late_barging_win_never_counts(0.5);
+}
+
+fn a_late_barging_win_never_counts(read_timeout: f64) {
     use redislock_core::protocol::scripts::WAIT;
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
@@ -244,7 +255,7 @@ fn a_barging_win_whose_reply_comes_late_never_counts() {
     let began = Instant::now();
     let (url, k) = (proxy.url(), key.clone());
     let waiter = std::thread::spawn(move || {
-        let options = barging_waiter(&[("read_timeout", OptionValue::Number(3.0))]);
+        let options = barging_waiter(&[("read_timeout", OptionValue::Number(read_timeout))]);
         let mut w = Lock::new(k, 1.0, &[url], options).unwrap();
         let got = w.acquire(Duration::from_secs(3), &never);
         (got, began.elapsed(), w)
