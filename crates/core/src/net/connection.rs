@@ -155,24 +155,6 @@ fn monotonic_ms() -> u64 {
         .as_millis() as u64
 }
 
-impl Clone for FactsMemo {
-    fn clone(&self) -> Self {
-        Self::default()
-    }
-}
-
-impl PartialEq for FactsMemo {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for FactsMemo {}
-
-impl std::hash::Hash for FactsMemo {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
-}
-
 /// Set once the server refused to end a blocking command from another
 /// connection (`CLIENT ID` or `CLIENT UNBLOCK`). Not part of a config's
 /// identity.
@@ -189,24 +171,6 @@ impl UnblockRefused {
     pub fn set(&self) {
         self.0.store(true, Ordering::Relaxed);
     }
-}
-
-impl Clone for UnblockRefused {
-    fn clone(&self) -> Self {
-        Self::default()
-    }
-}
-
-impl PartialEq for UnblockRefused {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for UnblockRefused {}
-
-impl std::hash::Hash for UnblockRefused {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// Counts connections dropped after an error, so that opening their
@@ -228,24 +192,6 @@ impl Broken {
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
             .is_ok()
     }
-}
-
-impl Clone for Broken {
-    fn clone(&self) -> Self {
-        Self::default()
-    }
-}
-
-impl PartialEq for Broken {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for Broken {}
-
-impl std::hash::Hash for Broken {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// Set once a server ran one of our scripts in this process. A plain
@@ -333,17 +279,40 @@ impl Clone for ScriptsChecked {
     }
 }
 
-impl PartialEq for ScriptsChecked {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
+/// Per-process state kept beside a server's settings ([`FactsMemo`],
+/// [`UnblockRefused`], [`Broken`], [`ScriptsChecked`]): not part of a
+/// config's identity, so equal configs compare and hash equal whatever it
+/// says.
+macro_rules! not_identity {
+    ($($ty:ty),*) => {$(
+        impl PartialEq for $ty {
+            fn eq(&self, _: &Self) -> bool {
+                true
+            }
+        }
+
+        impl Eq for $ty {}
+
+        impl std::hash::Hash for $ty {
+            fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+        }
+    )*};
 }
 
-impl Eq for ScriptsChecked {}
-
-impl std::hash::Hash for ScriptsChecked {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+/// A clone of per-process state that starts afresh (a config cloned to be
+/// another server's).
+macro_rules! fresh_on_clone {
+    ($($ty:ty),*) => {$(
+        impl Clone for $ty {
+            fn clone(&self) -> Self {
+                Self::default()
+            }
+        }
+    )*};
 }
+
+not_identity!(FactsMemo, UnblockRefused, Broken, ScriptsChecked);
+fresh_on_clone!(FactsMemo, UnblockRefused, Broken);
 
 impl ServerConfig {
     /// Combines a parsed URL with the connection-related options.
