@@ -43,6 +43,14 @@ set +e
 NO_INTERACTION=1 TEST_PHP_EXECUTABLE=$php "$php" "$runner" -q --no-color \
   -n -d "extension=$so" ${PHPT_ARGS:-} "-j${PHPT_JOBS:-2}" "${targets[@]}" 2>&1 | tee "$log"
 set -e
+# A failed test's diff (its first 40 lines) is printed here, so that a
+# run whose files are gone (CI) still says what went wrong.
+for t in $(sed -nE 's/^FAIL .*\[([^][]+\.phpt)\] *$/\1/p' "$log"); do
+  d=${t%.phpt}.diff
+  [ -f "$d" ] || continue
+  echo "--- $d (first 40 lines)"
+  head -n 40 "$d"
+done
 count() { grep -E "^Tests $1" "$log" | grep -oE '[0-9]+' | head -n1 || true; }
 passed=$(count passed); failed=$(count failed); skipped=$(count skipped); leaked=$(count leaked)
 passed=${passed:-0}; failed=${failed:-0}; skipped=${skipped:-0}; leaked=${leaked:-0}
