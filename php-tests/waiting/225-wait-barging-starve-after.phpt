@@ -1,5 +1,5 @@
 --TEST--
-starve_after: a barging waiter (its wake-up carries no step) is woken by the release and takes the lock; a signal handler that throws ends its wait and it leaves the queue; the option and its ini entry are validated
+starve_after: a barging waiter is not woken by the release (the lock is left free for whoever asks first): it steps by itself within retry_delay and takes the lock; a signal handler that throws ends its sleep and it leaves the queue; the option and its ini entry are validated
 --EXTENSIONS--
 redislock
 pcntl
@@ -11,8 +11,8 @@ require __DIR__ . '/../config.inc';
 require __DIR__ . '/../children.inc';
 $url = redislock_test_url();
 
-echo "-- woken by the release\n";
-$key = redislock_test_key('barging-woken');
+echo "-- not woken: it steps by itself\n";
+$key = redislock_test_key('barging-steps');
 $holder = spawn_php(sprintf('
     $l = new RedisLock(%s, 60, %s);
     echo $l->acquire() ? "held\n" : "not held\n";
@@ -21,8 +21,8 @@ $holder = spawn_php(sprintf('
     var_export($key, true), var_export($url, true)));
 check('holder has the lock', read_line($holder) === 'held');
 $t0 = hrtime(true);
-$lock = new RedisLock($key, 10, $url, ['starve_after' => 30]);
-check('acquired when released', $lock->acquire(5.0) && since($t0) < 1.0, sprintf('%.3f s', since($t0)));
+$lock = new RedisLock($key, 10, $url, ['starve_after' => 30, 'retry_delay' => 0.2]);
+check('acquired within retry_delay of the release', $lock->acquire(5.0) && since($t0) < 1.2, sprintf('%.3f s', since($t0)));
 check('its token is in Redis', redis_cmd($url, 'GET', $key) === $lock->token());
 [$code, $out] = finish_php($holder);
 check('holder released it', $code === 0 && trim($out) === 'released', "$code: $out");
@@ -73,9 +73,9 @@ try {
 }
 ?>
 --EXPECTF--
--- woken by the release
+-- not woken: it steps by itself
 holder has the lock: ok
-acquired when released: ok
+acquired within retry_delay of the release: ok
 its token is in Redis: ok
 holder released it: ok
 -- a handler that throws

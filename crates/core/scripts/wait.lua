@@ -6,20 +6,22 @@
 -- 2. giving up: leave the queue;
 -- 3. the lock is free (its holder's lease ran out, or a woken waiter is
 --    slow to come): take it, whether or not others wait (barging), unless
---    the first waiter is starving: that one is handed it, as a release
---    would have done;
+--    a waiter asks to be handed it (the first starving one): that one is
+--    handed it, as a release would have done;
 -- 4. else join the queue, or stay in it, with our mark renewed; starving
---    (we were woken and lost the race, or waited too long) asks the next
---    release to hand the lock to us.
+--    asks the next release to hand the lock to us.
 -- KEYS[1] = lock, KEYS[2] = queue, KEYS[3] = hold fence, KEYS[4] = fence
 -- counter
 -- ARGV[1] = token, ARGV[2] = lease ms, ARGV[3] = mark's life ms,
 -- ARGV[4] = '1' for a fencing token, ARGV[5] = fence floor, ARGV[6] = '1'
 -- when starving (a release hands it the lock), '0' when not yet (a release
--- frees the lock and wakes it), 's' when it was woken and lost its race
--- (a release frees the lock without waking it), ARGV[7] = '1' to give up, ARGV[8] = '1' on a replay,
+-- frees the lock without waking it: it steps by itself when it starves),
+-- ARGV[7] = '1' to give up, ARGV[8] = '1' on a replay,
 -- ARGV[9] = when the waiter began to wait (microseconds, its clock),
--- ARGV[10] = the hold's nonce (absent: none): a fixed owner's hold keeps it
+-- ARGV[10] = '1' when the waiter's wake-up wait (BLPOP on K~~w~<token>)
+-- follows in the same request: any answer but waiting pushes "w" there,
+-- so that wait ends at once and the step behind it (a replay) answers,
+-- ARGV[11] = the hold's nonce (absent: none): a fixed owner's hold keeps it
 -- in K~~o beside the token (acquire_replay.lua), so a replay claims only
 -- a lock its own try took, never another hold of the same owner
 -- Returns {1, fencing token or -1} when the lock is ours, {2} after giving
@@ -30,26 +32,37 @@
 -- @include queue
 local lock, queue, hold_fence, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, ttl, fenced, floor = ARGV[1], ARGV[2], ARGV[4] == '1', ARGV[5]
-local nonce = ARGV[10]
+local nonce = ARGV[11]
+
+-- With a wake-up wait behind this step: ends it at once.
+local function answer(reply)
+  if ARGV[10] == '1' then
+    local list = wake_key(lock, token)
+    redis.call('RPUSH', list, 'w')
+    redis.call('PEXPIRE', list, tonumber(ARGV[3]))
+  end
+  return reply
+end
 
 local function won(fence)
   leave_queue(lock, queue, token)
   if nonce then
     redis.call('SET', lock .. '~~o', nonce, 'PX', ttl)
   end
-  return {1, fence or -1}
+  return answer({1, fence or -1})
 end
 
-if redis.pcall('GET', lock) == token
-    and ((ARGV[8] == '1' and (not nonce or redis.call('GET', lock .. '~~o') == nonce))
-      or redis.call('GET', mark_key(lock, token)) == 'h') then
+local ours = redis.pcall('GET', lock) == token
+local handed = ours and redis.call('GET', mark_key(lock, token)) == 'h'
+if handed or (ours and ARGV[8] == '1'
+    and (not nonce or redis.call('GET', lock .. '~~o') == nonce)) then
   redis.call('PEXPIRE', lock, ttl)
   local fence = nil
   if fenced then
-    -- A replay keeps the token its first try took; a hand-over's claim
-    -- takes the next one (the lock is ours from the hand-over on, so no
-    -- grant comes between).
-    fence = ARGV[8] == '1' and tonumber(redis.call('GET', hold_fence))
+    -- A hand-over's claim takes the next token (the lock is ours from the
+    -- hand-over on, so no grant comes between), on a replay too; a replay
+    -- of our own try keeps the token that try took.
+    fence = not handed and tonumber(redis.call('GET', hold_fence))
       or next_fence(counter, floor)
     redis.call('SET', hold_fence, fence, 'PX', ttl)
   end
@@ -62,10 +75,14 @@ end
 if redis.call('EXISTS', lock) == 0 then
   local head, mark, more = first_live(lock, queue)
   if more then
-    return {3}
+    return answer({3})
   end
-  if not (head and head ~= token
-      and hand_over(lock, queue, head, mark)) then
+  local to, its = nil, nil
+  if head then
+    to, its = first_to_hand(lock, queue, head, mark)
+  end
+  if not (to and to ~= token
+      and hand_over(lock, queue, to, its)) then
     redis.call('SET', lock, token, 'PX', ttl)
     local fence = nil
     if fenced then

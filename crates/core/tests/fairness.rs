@@ -1,8 +1,10 @@
 //! Eventual fairness (option `starve_after`): a queued writer lets a free
-//! lock go to whoever asks first (barging, its own wake-up included) until
-//! it has waited `starve_after`; from then on a release hands it the lock
-//! in arrival order. `starve_after` 0 (the default) hands over from the
-//! first step (strict FIFO).
+//! lock go to whoever asks first (barging) until it has waited
+//! `starve_after`: a release neither hands it the lock nor wakes it (no
+//! process is woken per section), and it steps by itself when it starves
+//! (or the holder's lease ends); from then on a release hands it the lock
+//! in arrival order, even past waiters that still barge. `starve_after` 0
+//! (the default) hands over from the first step (strict FIFO).
 //!
 //! The "other process" is a lock on `localhost` instead of `127.0.0.1`:
 //! another keyspace as far as this process's hold table can tell.
@@ -26,7 +28,8 @@ fn starving_after(seconds: f64) -> LockOptions {
 }
 
 /// A waiter (another process) of up to 5 s on `url` with `options`:
-/// whether it got the lock, after how long, and its token.
+/// whether it got the lock, after how long, and its token. It keeps the
+/// lock 200 ms (a newcomer that asks at once finds it held).
 fn spawn_waiter(
     url: String,
     key: &[u8],
@@ -40,28 +43,11 @@ fn spawn_waiter(
         let took = began.elapsed();
         let token = l.token();
         if got {
+            std::thread::sleep(Duration::from_millis(200));
             assert!(l.release().unwrap());
         }
         (got, took, token)
     })
-}
-
-/// The waiter's mark (`K~~a~<token>`), if any.
-fn marks(server: &RedisServer, key: &[u8]) -> Vec<String> {
-    let pattern = [key, b"~~a~*"].concat();
-    let names: Vec<Vec<u8>> = redis::cmd("KEYS")
-        .arg(pattern)
-        .query(&mut server.client())
-        .unwrap();
-    names
-        .iter()
-        .filter_map(|name| {
-            redis::cmd("GET")
-                .arg(name)
-                .query::<Option<String>>(&mut server.client())
-                .unwrap()
-        })
-        .collect()
 }
 
 /// Wake-ups pushed so far (`RPUSH` calls the server ran).
@@ -70,43 +56,35 @@ fn wakes(server: &RedisServer) -> u64 {
 }
 
 /// While the waiter has waited less than `starve_after`, a release frees
-/// the lock and wakes it, and whoever asks first takes it: here a
-/// newcomer, while the woken waiter's step is held up in the network.
-/// Having lost that race, the waiter is not woken by the next release
-/// (its mark ends in "s"): it steps again by itself when it starves, and
-/// gets the lock then. With `starve_after` 0 the release hands the lock
-/// to the waiter and the newcomer finds it held.
+/// the lock without waking it, and whoever asks first takes it: here a
+/// newcomer. The waiter steps by itself once it starves and gets the lock
+/// then. With `starve_after` 0 the release hands the lock to the waiter
+/// and the newcomer finds it held.
 #[test]
 fn a_free_lock_goes_to_whoever_asks_first_while_nobody_starves() {
     let server = RedisServer::start();
     for (starve_after, barging) in [(0.6, true), (0.0, false)] {
-        let proxy = Proxy::start(&server);
         let key = unique_key("barging");
         let mut holder = lock(&server, &key, 10.0);
         assert!(holder.acquire(Duration::ZERO, &never).unwrap());
-        let waiter = spawn_waiter(proxy.url(), &key, starving_after(starve_after));
+        let url = server.url().replace("127.0.0.1", "localhost");
+        let waiter = spawn_waiter(url, &key, starving_after(starve_after));
         wait_until("the waiter is queued", Duration::from_secs(5), || {
             queue_len(&server, &key) == 1
         });
-        // The waiter's next script call (its step after the wake-up) is
-        // held 300 ms on its way; what it sent already passes.
-        proxy.delay_request_to_all(&[b"EVALSHA"], Duration::from_millis(300));
         let mut competing = LockOptions::default();
         competing
             .set("reentrant", OptionValue::Bool(false))
             .unwrap();
         let mut newcomer = Lock::new(key.clone(), 10.0, &[server.url()], competing).unwrap();
+        let before = wakes(&server);
         assert!(holder.release().unwrap());
         let took = newcomer.acquire(Duration::ZERO, &never).unwrap();
         assert_eq!(took, barging, "starve_after {starve_after}");
         if barging {
-            // The waiter's held-up step finds the lock taken: it lost.
-            wait_until("the waiter lost its race", Duration::from_secs(2), || {
-                marks(&server, &key).iter().any(|m| m.ends_with(":s"))
-            });
-            let before = wakes(&server);
+            assert_eq!(wakes(&server), before, "a waiter that barges is not woken");
             assert!(newcomer.release().unwrap());
-            assert_eq!(wakes(&server), before, "a waiter that lost is not woken");
+            assert_eq!(wakes(&server), before, "nor by the next release");
             assert!(
                 !common::exists(&server, &key),
                 "the lock is free, not handed"
@@ -119,6 +97,50 @@ fn a_free_lock_goes_to_whoever_asks_first_while_nobody_starves() {
             "within its bound: {waited:?}"
         );
     }
+}
+
+/// A release hands the lock to the first starving waiter even when
+/// waiters that still barge are ahead of it in the queue: they do not keep
+/// it waiting (a release that looked at the head only would free the lock
+/// and leave the starving waiter blocked until its `retry_delay`).
+#[test]
+fn a_starving_waiter_behind_barging_ones_is_handed_the_lock() {
+    let server = RedisServer::start();
+    let key = unique_key("starving-behind");
+    let mut holder = lock(&server, &key, 10.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let url = server.url().replace("127.0.0.1", "localhost");
+    let mut slow = starving_after(30.0);
+    slow.set("retry_delay", OptionValue::Number(1.0)).unwrap();
+    let ahead = spawn_waiter(url.clone(), &key, slow);
+    wait_until(
+        "the barging waiter is queued",
+        Duration::from_secs(5),
+        || queue_len(&server, &key) == 1,
+    );
+    let mut strict = starving_after(0.0);
+    strict.set("retry_delay", OptionValue::Number(5.0)).unwrap();
+    let behind = spawn_waiter(url, &key, strict);
+    wait_until(
+        "the starving waiter is queued",
+        Duration::from_secs(5),
+        || queue_len(&server, &key) == 2,
+    );
+    // Past its first block (100 ms at most): it blocks for its
+    // retry_delay now, and only a hand-over ends that early.
+    std::thread::sleep(Duration::from_millis(300));
+    let released = Instant::now();
+    assert!(holder.release().unwrap());
+    let (got, _, token) = behind.join().unwrap();
+    let took = released.elapsed();
+    assert!(got, "the starving waiter got the lock");
+    assert!(
+        took < Duration::from_secs(1),
+        "handed at the release, not after its retry_delay: {took:?}"
+    );
+    let (got_ahead, _, token_ahead) = ahead.join().unwrap();
+    assert!(got_ahead, "the barging waiter gets it later");
+    assert_ne!(token, token_ahead);
 }
 
 /// Sections back to back (release, take again at once) never keep a
@@ -180,8 +202,8 @@ fn starve_after_takes_zero_or_more_seconds() {
     }
 }
 
-/// Options of a barging waiter with a 1 s lease: `starve_after` 30 s,
-/// `retry_delay` 5 s (a block ends only on a wake-up), and `extra`.
+/// Options of a barging waiter: `starve_after` 30 s, `retry_delay` 5 s (it
+/// sleeps until the holder's lease ends), and `extra`.
 fn barging_waiter(extra: &[(&str, OptionValue)]) -> LockOptions {
     let mut options = starving_after(30.0);
     options
@@ -193,16 +215,17 @@ fn barging_waiter(extra: &[(&str, OptionValue)]) -> LockOptions {
     options
 }
 
-/// A barging waiter's step goes after its wake-up: a win counts from that
-/// step's send, not from before the wait. W (ttl 1 s) waits 1.3 s, longer
-/// than its ttl, is woken by the release and takes the lock in its one
+/// A barging waiter's step after its sleep counts a win from that step's
+/// send, not from before the wait. W (ttl 1 s) waits 1.3 s, longer than
+/// its ttl, for the holder's lease to end, and takes the lock in its one
 /// step, with its whole lease; counted from before the wait, the win
 /// would look late and be given back (an abandon and a second step).
 #[test]
 fn a_barging_win_after_a_long_wait_counts_from_its_step() {
     let server = RedisServer::start();
     let key = unique_key("barging-long-wait");
-    let mut holder = lock(&server, &key, 10.0);
+    // Never released: its lease ends after 1.3 s.
+    let mut holder = lock(&server, &key, 1.3);
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
     let (url, k) = (server.url().replace("127.0.0.1", "localhost"), key.clone());
     let waiter = std::thread::spawn(move || {
@@ -213,22 +236,18 @@ fn a_barging_win_after_a_long_wait_counts_from_its_step() {
     wait_until("the waiter is queued", Duration::from_secs(5), || {
         queue_len(&server, &key) == 1
     });
-    std::thread::sleep(Duration::from_millis(1300));
     let before = common::command_stats(&server, "evalsha").0;
-    assert!(holder.release().unwrap());
     let (got, mut w) = waiter.join().unwrap();
     let scripts = common::command_stats(&server, "evalsha").0 - before;
     let left = w.remaining_ttl().unwrap();
-    assert!(got, "the woken waiter took the lock");
+    assert!(got, "the waiter took the lock");
     assert!(left.is_some_and(|l| l >= 0.5), "with its lease: {left:?}");
-    assert_eq!(
-        scripts, 2,
-        "the release and the waiter's one step, nothing given back"
-    );
+    assert_eq!(scripts, 1, "the waiter's one step, nothing given back");
     assert!(w.release().unwrap());
+    drop(holder);
 }
 
-/// A barging waiter whose step after its wake-up took the lock, but whose
+/// A barging waiter whose step after its sleep took the lock, but whose
 /// reply comes after the lease that step set, never counts that win: a
 /// competitor C gets the lock when W's lease ends, and W's acquire does
 /// not return true while C holds it (the rule of pause_tolerance.rs's
@@ -250,8 +269,11 @@ fn a_late_barging_win_never_counts(read_timeout: f64) {
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("barging-late-reply");
-    let mut holder = lock(&server, &key, 10.0);
+    // Never released: its lease ends after 0.6 s, and W's step then takes
+    // the lock.
+    let mut holder = lock(&server, &key, 0.6);
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    let held = holder.token().unwrap();
     let began = Instant::now();
     let (url, k) = (proxy.url(), key.clone());
     let waiter = std::thread::spawn(move || {
@@ -263,10 +285,12 @@ fn a_late_barging_win_never_counts(read_timeout: f64) {
     wait_until("the waiter is queued", Duration::from_secs(5), || {
         queue_len(&server, &key) == 1
     });
-    // The reply to W's next step (wait.lua, after its wake-up) is held
+    // The reply to W's next step (wait.lua, after its sleep) is held
     // 1.5 s: past the 1 s lease that step sets.
     proxy.hold_reply_to(WAIT.hash().as_bytes(), Duration::from_millis(1500));
-    assert!(holder.release().unwrap());
+    wait_until("W's step took the lock", Duration::from_secs(3), || {
+        common::get(&server, &key).is_some_and(|t| t != held)
+    });
     let mut competing = LockOptions::default();
     competing
         .set("reentrant", OptionValue::Bool(false))
@@ -286,4 +310,5 @@ fn a_late_barging_win_never_counts(read_timeout: f64) {
     }
     assert!(c.release().unwrap());
     let _ = w.release();
+    drop(holder);
 }

@@ -121,6 +121,74 @@ fn a_waiter_gets_a_greater_token() {
     assert!(fence > first, "{fence} after {first}");
 }
 
+/// A claim of a hand-over sent as a replay (the waiter's connection
+/// dropped under its wait, and its next step went again on a new one)
+/// takes the next fencing token, as the first claim would have: a replay
+/// keeps the token of its own first try only when no hand-over gave it
+/// the lock (with the holder's token, two holders would share one).
+#[test]
+fn a_replayed_claim_of_a_handoff_takes_a_new_token() {
+    let server = RedisServer::start();
+    let key = unique_key("fencereplay");
+    let lock_keys = keys::LockKeys::new(key.clone(), b"~~fence".to_vec());
+    let mut con = server.client();
+    // The holder: its lock and its fencing token (7) in the hold's key.
+    let _: () = redis::cmd("SET")
+        .arg(&key)
+        .arg("holder")
+        .arg("PX")
+        .arg(10_000)
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg(&lock_keys.fence)
+        .arg(7)
+        .arg("PX")
+        .arg(10_000)
+        .query(&mut con)
+        .unwrap();
+    let w = commands::Waiter {
+        token: b"w1",
+        nonce: None,
+        ttl_ms: 5_000,
+        alive_ms: 5_000,
+        fencing: true,
+        arrival: 1,
+    };
+    let step = |con: &mut redis::Connection, attempt| {
+        commands::wait_step(&lock_keys, &w, true, false, attempt)
+            .query(con)
+            .unwrap()
+    };
+    assert!(matches!(
+        step(&mut con, Attempt::First),
+        Step::Waiting { .. }
+    ));
+    assert!(release_as(
+        &server,
+        &key,
+        b"holder",
+        commands::Successor::HandOver
+    ));
+    let Step::Won {
+        fence: Some(handed),
+        ..
+    } = step(&mut con, Attempt::Replay)
+    else {
+        panic!("the replay claims the handed lock with a fencing token");
+    };
+    assert_ne!(handed, 7, "the holder's token, handed on");
+    assert_eq!(handed, counter(&server), "taken from the server's counter");
+    // A replay of that claim (its answer lost) keeps the token it took.
+    let Step::Won {
+        fence: Some(again), ..
+    } = step(&mut con, Attempt::Replay)
+    else {
+        panic!("a second replay finds the lock its own");
+    };
+    assert_eq!(again, handed);
+}
+
 /// The fencing token of a hand-over is taken when the waiter claims the
 /// lock, not sent in the wake-up: a waiter whose wake-up is lost (its BLPOP
 /// popped it and the reply never arrived) still gets one when its next

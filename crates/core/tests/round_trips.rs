@@ -43,6 +43,21 @@ fn command_counts(admin: &mut redis::Connection) -> Vec<(String, u64)> {
     seen
 }
 
+/// Requests the server read since [`reset_counts`] (`total_reads_processed`,
+/// one per request of a client that waits for each reply), without the
+/// `INFO` that reads it: called before [`command_counts`].
+fn requests(admin: &mut redis::Connection) -> u64 {
+    let stats: String = redis::cmd("INFO").arg("stats").query(admin).unwrap();
+    let reads: u64 = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("total_reads_processed:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    reads - 1
+}
+
 fn counts(expected: &[(&str, u64)]) -> Vec<(String, u64)> {
     expected.iter().map(|(n, c)| (n.to_string(), *c)).collect()
 }
@@ -177,27 +192,47 @@ fn counts_of_a_wait_on_a_held_lock(
     holder: &mut Lock,
     waiter: &mut Lock,
 ) -> Vec<(String, u64)> {
+    counts_and_requests_of_a_wait_on_a_held_lock(server, holder, waiter).0
+}
+
+/// [`counts_of_a_wait_on_a_held_lock`], and the waiter's requests (the
+/// `CLIENT UNBLOCK`s, sent on a connection of their own, left out).
+fn counts_and_requests_of_a_wait_on_a_held_lock(
+    server: &RedisServer,
+    holder: &mut Lock,
+    waiter: &mut Lock,
+) -> (Vec<(String, u64)>, u64) {
     assert!(holder.acquire(Duration::ZERO, &never).unwrap());
     let mut admin = reset_counts(server);
     assert!(!waiter.acquire(Duration::from_millis(30), &never).unwrap());
+    let requests = requests(&mut admin);
     let mut seen = command_counts(&mut admin);
+    let unblocks = seen
+        .iter()
+        .filter(|(name, _)| name == "client|unblock")
+        .map(|(_, c)| *c)
+        .sum::<u64>();
+    let requests = requests - unblocks;
     seen.retain(|(name, _)| !name.starts_with("client|"));
     assert!(holder.release().unwrap());
-    seen
+    (seen, requests)
 }
 
 /// The scripts and `BLPOP`s of one `acquire(wait)` of a free lock (after
-/// a queued wait: no plain `SET`, the queue's step takes it), released
-/// after.
-fn one_wait_on_a_free_lock(server: &RedisServer, waiter: &mut Lock) -> u64 {
+/// a queued wait: no plain `SET`, the queue's first wait takes it), released
+/// after, and the requests they took.
+fn one_wait_on_a_free_lock(server: &RedisServer, waiter: &mut Lock) -> (u64, u64) {
     let mut admin = reset_counts(server);
     assert!(waiter.acquire(Duration::from_secs(1), &never).unwrap());
+    let requests = requests(&mut admin);
     let seen = command_counts(&mut admin);
     assert!(waiter.release().unwrap());
-    seen.iter()
+    let commands = seen
+        .iter()
         .filter(|(n, _)| n == "evalsha" || n == "blpop")
         .map(|(_, c)| *c)
-        .sum::<u64>()
+        .sum::<u64>();
+    (commands, requests)
 }
 
 /// `counts` without one `SET` (the plain try's).
@@ -210,12 +245,13 @@ fn without_one_set(counts: &[(String, u64)]) -> Vec<(String, u64)> {
 }
 
 /// While this process's last wait for a key had to queue, a waiting
-/// acquire of that key starts with the queue's step (which would take a
-/// free lock as well): the plain `SET NX PX` that would only find the lock
-/// held again is skipped, a round trip less per contended section; the
-/// rest of the wait is the same. A wait whose first step finds the lock
-/// free ends that: the next starts with the plain try again, as an
-/// uncontended acquire costs the recipe's `SET`.
+/// acquire of that key starts with the queue's first wait (its step, the
+/// `BLPOP` and the step behind it, in one request, which would take a free
+/// lock as well): the plain `SET NX PX` that would only find the lock held
+/// again is skipped, a round trip less per contended section; the rest of
+/// the wait is the same. A wait whose first step finds the lock free ends
+/// that: the next starts with the plain try again, as an uncontended
+/// acquire costs the recipe's `SET`.
 #[test]
 fn after_a_queued_wait_the_next_wait_starts_in_the_queue() {
     let server = RedisServer::start();
@@ -229,7 +265,11 @@ fn after_a_queued_wait_the_next_wait_starts_in_the_queue() {
     // at its first step ends the hint.
     counts_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter);
     let free = one_wait_on_a_free_lock(&server, &mut waiter);
-    assert_eq!(free, 1, "one step took the free lock");
+    assert_eq!(
+        free,
+        (3, 1),
+        "one request: the step took the free lock, its BLPOP ended at once, the replay claimed it"
+    );
     let first = counts_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter);
     assert!(
         first.contains(&("set".to_owned(), 2)),
@@ -247,10 +287,36 @@ fn after_a_queued_wait_the_next_wait_starts_in_the_queue() {
     }
     // A wait whose first step finds the lock free takes it there (one
     // round trip) and ends the hint.
-    assert_eq!(one_wait_on_a_free_lock(&server, &mut waiter), 1);
+    assert_eq!(one_wait_on_a_free_lock(&server, &mut waiter), (3, 1));
     assert_eq!(
         counts_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter),
         first,
         "the plain try again"
     );
+}
+
+/// A waiter that finds the lock held sends its first step (it joins the
+/// queue), its first `BLPOP` and the step behind it in one request: a wait
+/// that runs out after one block is one request after the plain try, and,
+/// while the process's last wait had to queue, one request in all (two
+/// before the first wait went with its step).
+#[test]
+fn a_first_wait_goes_with_the_first_step() {
+    let server = RedisServer::start();
+    let key = unique_key("rt-first-wait");
+    let mut options = LockOptions::default();
+    options.set("reentrant", OptionValue::Bool(false)).unwrap();
+    let new_lock = || Lock::new(key.clone(), 10.0, &[server.url()], options.clone()).unwrap();
+    let (mut holder, mut waiter) = (new_lock(), new_lock());
+    // Warm up: connections opened, scripts loaded, the connection's id
+    // learnt, the server's facts read.
+    counts_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter);
+    let (_, hinted) =
+        counts_and_requests_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter);
+    assert_eq!(hinted, 1, "the first step and its wait in one request");
+    // A wait that takes the lock free ends the hint: the plain try first.
+    assert_eq!(one_wait_on_a_free_lock(&server, &mut waiter).1, 1);
+    let (_, plain) =
+        counts_and_requests_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter);
+    assert_eq!(plain, 2, "the plain try, then the first step with its wait");
 }

@@ -4,8 +4,11 @@
 --   K~~q (sorted set):     member = waiter token, score = when it began to
 --                          wait (its clock, microseconds)
 --   K~~a~<token> (string): the waiter's mark "<ttl ms>:<fenced>:<starving>"
---                          (starving: 1 hand it the lock, 0 wake it, s
---                          neither: it was woken and lost a race),
+--                          (starving: 1 hand it the lock; 0 not yet: a
+--                          release frees the lock and lets whoever asks
+--                          first take it, and the waiter steps by itself
+--                          when it starves), or "<ttl ms>:r:<n>" for a
+--                          reader (always handed),
 --                          expiring when it stops checking in (a live
 --                          waiter renews it at least every retry_delay);
 --                          "h" once a release handed it the lock
@@ -99,18 +102,49 @@ local function first_live(lock, queue, known_head)
   return nil, nil, redis.call('EXISTS', queue) == 1
 end
 
--- Hands the free lock to the waiter head (with its mark) if it is
--- starving (every writer waiting on one server is: it lost its race when
--- its first try found the lock held) or waits to read: the lock is set to
--- its token for what is left of its mark's life (at most its ttl), its
--- mark says "h", and it is woken with "h". The step it sent behind its
--- wake-up wait runs at once and claims its whole lease (a writer its
--- fencing token; a reader turns the lock into the read mark and lets the
--- readers behind it in); a waiter that departed holds it no longer than
--- its mark would have lived. True when handed over.
+-- Whether a waiter's mark asks a release to hand it the lock: a starving
+-- writer's (every writer waiting on one server is, unless it barges first:
+-- option starve_after) or a reader's.
+local function wants_hand_over(mark)
+  return string.match(mark, '^%d+:[01]:1') or string.match(mark, '^%d+:r:')
+end
+
+-- The first live waiter that asks to be handed the lock (with its mark),
+-- the head (known, with its mark) or one of the DEPARTED - 1 behind it: a
+-- starving waiter behind waiters that barge is not kept waiting by them.
+-- Nil when none of them asks.
+local function first_to_hand(lock, queue, head, mark)
+  if wants_hand_over(mark) then
+    return head, mark
+  end
+  local tokens = redis.call('ZRANGE', queue, 1, DEPARTED - 1)
+  if #tokens == 0 then
+    return nil, nil
+  end
+  local at = {}
+  for i, token in ipairs(tokens) do
+    at[i] = mark_key(lock, token)
+  end
+  local marks = redis.call('MGET', unpack(at))
+  for i, token in ipairs(tokens) do
+    if marks[i] and wants_hand_over(marks[i]) then
+      return token, marks[i]
+    end
+  end
+  return nil, nil
+end
+
+-- Hands the free lock to a waiter (with its mark) that asks for it
+-- ([wants_hand_over]): the lock is set to its token for what is left of
+-- its mark's life (at most its ttl), its mark says "h", and it is woken
+-- with "h". The step it sent behind its wake-up wait runs at once and
+-- claims its whole lease (a writer its fencing token; a reader turns the
+-- lock into the read mark and lets the readers behind it in); a waiter
+-- that departed holds it no longer than its mark would have lived. True
+-- when handed over.
 local function hand_over(lock, queue, head, mark)
   local ttl = tonumber(string.match(mark, '^(%d+):'))
-  if not (ttl and (string.match(mark, '^%d+:[01]:1') or string.match(mark, '^%d+:r:'))) then
+  if not (ttl and wants_hand_over(mark)) then
     return false
   end
   local mark_at = mark_key(lock, head)
@@ -125,24 +159,26 @@ local function hand_over(lock, queue, head, mark)
   return true
 end
 
--- Frees a lock its owner gives up: a starving first waiter is handed the
--- lock; otherwise the lock is deleted and the first live waiter woken to
--- try for it (a newcomer may take it first: barging). With notify
--- (Redlock, where a quorum decides) the waiter is only woken. True when
--- only departed waiters were found, with more behind them: the lock is
--- left as it is, and the owner calls again.
+-- Frees a lock its owner gives up: the first waiter that asks for it
+-- (first_to_hand) is handed the lock; otherwise the lock is deleted, and
+-- a waiter that barges (mark "0") is not woken: it steps by itself when
+-- it starves, and whoever asks first takes the lock meanwhile. With
+-- notify (Redlock, where a quorum decides) the first waiter is only
+-- woken. True when only departed waiters were found, with more behind
+-- them: the lock is left as it is, and the owner calls again.
 local function free_lock(lock, queue, notify)
   local head, mark, more = first_live(lock, queue)
   if more then
     return true
   end
-  if head and not notify and hand_over(lock, queue, head, mark) then
-    return false
+  if head and not notify then
+    local to, its = first_to_hand(lock, queue, head, mark)
+    if to and hand_over(lock, queue, to, its) then
+      return false
+    end
   end
   redis.call('DEL', lock)
-  -- A waiter that was woken and lost its race ("s") is not woken again:
-  -- it steps by itself, starving, when its bound comes.
-  if head and not string.match(mark, '^%d+:[01]:s$') then
+  if head and (notify or wants_hand_over(mark)) then
     wake(lock, head, 1000)
   end
   return false

@@ -295,6 +295,7 @@ impl Counter<'_> {
                 wait,
                 stop,
                 unknown,
+                first_wait: None,
             },
             steps,
         )

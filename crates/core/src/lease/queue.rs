@@ -70,18 +70,12 @@ pub(crate) trait Steps {
     }
     /// How long until the waiter starves (asks to be handed the hold in
     /// arrival order); `None` once it does (always, for those that never
-    /// barge). While it does not, it waits for a wake-up alone and sends
-    /// its step after it ([`Steps::woke`]), so a free hold goes to whoever
-    /// asks first; its blocks end when it starves, so the step after says
-    /// so.
+    /// barge). While it does not, nobody wakes it: it sleeps in this
+    /// process until it starves (or the holder's lease ends) and steps
+    /// then, so a free hold goes to whoever asks first meanwhile; the
+    /// step after the sleep says it starves.
     fn starving_in(&self) -> Option<Duration> {
         None
-    }
-    /// Whether the wait before the next step ended with a wake-up (true)
-    /// or its timeout: a step after a wake-up that loses its race asks
-    /// not to be woken again ([`crate::protocol::commands::WaitState`]).
-    fn woke(&self, woken: bool) {
-        let _ = woken;
     }
 }
 
@@ -107,6 +101,13 @@ pub(crate) enum Waited {
 /// Margin added to the holder's remaining lease, so the step after an
 /// expiry finds the key gone.
 const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
+
+/// The longest first block, sent with the first step before the holder's
+/// remaining lease is known: a holder that keeps the lock longer is asked
+/// about then (the step behind the block answers its lease, and later
+/// blocks end with it), so a lease that ends without a release is noticed
+/// within this much, whatever `retry_delay` is.
+const FIRST_BLOCK: Duration = Duration::from_millis(100);
 
 /// First pause after a failed connection; doubled up to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
@@ -175,7 +176,17 @@ pub(crate) struct Wait<'a> {
     /// The caller's try got no answer (its connection dropped): its
     /// outcome is unknown, so the first step is sent as a replay.
     pub unknown: bool,
+    /// The first step and the first wait in one request, for a waiter
+    /// that expects to queue (the lock was just found held): given a block
+    /// time, the mode of the step behind the wait and whether the request
+    /// is a replay, the call; it answers that step's [`Step`] and whether
+    /// the first step queued ([`crate::protocol::commands::first_wait`]).
+    /// `None`: the first step goes alone.
+    pub first_wait: Option<FirstWait<'a>>,
 }
+
+/// See [`Wait::first_wait`].
+pub(crate) type FirstWait<'a> = &'a dyn Fn(Duration, Mode, bool) -> Call<(Step, bool)>;
 
 /// Waits in the queue (see the module documentation).
 pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
@@ -213,44 +224,56 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                         Duration::from_millis(ms) + EXPIRY_MARGIN <= w.retry_delay.min(left)
                     });
                 // The step behind the last wait gives up with it.
-                let mut mode = if block >= left {
+                let mode = if block >= left {
                     Mode::GiveUp
                 } else {
                     Mode::Wait
                 };
                 let result = match barging {
-                    // Not starving: the wake-up alone, then the step (a
-                    // step sent behind the wait would run before anyone
-                    // else could ask for the free lock).
-                    Some(_) => match wait_for_wake(w, key, &wake, block) {
-                        Woke::Ended => {
+                    // Not starving: nobody wakes it (a release frees the
+                    // lock for whoever asks first), so it sleeps here
+                    // until it starves or its block ends, then steps.
+                    Some(_) => {
+                        if !sleep_for(block) {
                             let _ = w
                                 .topology
                                 .run_on(0, Role::Command, key, &|_| steps.give_back(false));
                             return Err(LockError::Interrupted);
                         }
-                        Woke::Failed(error) => Err(error),
-                        Woke::After(woken) => {
-                            steps.woke(woken);
-                            // The step goes now, after the wait: a win
-                            // counts from here, not from before the wait.
-                            sent = Instant::now();
-                            // Woken before the deadline, the wait goes on
-                            // whatever this step finds.
-                            if sent < deadline {
-                                mode = Mode::Wait;
-                            }
-                            run(Role::Command, &|attempt| {
-                                steps.step(mode, unknown || attempt == Attempt::Replay)
-                            })
-                        }
-                    },
+                        // A win counts from this send, not from before
+                        // the sleep.
+                        sent = Instant::now();
+                        run(Role::Command, &|attempt| {
+                            steps.step(mode, unknown || attempt == Attempt::Replay)
+                        })
+                    }
                     None => run(Role::Blocking, &|attempt| {
                         let replay = unknown || attempt == Attempt::Replay;
                         Call::after_wake(blpop(&wake, block), block, steps.step(mode, replay))
                     }),
                 };
                 (mode, result, stale)
+            }
+            // The first step of a waiter that starves from the start goes
+            // with its first wait (it expects to queue): one round trip.
+            _ if let Some(first_wait) = w.first_wait.filter(|_| first && !ending && !unknown) => {
+                let left = deadline - now;
+                let block = block_time(left, -1, w.retry_delay.min(FIRST_BLOCK));
+                let mode = if block >= left {
+                    Mode::GiveUp
+                } else {
+                    Mode::Wait
+                };
+                let result = w.topology.run_on(0, Role::Blocking, key, &|attempt| {
+                    first_wait(block, mode, attempt == Attempt::Replay)
+                });
+                let result = result.map(|(step, queued)| {
+                    if queued && !std::mem::replace(&mut announced, true) {
+                        stats::contended();
+                    }
+                    step
+                });
+                (mode, result, false)
             }
             _ => {
                 let mode = if ending { Mode::GiveUp } else { Mode::Wait };
@@ -391,33 +414,24 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
     }
 }
 
-/// How a wait for a wake-up alone ended.
-enum Woke {
-    /// It ended (woken: true, or timed out): the step follows.
-    After(bool),
-    /// PHP ended the wait; the waiter left the queue.
-    Ended,
-    /// The wait failed; the step after it sorts the state out (or
-    /// reports the failure).
-    Failed(LockError),
-}
+/// Longest sleep between two looks at whether PHP ends the wait.
+const SLEEP_SLICE: Duration = Duration::from_millis(5);
 
-/// A barging waiter's wait for a wake-up (`BLPOP` on its list, up to
-/// `block`), with nothing behind it. A waiter that is not starving is
-/// never handed the hold: when PHP ends the wait, the caller's give-back
-/// only leaves the queue.
-fn wait_for_wake(w: &Wait<'_>, key: &[u8], wake: &[u8], block: Duration) -> Woke {
-    let waited = w.topology.run_on(0, Role::Blocking, key, &|_| {
-        Call::blocking(block, vec![blpop(wake, block)], |replies| {
-            let reply = replies.into_iter().next().unwrap_or(redis::Value::Nil);
-            Ok(!matches!(reply.extract_error()?, redis::Value::Nil))
-        })
-    });
-    let ended = matches!(waited, Err(LockError::Interrupted)) || exchange::take_wait_ended();
-    match waited {
-        _ if ended => Woke::Ended,
-        Ok(woken) => Woke::After(woken),
-        Err(error) => Woke::Failed(error),
+/// A barging waiter's sleep of `block` in this process, with no request
+/// (nobody wakes a waiter that barges; a `BLPOP` would not do either: a
+/// blocked command's timeout ends on the server's next timer tick, up to
+/// 100 ms late on an idle Redis). False when PHP ended the wait.
+fn sleep_for(block: Duration) -> bool {
+    let end = Instant::now() + block;
+    loop {
+        if crate::host::wait_should_end() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= end {
+            return true;
+        }
+        std::thread::sleep((end - now).min(SLEEP_SLICE));
     }
 }
 

@@ -12,12 +12,14 @@
 //!   ttl, and its mark says "h"), so the lock passes in arrival order and
 //!   never waits for a woken waiter to win a race;
 //! - with option `starve_after`, a waiter barges first (Go's normal
-//!   mode): until it has waited that long its mark asks the release to
-//!   free the lock and wake it, not to hand it over; it waits for the
-//!   wake-up alone and sends its step after it, so whoever asks first
-//!   takes the free lock; a step after a wake-up that finds the lock taken
-//!   marks it as having lost ("s": not woken again, it steps by itself
-//!   when it starves). From `starve_after` on it is starving as above;
+//!   mode): until it has waited that long its mark (`0`) asks a release
+//!   neither to hand it the lock nor to wake it: the release frees the
+//!   lock, and whoever asks first takes it (the releaser coming straight
+//!   back, most often: no process is woken per section). The waiter
+//!   sleeps in this process (no request) until it starves, or the
+//!   holder's lease ends, then steps; from `starve_after` on it is
+//!   starving as above, and a release hands the lock to the first starving
+//!   waiter even behind waiters that still barge;
 //! - the step behind the waiter's `BLPOP` runs the moment the release
 //!   wakes it and claims the lock for its whole ttl (and its fencing token,
 //!   and the replicas' acknowledgement), in the same round trip: a handed
@@ -25,7 +27,6 @@
 //!   connection closed) never runs that step: what it was handed ends with
 //!   its mark.
 
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use super::{Claim, Lock, Won};
@@ -33,7 +34,7 @@ use crate::error::Result;
 use crate::lease::contended;
 use crate::lease::queue::{self, Steps, Waited};
 use crate::protocol::call::{Attempt, Call};
-use crate::protocol::commands::{self, Successor, WaitState, Waiter};
+use crate::protocol::commands::{self, Successor, Waiter};
 use crate::protocol::step::{Mode, Step};
 
 /// A writer's steps in the lock's queue.
@@ -42,22 +43,6 @@ struct Writer<'a> {
     waiter: Waiter<'a>,
     /// When its wait began (its plain try had lost).
     began: Instant,
-    /// The wait before the next step ended with a wake-up.
-    woken: Cell<bool>,
-}
-
-impl Writer<'_> {
-    /// What it asks of the next release: before it has waited
-    /// `starve_after` (option) to be woken, or, after a wake-up whose race
-    /// it lost, nothing (it steps again when it starves); from then on to
-    /// be handed the lock in arrival order.
-    fn state(&self) -> WaitState {
-        match self.starving_in() {
-            None => WaitState::Starving,
-            Some(_) if self.woken.take() => WaitState::Lost,
-            Some(_) => WaitState::Barging,
-        }
-    }
 }
 
 impl Steps for Writer<'_> {
@@ -79,7 +64,7 @@ impl Steps for Writer<'_> {
             commands::wait_step(
                 &self.lock.keys,
                 &self.waiter,
-                self.state(),
+                self.starving_in().is_none(),
                 mode == Mode::GiveUp,
                 attempt,
             ),
@@ -93,10 +78,6 @@ impl Steps for Writer<'_> {
             .starve_after
             .checked_sub(self.began.elapsed())
             .filter(|left| !left.is_zero())
-    }
-
-    fn woke(&self, woken: bool) {
-        self.woken.set(woken);
     }
 
     fn top_up(&self) -> Call<bool> {
@@ -151,8 +132,20 @@ impl Lock {
                 arrival: commands::arrival_now(),
             },
             began: Instant::now(),
-            woken: Cell::new(false),
         };
+        // A writer that starves from the start sends its first step with
+        // its first wait.
+        let first_wait = |block, mode, replay: bool| {
+            let attempt = if replay {
+                Attempt::Replay
+            } else {
+                Attempt::First
+            };
+            let give_up = mode == Mode::GiveUp;
+            let call = commands::first_wait(&self.keys, &writer.waiter, block, give_up, attempt);
+            self.acked(call, |(step, _)| step.is_won())
+        };
+        let starving = writer.starving_in().is_none();
         let waited = queue::wait_in_queue(
             &queue::Wait {
                 topology: &self.topology,
@@ -161,6 +154,7 @@ impl Lock {
                 wait,
                 stop,
                 unknown,
+                first_wait: starving.then_some(&first_wait as queue::FirstWait<'_>),
             },
             &writer,
         )?;

@@ -170,7 +170,30 @@ fn exchange_blocking<T>(
         Some(_) => sent + block + UNBLOCK_SLACK,
         None => sent + block + server.read_timeout + REDIS_TIMER_SLACK,
     };
-    if let Err(e) = con.receive_into(&mut replies, count, until, id.is_some()) {
+    let mut received = Ok(());
+    let ahead = call.replies_before_wait();
+    if ahead > 0 {
+        // The commands ahead of the wait answer at once. One that failed
+        // (a script the server does not have yet) leaves the wait to block
+        // for nothing, and the commands behind it to fail too: it is ended
+        // at once, and the call sorts the failure out.
+        received = con.receive_into(&mut replies, ahead, until, id.is_some());
+        if received.is_ok()
+            && replies
+                .iter()
+                .any(|r| matches!(r, redis::Value::ServerError(_)))
+            && let Some(id) = id
+            && unblock(server, id) == Unblocked::Refused
+        {
+            server.unblock.set();
+        }
+    }
+    if received.is_ok() {
+        // (Each read takes the wait's mode: the wait is still on.)
+        con.begin_wait(until.saturating_duration_since(Instant::now()) + server.read_timeout);
+        received = con.receive_into(&mut replies, count, until, id.is_some());
+    }
+    if let Err(e) = received {
         if con.stopped() {
             // PHP ends the wait: end the block at once, and read what the
             // commands behind it did, so the caller knows what it holds.
@@ -188,7 +211,7 @@ fn exchange_blocking<T>(
         }
         // Blocked past its end. Once the blocking command answered, the
         // rest follows at once.
-        if replies.is_empty()
+        if replies.len() <= call.replies_before_wait()
             && let Some(id) = id
             && unblock(server, id) == Unblocked::Refused
         {

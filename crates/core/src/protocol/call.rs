@@ -68,6 +68,9 @@ pub struct Call<T> {
     pub skip: usize,
     /// The script may do only part of its work ([`Call::until_done`]).
     pub again: bool,
+    /// For a blocking call: the commands before the blocking one
+    /// ([`Call::blocking_after`]).
+    pub ahead: usize,
 }
 
 /// How many replicas must acknowledge a call's writes (`WAIT`), and for
@@ -97,6 +100,7 @@ impl<T> Call<T> {
             until: None,
             skip: 0,
             again: false,
+            ahead: 0,
         }
     }
 
@@ -118,6 +122,7 @@ impl<T> Call<T> {
             until: None,
             skip: 0,
             again: false,
+            ahead: 0,
         }
     }
 
@@ -162,6 +167,33 @@ impl<T> Call<T> {
             ..Self::new(cmds, call.parse)
         }
         .with_ack(call.ack)
+    }
+
+    /// A call whose command at index `ahead` blocks on the server for up
+    /// to `block`, with the commands before it answered at once; `parse`
+    /// reads every reply (errors included).
+    pub fn blocking_after(
+        ahead: usize,
+        block: Duration,
+        cmds: Vec<Command>,
+        parse: fn(Vec<Value>) -> RedisResult<T>,
+    ) -> Self {
+        Self {
+            block: Some(block),
+            ahead,
+            ..Self::new(cmds, parse)
+        }
+    }
+
+    /// How many replies come before the blocking command's (the commands
+    /// before it, [`Call::blocking_after`], and their `ASKING` replies):
+    /// while no more have come, it still blocks.
+    pub fn replies_before_wait(&self) -> usize {
+        let before = self.ahead;
+        match self.asking {
+            true => 2 * before + 1,
+            false => before,
+        }
     }
 
     fn with_ack(mut self, ack: Option<Ack<T>>) -> Self {

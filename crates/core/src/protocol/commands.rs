@@ -297,72 +297,88 @@ pub fn arrival_now() -> u64 {
     fence_floor()
 }
 
-/// What a queued writer asks of the next release (its mark's last field).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitState {
-    /// `1`: hand the lock over to it.
-    Starving,
-    /// `0`: free the lock and wake it; whoever asks first takes it.
-    Barging,
-    /// `s`: it was woken and lost the race: free the lock without waking
-    /// it (it steps again by itself, starving, when its bound is near).
-    Lost,
-}
-
-impl WaitState {
-    fn flag(self) -> &'static [u8] {
-        match self {
-            WaitState::Starving => b"1",
-            WaitState::Barging => b"0",
-            WaitState::Lost => b"s",
-        }
-    }
-}
-
-impl From<bool> for WaitState {
-    /// Starving or not yet.
-    fn from(starving: bool) -> Self {
-        match starving {
-            true => WaitState::Starving,
-            false => WaitState::Barging,
-        }
-    }
-}
-
 /// One step of a blocking acquire on the server that decides (one round
 /// trip, `wait.lua`): claims a lock a release handed to the waiter (its
-/// whole lease), takes a free lock, or joins (stays in) the queue; `state`
-/// says what the next release does for it ([`WaitState`]: hand it the
-/// lock, wake it, or neither). With `give_up` the waiter leaves, unless
+/// whole lease), takes a free lock, or joins (stays in) the queue;
+/// `starving` asks the next release to hand it the lock (otherwise a
+/// release frees the lock without waking it: it barges, and steps by
+/// itself when it starves). With `give_up` the waiter leaves, unless
 /// the lock was handed to it. Safe to replay: the token is the queue
 /// member, and a replay that finds the lock holding the token claims it.
 pub fn wait_step(
     keys: &LockKeys,
     waiter: &Waiter<'_>,
-    state: impl Into<WaitState>,
+    starving: bool,
     give_up: bool,
     attempt: Attempt,
 ) -> Call<Step> {
-    let state: WaitState = state.into();
+    let replay = attempt == Attempt::Replay;
+    let cmd = wait_step_cmd(keys, waiter, [starving, give_up, replay, false]);
+    Call::one(cmd, |r| queued_reply("wait", one(r)?))
+}
+
+/// A starving writer's first step and its first wake-up wait in one
+/// request (one round trip where [`wait_step`] and a wait behind the next
+/// step take two): the step, the `BLPOP` on the waiter's own list for up
+/// to `block`, and a replay of the step (with `give_up`, it leaves the
+/// queue unless the lock is ours). A first step that does anything but
+/// queue pushes to that list, so the `BLPOP` ends at once and the replay
+/// claims what the step took; one that queues leaves the wait to a
+/// hand-over (or its timeout), and the replay claims what was handed over,
+/// as the step behind every wait does. Answers the replay's [`Step`], and
+/// whether the first step queued.
+pub fn first_wait(
+    keys: &LockKeys,
+    waiter: &Waiter<'_>,
+    block: Duration,
+    give_up: bool,
+    attempt: Attempt,
+) -> Call<(Step, bool)> {
+    let replay = attempt == Attempt::Replay;
+    let cmds = vec![
+        wait_step_cmd(keys, waiter, [true, false, replay, true]),
+        blpop(&keys.wake(waiter.token), block),
+        wait_step_cmd(keys, waiter, [true, give_up, true, false]),
+    ];
+    Call::blocking_after(1, block, cmds, |replies| {
+        match <[Value; 3]>::try_from(replies) {
+            Ok([first, wait, claim]) => {
+                let first = queued_reply("wait", first.extract_error()?)?;
+                wait.extract_error()?;
+                let step = queued_reply("wait", claim.extract_error()?)?;
+                Ok((step, matches!(first, Step::Waiting { .. })))
+            }
+            Err(replies) => Err(redis::RedisError::from((
+                redis::ErrorKind::UnexpectedReturnType,
+                "unexpected replies",
+                format!("wait: {replies:?}"),
+            ))),
+        }
+    })
+}
+
+/// `wait.lua` with `[starving, give_up, replay, wake_self]`.
+fn wait_step_cmd(keys: &LockKeys, waiter: &Waiter<'_>, flags: [bool; 4]) -> Command {
+    let [starving, give_up, replay, wake_self] = flags;
     let args = [
         waiter.token.into(),
         waiter.ttl_ms.into(),
         waiter.alive_ms.into(),
         flag(waiter.fencing).into(),
         fence_floor().into(),
-        state.flag().into(),
+        flag(starving).into(),
         flag(give_up).into(),
-        flag(attempt == Attempt::Replay).into(),
+        flag(replay).into(),
         waiter.arrival.into(),
+        flag(wake_self).into(),
         waiter.nonce.unwrap_or_default().into(),
     ];
     // The nonce goes only when the waiter has one.
     let sent = args.len() - usize::from(waiter.nonce.is_none());
-    let cmd = scripts::WAIT.evalsha(
+    scripts::WAIT.evalsha(
         &[&keys.lock, &keys.queue, &keys.fence, &keys.counter],
         &args[..sent],
-    );
-    Call::one(cmd, |r| queued_reply("wait", one(r)?))
+    )
 }
 
 /// A Redlock waiter joins the wake-up queue of one server (or renews its

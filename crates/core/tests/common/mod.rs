@@ -86,6 +86,14 @@ pub const NO_SCRIPTS: [&str; 6] = [
     "",
 ];
 
+/// The value of `key` on `server`, if any.
+pub fn get(server: &RedisServer, key: &[u8]) -> Option<Vec<u8>> {
+    redis::cmd("GET")
+        .arg(key)
+        .query(&mut server.client())
+        .unwrap()
+}
+
 /// Whether `key` exists on `server`.
 pub fn exists(server: &RedisServer, key: &[u8]) -> bool {
     let n: i64 = redis::cmd("EXISTS")
