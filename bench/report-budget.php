@@ -92,3 +92,16 @@ foreach ($meta['outside_us'] ?? [0, 1000] as $outside) {
 }
 $text .= Table::render(['workload', "CS/s / best peer's, per repetition\n(target in each)", "\n",
     "p99 wait / that peer's, per repetition\n(target <= 0.10)", "\n", "redislock longest\nwait, ms"], $rows, 'llllll');
+
+// ----------------------------------------------------------------- floor
+$text .= "\nHAND-OVER FLOOR: redislock's hand-over p50 (back to back) against a token passed between two processes\n"
+    . "through the same Redis (bench/floor/token_pass.c: LPUSH / BLPOP, one round trip per pass), per repetition\n";
+$f = Budget::floor($contended, $floors ?? []);
+if ($f === null) {
+    $text .= "  (not measured: needs redislock in the contended suite and a C compiler for the floor)\n";
+} else {
+    $us = fn (array $list) => implode(' ', array_map(fn ($x) => sprintf('%.1f', $x), $list));
+    $text .= sprintf("  redislock p50 us: %s; floor p50 us: %s\n", $us($f['ours_us']), $us($f['floor_us']));
+    $text .= sprintf("  ratio: %s  (max %.2f; target <= %.2f)  %s\n", $ratios($f['ratios']), max($f['ratios']),
+        Budget::FLOOR_RATIO, $verdict(max($f['ratios']) <= Budget::FLOOR_RATIO));
+}

@@ -29,6 +29,7 @@ foreach (explode(',', (string) $opt['layouts']) as $spec) {
         'meta' => json_decode((string) @file_get_contents("$raw/meta.json"), true) ?: [],
         'uncontended' => $readJsonl("$raw/uncontended.jsonl"),
         'contended' => $readJsonl("$raw/contended.jsonl"),
+        'floor' => $readJsonl("$raw/floor.jsonl"),
         'primitives' => $readJsonl("$raw/primitives.jsonl"),
     ];
 }
@@ -80,6 +81,10 @@ foreach ([0, 1000] as $outside) {
         return $cell($r === null ? null : max($r['p99s']), '%.2f', $r !== null && max($r['p99s']) <= 0.10);
     });
 }
+$add('hand-over p50 / the floor\'s (highest rep)', sprintf('<= %.2f', Budget::FLOOR_RATIO), function ($c) use ($cell) {
+    $f = Budget::floor($c['contended'], $c['floor']);
+    return $cell($f === null ? null : max($f['ratios']), '%.2f', $f !== null && max($f['ratios']) <= Budget::FLOOR_RATIO);
+});
 $add('contended semaphore: commands per section', '<= 15', function ($c) use ($cell) {
     $n = Budget::semaphoreCommands($c['primitives']);
     return $cell($n, '%.1f', ($n ?? INF) <= 15.0);

@@ -33,6 +33,7 @@ $readJsonl = fn (string $file) => array_values(array_filter(array_map(
     fn ($l) => json_decode($l, true), file("$raw/$file", FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) ?: [])));
 $uncontended = is_file("$raw/uncontended.jsonl") ? $readJsonl('uncontended.jsonl') : [];
 $contended = is_file("$raw/contended.jsonl") ? $readJsonl('contended.jsonl') : [];
+$floors = is_file("$raw/floor.jsonl") ? $readJsonl('floor.jsonl') : [];
 $problems = [];
 
 /** Results of one contender (and variant), split into good runs and errors. */

@@ -9,6 +9,7 @@ declare(strict_types=1);
  * Redis, pins CPUs and calls both.
  *
  *   php bench/run.php --port=6379 --so=/path/redislock.so --raw=bench/results/raw [--reps=3 --quick=0 --procs=8 --only=a,b]
+ *       [--floor=/path/token_pass]   (the hand-over floor, run once per repetition)
  *
  * --suites=main,topology: without "main" only meta.json is written (the
  * topology suite is bench/topologies.php).
@@ -26,6 +27,7 @@ require __DIR__ . '/lib/Results.php';
 $opt = cli_options([
     'port' => null, 'so' => null, 'raw' => null, 'reps' => '3', 'quick' => '0',
     'procs' => '8', 'sections' => '', 'seconds' => '', 'only' => '', 'pinning' => 'none', 'suites' => 'main,topology',
+    'floor' => '',
 ]);
 // BENCH_SUITES: "main" (check + uncontended + contended, here) and/or "topology"
 // (bench/topologies.php, run by bench.sh after this script). Without "main"
@@ -130,5 +132,14 @@ for ($rep = 1; $rep <= $reps; $rep++) {
                 : sprintf('%8.1f CS/s  wait p99 %8.2f ms  counter %d/%d  overlaps %d',
                     $r['cs_per_s'], $r['wait_p99_ms'], $r['counter'], $r['expected'], $r['overlaps'])));
         }
+    }
+    // The hand-over floor (bench/floor/token_pass.c, built by bench.sh),
+    // in the same layout: this process's CPU affinity is the child's.
+    if ($opt['floor'] !== '') {
+        $out = [];
+        exec('timeout 60 ' . escapeshellarg($opt['floor']) . ' ' . $port . ' 5000 2>&1', $out, $rc);
+        $r = $record('floor.jsonl', ['suite' => 'floor', 'rep' => $rep], $rc, implode("\n", $out));
+        $say(sprintf('   %-32s %s', 'hand-over floor (LPUSH/BLPOP)', isset($r['error']) ? 'ERROR ' . $r['error']
+            : sprintf('p50 %.1f us  p99 %.1f us', $r['p50_us'], $r['p99_us'])));
     }
 }

@@ -17,6 +17,7 @@
 #   BENCH_SECTIONS=N   critical sections per process (default 200, quick 40)
 #   BENCH_SECONDS=S    measured seconds per uncontended contender (default 1.5, quick 0.3)
 #   BENCH_ONLY=a,b     only these contenders (names in bench/lib/contenders.php)
+#   BENCH_STARVE_AFTER=S  option starve_after of contender redislock-barging (default 0.001)
 #   BENCH_REPORT=latest  name of the report: bench/results/<name>.txt, the chart
 #                      <name>-wait-times.svg and raw results in raw-<name>/ (for
 #                      "latest": latest.txt, wait-times.svg, raw/), so a partial run
@@ -99,6 +100,14 @@ redis_start
 quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then reps=${BENCH_REPEAT:-1}; else reps=${BENCH_REPEAT:-5}; fi
 
+# The hand-over floor (bench/floor/token_pass.c), where a C compiler is.
+floor=""
+if command -v cc >/dev/null && cc -O2 -o "$work/token_pass" bench/floor/token_pass.c; then
+  floor="$work/token_pass"
+else
+  echo "bench: no C compiler: the hand-over floor is not measured" >&2
+fi
+
 pin=()
 pinning="none"
 mode=${BENCH_PIN:-same}
@@ -126,7 +135,7 @@ if [ "$report" = latest ]; then raw=bench/results/raw; else raw=bench/results/ra
 "${pin[@]}" php -d extension="$work/redislock.so" bench/run.php \
   --port="$REDIS_PORT" --so="$work/redislock.so" --raw="$raw" --reps="$reps" --quick="$quick" \
   --procs="${BENCH_PROCS:-8}" --sections="${BENCH_SECTIONS:-}" --seconds="${BENCH_SECONDS:-}" \
-  --only="${BENCH_ONLY:-}" --pinning="$pinning" --suites="$suites"
+  --only="${BENCH_ONLY:-}" --pinning="$pinning" --suites="$suites" --floor="$floor"
 
 topo_rc=0
 case ",$suites," in *,topology,*)

@@ -130,6 +130,36 @@ final class Budget
             && $n !== 'nolock' && !str_contains($n, 'redislock')));
     }
 
+    /** redislock's hand-over p50 against the floor's (target). */
+    public const FLOOR_RATIO = 1.5;
+
+    /**
+     * redislock's hand-over p50 (back to back) against the floor's of the
+     * same repetition (bench/floor/token_pass.c: a token passed between two
+     * processes through the same Redis, LPUSH / BLPOP, one round trip per
+     * pass), per repetition; null when either was not measured.
+     *
+     * @return array{ratios: list<float>, ours_us: list<float>, floor_us: list<float>}|null
+     */
+    public static function floor(array $contended, array $floors): ?array
+    {
+        $byRep = [];
+        foreach ($floors as $f) {
+            if (!isset($f['error']) && isset($f['p50_us'])) {
+                $byRep[(int) $f['rep']] = (float) $f['p50_us'];
+            }
+        }
+        $out = ['ratios' => [], 'ours_us' => [], 'floor_us' => []];
+        foreach (self::byRep($contended, 'redislock', 0) as $rep => $r) {
+            if (isset($byRep[$rep]) && $byRep[$rep] > 0 && isset($r['handoff_p50_us'])) {
+                $out['ratios'][] = $r['handoff_p50_us'] / $byRep[$rep];
+                $out['ours_us'][] = (float) $r['handoff_p50_us'];
+                $out['floor_us'][] = $byRep[$rep];
+            }
+        }
+        return $out['ratios'] === [] ? null : $out;
+    }
+
     /** Commands per section of redislock's contended semaphore (median); null when not measured. */
     public static function semaphoreCommands(array $primitives): ?float
     {
