@@ -185,6 +185,40 @@ fn a_waiter_is_handed_the_lock_once_it_has_waited_starve_after() {
     }
 }
 
+/// A waiter that starves after a step that said it barges (here its
+/// first step: each request of it takes 20 ms in the network, longer
+/// than its 1 ms `starve_after`) steps again to say so before it blocks:
+/// blocked with a mark that says it barges, no release would hand it the
+/// lock or wake it before its `retry_delay` (3 s) ran out.
+#[test]
+fn a_waiter_that_starves_between_steps_says_so_before_it_blocks() {
+    let server = RedisServer::start();
+    let proxy = Proxy::start(&server);
+    let key = unique_key("starves-between");
+    let mut holder = lock(&server, &key, 10.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    proxy.delay_requests(Duration::from_millis(20));
+    let mut options = starving_after(0.001);
+    options
+        .set("retry_delay", OptionValue::Number(3.0))
+        .unwrap();
+    let waiter = spawn_waiter(proxy.url(), &key, options);
+    wait_until("the waiter is queued", Duration::from_secs(5), || {
+        queue_len(&server, &key) == 1
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let released = Instant::now();
+    assert!(holder.release().unwrap());
+    let (got, waited, _) = waiter.join().unwrap();
+    assert!(got, "the waiter got the lock");
+    // (It keeps the lock 200 ms before the join.)
+    assert!(
+        released.elapsed() < Duration::from_millis(1700),
+        "handed at the release, not after its retry_delay: joined {:?} after it (waited {waited:?})",
+        released.elapsed()
+    );
+}
+
 /// `starve_after` is validated like a wait: 0 or more seconds, finite.
 #[test]
 fn starve_after_takes_zero_or_more_seconds() {

@@ -38,13 +38,12 @@
 use std::time::{Duration, Instant};
 
 use crate::error::{LockError, Result};
-use crate::net::exchange;
 use crate::net::pool::Role;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{Fence, blpop};
 use crate::protocol::step::{Mode, Step};
 use crate::stats;
-use crate::topology::Topology;
+use crate::topology::{Topology, Woken};
 
 /// One primitive's steps on the server that decides.
 pub(crate) trait Steps {
@@ -76,6 +75,12 @@ pub(crate) trait Steps {
     /// step after the sleep says it starves.
     fn starving_in(&self) -> Option<Duration> {
         None
+    }
+    /// Whether its last step said it barges (a release neither hands it
+    /// the hold nor wakes it): once it starves, it must step to say so
+    /// before it blocks, or no release would end the block.
+    fn marked_barging(&self) -> bool {
+        false
     }
 }
 
@@ -193,8 +198,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
     let deadline = Instant::now() + w.wait;
     let key = steps.key();
     let wake = steps.wake_list();
-    let run =
-        |role: Role, call: &dyn Fn(Attempt) -> Call<Step>| w.topology.run_on(0, role, key, call);
+    let run = |call: &dyn Fn(Attempt) -> Call<Step>| w.topology.run_on(0, Role::Command, key, call);
     // The last step's hint while queued; None before the first answered
     // step (and after a request whose outcome is unknown).
     let mut queued: Option<Option<u64>> = None;
@@ -212,10 +216,15 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
             Some(hint_ms) if !ending => {
                 let left = deadline - now;
                 let hint = hint_ms.map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX));
-                let barging = steps.starving_in();
+                let mut barging = steps.starving_in();
                 let mut block = block_time(left, hint, w.retry_delay);
                 if let Some(starving_in) = barging {
                     block = block.min(starving_in.max(Duration::from_millis(1)));
+                } else if steps.marked_barging() {
+                    // Starving since its last step, which said it barges:
+                    // it steps at once to say it starves.
+                    barging = Some(Duration::ZERO);
+                    block = Duration::ZERO;
                 }
                 // Judged with the reading of before the wait, which lasts
                 // until a hold may have ended.
@@ -243,11 +252,10 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                         // A win counts from this send, not from before
                         // the sleep.
                         sent = Instant::now();
-                        run(Role::Command, &|attempt| {
-                            steps.step(mode, unknown || attempt == Attempt::Replay)
-                        })
+                        run(&|attempt| steps.step(mode, unknown || attempt == Attempt::Replay))
+                            .map(Woken::Answered)
                     }
-                    None => run(Role::Blocking, &|attempt| {
+                    None => w.topology.wait_on(0, key, &|attempt| {
                         let replay = unknown || attempt == Attempt::Replay;
                         Call::after_wake(blpop(&wake, block), block, steps.step(mode, replay))
                     }),
@@ -264,48 +272,46 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 } else {
                     Mode::Wait
                 };
-                let result = w.topology.run_on(0, Role::Blocking, key, &|attempt| {
+                let result = w.topology.wait_on(0, key, &|attempt| {
                     first_wait(block, mode, attempt == Attempt::Replay)
                 });
-                let result = result.map(|(step, queued)| {
-                    if queued && !std::mem::replace(&mut announced, true) {
-                        stats::contended();
-                    }
-                    step
+                let result = result.map(|woken| {
+                    woken.map(|(step, queued)| {
+                        if queued && !std::mem::replace(&mut announced, true) {
+                            stats::contended();
+                        }
+                        step
+                    })
                 });
                 (mode, result, false)
             }
             _ => {
                 let mode = if ending { Mode::GiveUp } else { Mode::Wait };
-                let result = run(Role::Command, &|attempt| {
-                    steps.step(mode, unknown || attempt == Attempt::Replay)
-                });
-                (mode, result, false)
+                let result =
+                    run(&|attempt| steps.step(mode, unknown || attempt == Attempt::Replay));
+                (mode, result.map(Woken::Answered), false)
             }
         };
         first = false;
+        let result = match result {
+            Err(LockError::Interrupted) => Ok(Woken::Ended(None)),
+            other => other,
+        };
         let step = match result {
-            Ok(step) if exchange::take_wait_ended() => {
-                // PHP ended the wait, and the step behind it answered:
-                // give back exactly what it holds.
-                let answered = !step.is_won();
+            Ok(Woken::Ended(outcome)) => {
+                // PHP ended the wait: give back exactly what the step
+                // behind it holds when it answered; when it did not, it
+                // may have run (claimed a hold handed over) or not.
+                let answered = outcome.is_some_and(|step| !step.is_won());
                 let _ = w
                     .topology
                     .run_on(0, Role::Command, key, &|_| steps.give_back(answered));
                 return Err(LockError::Interrupted);
             }
-            Ok(step) => {
+            Ok(Woken::Answered(step)) => {
                 unknown = false;
                 pause = FIRST_PAUSE;
                 step
-            }
-            Err(LockError::Interrupted) => {
-                // PHP ended the wait: the request may have run (claimed
-                // a hold handed over) or not.
-                let _ = w
-                    .topology
-                    .run_on(0, Role::Command, key, &|_| steps.give_back(false));
-                return Err(LockError::Interrupted);
             }
             Err(error) if error.is_passing() => {
                 // The connection dropped: the request may have run or not.

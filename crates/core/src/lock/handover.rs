@@ -27,6 +27,7 @@
 //!   connection closed) never runs that step: what it was handed ends with
 //!   its mark.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use super::{Claim, Lock, Won};
@@ -43,6 +44,8 @@ struct Writer<'a> {
     waiter: Waiter<'a>,
     /// When its wait began (its plain try had lost).
     began: Instant,
+    /// Its last step said it barges (mark `0`).
+    barging: Cell<bool>,
 }
 
 impl Steps for Writer<'_> {
@@ -55,6 +58,8 @@ impl Steps for Writer<'_> {
     }
 
     fn step(&self, mode: Mode, replay: bool) -> Call<Step> {
+        let starving = self.starving_in().is_none();
+        self.barging.set(!starving);
         let attempt = if replay {
             Attempt::Replay
         } else {
@@ -64,7 +69,7 @@ impl Steps for Writer<'_> {
             commands::wait_step(
                 &self.lock.keys,
                 &self.waiter,
-                self.starving_in().is_none(),
+                starving,
                 mode == Mode::GiveUp,
                 attempt,
             ),
@@ -78,6 +83,10 @@ impl Steps for Writer<'_> {
             .starve_after
             .checked_sub(self.began.elapsed())
             .filter(|left| !left.is_zero())
+    }
+
+    fn marked_barging(&self) -> bool {
+        self.barging.get()
     }
 
     fn top_up(&self) -> Call<bool> {
@@ -132,6 +141,7 @@ impl Lock {
                 arrival: commands::arrival_now(),
             },
             began: Instant::now(),
+            barging: Cell::new(false),
         };
         // A writer that starves from the start sends its first step with
         // its first wait.

@@ -26,11 +26,10 @@ use std::time::{Duration, Instant};
 use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::queue::{alive_window, block_time};
-use crate::net::exchange;
 use crate::net::pool::Role;
 use crate::protocol::commands::{self, Waiter};
 use crate::stats;
-use crate::topology::Votes;
+use crate::topology::{Votes, Woken};
 
 /// Longest random pause after a split vote.
 const SPLIT_BACKOFF_MAX: Duration = Duration::from_millis(50);
@@ -98,17 +97,14 @@ impl Lock {
             match listening {
                 Some(node) => {
                     let keys = &*self.keys;
-                    let woken = self
-                        .topology
-                        .run_on(node, Role::Blocking, &keys.lock, &|_| {
-                            commands::wait_for_quorum_wake(keys, &waiter, block)
-                        });
+                    let woken = self.topology.wait_on(node, &keys.lock, &|_| {
+                        commands::wait_for_quorum_wake(keys, &waiter, block)
+                    });
                     match woken {
-                        // PHP ended the wait (the wake-up wait answered all
-                        // the same: it takes nothing).
-                        Ok(_) if exchange::take_wait_ended() => break Err(LockError::Interrupted),
-                        Ok(_) => {}
-                        Err(LockError::Interrupted) => break Err(LockError::Interrupted),
+                        // PHP ended the wait (the wake-up wait takes
+                        // nothing, answered or not).
+                        Ok(Woken::Ended(_)) => break Err(LockError::Interrupted),
+                        Ok(Woken::Answered(_)) => {}
                         // A refused command (an ACL without BLPOP) stays
                         // refused: say so instead of retrying until the
                         // deadline.

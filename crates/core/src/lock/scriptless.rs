@@ -16,7 +16,7 @@ use crate::lease::queue::{alive_window, block_time};
 use crate::net::pool::Role;
 use crate::protocol::scriptless::{self, CompareDelete};
 use crate::stats;
-use crate::topology::Waiting;
+use crate::topology::{Waiting, Woken};
 
 /// What the permission check's refusal says when the server refuses
 /// scripts themselves (see [`LockError::from_redis`]), as opposed to a
@@ -184,14 +184,13 @@ impl Lock {
                 continue;
             }
             let block = block_time(deadline - now, pttl, fallback);
-            match self.topology.run_on(0, Role::Blocking, &keys.lock, &|_| {
-                scriptless::wait_for_wake(keys, block)
-            }) {
+            match self
+                .topology
+                .wait_on(0, &keys.lock, &|_| scriptless::wait_for_wake(keys, block))
+            {
                 // PHP ended the wait (the wake-up wait took nothing).
-                Ok(_) if crate::net::exchange::take_wait_ended() => {
-                    return Err(LockError::Interrupted);
-                }
-                Ok(_) => {}
+                Ok(Woken::Ended(_)) => return Err(LockError::Interrupted),
+                Ok(Woken::Answered(_)) => {}
                 // A late reply: the next step looks.
                 Err(e) if e.is_timeout() => {}
                 Err(e) => return Err(e),

@@ -34,6 +34,7 @@ pub mod sentinel;
 mod server_facts;
 pub mod single;
 mod votes;
+mod wait;
 
 use std::any::Any;
 use std::sync::{Arc, Mutex};
@@ -43,6 +44,7 @@ use std::time::Duration;
 pub use route::Servers;
 pub use route::{Builder, Next, Route, Tried, Waiting};
 pub use votes::Votes;
+pub use wait::Woken;
 
 use crate::config::options::LockOptions;
 use crate::config::url::ServerUrl;
