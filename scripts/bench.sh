@@ -18,6 +18,8 @@
 #   BENCH_SECONDS=S    measured seconds per uncontended contender (default 1.5, quick 0.3)
 #   BENCH_ONLY=a,b     only these contenders (names in bench/lib/contenders.php)
 #   BENCH_STARVE_AFTER=S  option starve_after of contender redislock-barging (default 0.001)
+#   BENCH_SO=path      the extension measured (default target/release/redislock.so): another
+#                      build, to compare two versions in one layout
 #   BENCH_REPORT=latest  name of the report: bench/results/<name>.txt, the chart
 #                      <name>-wait-times.svg and raw results in raw-<name>/ (for
 #                      "latest": latest.txt, wait-times.svg, raw/), so a partial run
@@ -49,7 +51,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-so="$PWD/target/release/redislock.so"
+so="${BENCH_SO:-$PWD/target/release/redislock.so}"
 for _ in $(seq 1 20); do [ -f "$so" ] && break; sleep 0.5; done   # tolerate an atomic replace in progress
 if [ ! -f "$so" ]; then
   echo "bench: $so is missing; build it first: bash scripts/build.sh" >&2
