@@ -1,5 +1,5 @@
 --TEST--
-starve_after: a barging waiter is not woken by the release (the lock is left free for whoever asks first): it steps by itself within retry_delay and takes the lock; a signal handler that throws ends its sleep and it leaves the queue; the option and its ini entry are validated
+starve_after: a barging waiter is not woken by the release (the lock is left free for whoever asks first): it steps by itself within retry_delay and takes the lock; a signal handler that throws ends its sleep and it leaves the queue; a wait in a Fiber gets a hold of that Fiber in both modes; the option and its ini entry are validated
 --EXTENSIONS--
 redislock
 pcntl
@@ -27,6 +27,32 @@ check('its token is in Redis', redis_cmd($url, 'GET', $key) === $lock->token());
 [$code, $out] = finish_php($holder);
 check('holder released it', $code === 0 && trim($out) === 'released', "$code: $out");
 $lock->release();
+
+echo "-- in a Fiber, both modes\n";
+foreach ([0, 0.001, 0.05] as $starve) {
+    $key = redislock_test_key('barging-fiber');
+    $holder = spawn_php(sprintf('
+        $l = new RedisLock(%s, 60, %s);
+        echo $l->acquire() ? "held\n" : "not held\n";
+        usleep(300000);
+        echo $l->release() ? "released\n" : "not released\n";',
+        var_export($key, true), var_export($url, true)));
+    check("starve_after $starve: holder has the lock", read_line($holder) === 'held');
+    $lock = new RedisLock($key, 10, $url, ['starve_after' => $starve, 'retry_delay' => 0.2]);
+    $fiber = new Fiber(function () use ($lock) {
+        $t0 = hrtime(true);
+        $got = $lock->acquire(5.0);
+        Fiber::suspend([$got, since($t0)]);
+        return $lock->release();
+    });
+    [$got, $took] = $fiber->start();
+    check("starve_after $starve: the Fiber waited and got it", $got && $took > 0.1 && $took < 1.5, sprintf('%.3f s', $took));
+    check("starve_after $starve: the main flow cannot release the Fiber's hold", !$lock->release() && $lock->isAcquired() === false);
+    $fiber->resume();
+    check("starve_after $starve: the Fiber released it", $fiber->getReturn() === true && redis_cmd($url, 'EXISTS', $key) === 0);
+    [$code, $out] = finish_php($holder);
+    check("starve_after $starve: holder released it", $code === 0 && trim($out) === 'released', "$code: $out");
+}
 
 echo "-- a handler that throws\n";
 $key = redislock_test_key('barging-throws');
@@ -78,6 +104,22 @@ holder has the lock: ok
 acquired within retry_delay of the release: ok
 its token is in Redis: ok
 holder released it: ok
+-- in a Fiber, both modes
+starve_after 0: holder has the lock: ok
+starve_after 0: the Fiber waited and got it: ok
+starve_after 0: the main flow cannot release the Fiber's hold: ok
+starve_after 0: the Fiber released it: ok
+starve_after 0: holder released it: ok
+starve_after 0.001: holder has the lock: ok
+starve_after 0.001: the Fiber waited and got it: ok
+starve_after 0.001: the main flow cannot release the Fiber's hold: ok
+starve_after 0.001: the Fiber released it: ok
+starve_after 0.001: holder released it: ok
+starve_after 0.05: holder has the lock: ok
+starve_after 0.05: the Fiber waited and got it: ok
+starve_after 0.05: the main flow cannot release the Fiber's hold: ok
+starve_after 0.05: the Fiber released it: ok
+starve_after 0.05: holder released it: ok
 -- a handler that throws
 holder has the lock: ok
 the handler's exception, after about 1 s: ok

@@ -219,6 +219,40 @@ fn a_waiter_that_starves_between_steps_says_so_before_it_blocks() {
     );
 }
 
+/// A waiter that departed (killed) while it barged leaves its mark (`0`)
+/// for up to its mark's life; the waiters behind it are not delayed by
+/// it: a release hands the lock past it to the first starving one.
+#[test]
+fn a_departed_barging_waiter_delays_nobody() {
+    let server = RedisServer::start();
+    let key = unique_key("departed-barging");
+    let name = String::from_utf8(key.clone()).unwrap();
+    let queue = format!("{name}~~q");
+    let mut holder = lock(&server, &key, 10.0);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    // What a barging waiter leaves when it is killed: its queue entry,
+    // first in line, and its mark, live for 5 s more.
+    let _: i64 = server.cmd(&["ZADD", &queue, "1", "gone"]);
+    let _: () = server.cmd(&["SET", &format!("{name}~~a~gone"), "10000:0:0", "PX", "5000"]);
+    let mut strict = starving_after(0.0);
+    strict.set("retry_delay", OptionValue::Number(5.0)).unwrap();
+    let url = server.url().replace("127.0.0.1", "localhost");
+    let waiter = spawn_waiter(url, &key, strict);
+    wait_until("the live waiter is queued", Duration::from_secs(5), || {
+        queue_len(&server, &key) == 2
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let released = Instant::now();
+    assert!(holder.release().unwrap());
+    let (got, _, _) = waiter.join().unwrap();
+    assert!(got, "the live waiter got the lock");
+    assert!(
+        released.elapsed() < Duration::from_millis(1500),
+        "at the release, not after the departed waiter's mark: {:?}",
+        released.elapsed()
+    );
+}
+
 /// `starve_after` is validated like a wait: 0 or more seconds, finite.
 #[test]
 fn starve_after_takes_zero_or_more_seconds() {
