@@ -19,6 +19,7 @@ use crate::config::options::LockOptions;
 use crate::error::{LockError, Result};
 use crate::host;
 use crate::lease::belief::Lease;
+use crate::lease::deadline::Deadline;
 use crate::lease::hold::give_back_later;
 use crate::lease::holds::{self, Entry, Kind};
 use crate::lease::queue::{self, Steps, Waited};
@@ -291,9 +292,7 @@ impl Counter<'_> {
             &queue::Wait {
                 topology: self.topology,
                 ttl_ms: self.ttl_ms,
-                retry_delay: self.options.retry_delay,
-                wait,
-                stop,
+                deadline: Deadline::new(wait, self.options.retry_delay, stop),
                 unknown,
                 first_wait: None,
             },

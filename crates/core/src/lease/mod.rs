@@ -24,6 +24,7 @@
 pub(crate) mod belief;
 pub(crate) mod contended;
 pub(crate) mod counted;
+pub(crate) mod deadline;
 pub(crate) mod hold;
 pub(crate) mod holds;
 pub(crate) mod pending;

@@ -4,7 +4,10 @@
 //! ([`Steps`]); the loop is the same for all of them:
 //!
 //! 1. a first step joins the queue (FIFO, by arrival) with a mark that
-//!    lives `2 x retry_delay + 0.5 s` after each step;
+//!    lives `2 x retry_delay + 0.5 s` after each step; a writer that
+//!    starves from the start sends it with its first wait and the step
+//!    behind it, in one request ([`Wait::first_wait`]; its block lasts
+//!    100 ms at most, as the holder's lease is not known yet);
 //! 2. then, each time, one request: `BLPOP` on the waiter's own wake-up
 //!    list, bounded by the wait's end, `retry_delay` and what the step said
 //!    may change (the holder's lease), with the next step behind it. Redis
@@ -13,7 +16,9 @@
 //!    for its whole ttl at once (in the same round trip as the wake-up),
 //!    so a handed hold is no cheaper to lose than one taken free; a waiter
 //!    that is gone (its connection closed) never claims, and what it was
-//!    handed ends with its mark;
+//!    handed ends with its mark. A waiter that barges (option
+//!    `starve_after`, [`Steps::starving_in`]) is never woken: it sleeps in
+//!    this process instead and sends its step after the sleep;
 //! 3. a win counts only if its lease, counted from the send of the request
 //!    that won it, is not over when the reply is read; a win whose request
 //!    went out long before (the wait took a good part of the lease) is
@@ -31,12 +36,14 @@
 //!    waiter keeps its place (its arrival), until the wait ends; a server
 //!    that stalls (a read timeout) ends the wait with that error;
 //! 5. at the wait's end the step behind the last wait gives up (it still
-//!    claims a hold handed over meanwhile); when PHP ends the wait or the
-//!    server refuses a step, the waiter leaves the queue and gives back
-//!    whatever it may have been handed.
+//!    claims a hold handed over meanwhile); when PHP ends the wait (a
+//!    [`crate::topology::Woken::Ended`], or its time limit through the
+//!    [`Deadline`]) or the server refuses a step, the waiter leaves the
+//!    queue and gives back whatever it may have been handed.
 
 use std::time::{Duration, Instant};
 
+use super::deadline::{Deadline, EXPIRY_MARGIN, block_time};
 use crate::error::{LockError, Result};
 use crate::net::pool::Role;
 use crate::protocol::call::{Attempt, Call};
@@ -103,10 +110,6 @@ pub(crate) enum Waited {
     Gone,
 }
 
-/// Margin added to the holder's remaining lease, so the step after an
-/// expiry finds the key gone.
-const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
-
 /// The longest first block, sent with the first step before the holder's
 /// remaining lease is known: a holder that keeps the lock longer is asked
 /// about then (the step behind the block answers its lease, and later
@@ -123,22 +126,6 @@ const MAX_PAUSE: Duration = Duration::from_millis(200);
 /// has passed since its last step.
 pub(crate) fn alive_window(retry_delay: Duration) -> u64 {
     (retry_delay * 2).as_millis() as u64 + 500
-}
-
-/// How long to block for a wake-up: until the wait ends, the holder's lease
-/// ends (`holder_pttl_ms`; negative: unknown), or `fallback` (option
-/// `retry_delay`) passes, whichever comes first.
-pub(crate) fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Duration) -> Duration {
-    let lease = match u64::try_from(holder_pttl_ms) {
-        Ok(ms) => Duration::from_millis(ms) + EXPIRY_MARGIN,
-        // No expiry (-1) or no key (-2, it vanished just now): the fallback
-        // bounds the wait, a step sorts it out.
-        Err(_) => fallback,
-    };
-    remaining
-        .min(lease)
-        .min(fallback)
-        .max(Duration::from_millis(1))
 }
 
 /// Runs `call` again through dropped connections (the server dropped
@@ -170,14 +157,13 @@ pub(crate) fn through_drops<T>(
     }
 }
 
-/// The wait: `ttl_ms` is the lease asked for, `retry_delay` bounds every
-/// block, `stop` is asked between requests (PHP's time limit).
+/// The wait: `ttl_ms` is the lease asked for; `deadline` says when the
+/// wait ends (PHP's time limit is asked between requests) and bounds
+/// every block.
 pub(crate) struct Wait<'a> {
     pub topology: &'a Topology,
     pub ttl_ms: u64,
-    pub retry_delay: Duration,
-    pub wait: Duration,
-    pub stop: &'a dyn Fn() -> bool,
+    pub deadline: Deadline<'a>,
     /// The caller's try got no answer (its connection dropped): its
     /// outcome is unknown, so the first step is sent as a replay.
     pub unknown: bool,
@@ -195,7 +181,7 @@ pub(crate) type FirstWait<'a> = &'a dyn Fn(Duration, Mode, bool) -> Call<(Step, 
 
 /// Waits in the queue (see the module documentation).
 pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
-    let deadline = Instant::now() + w.wait;
+    let d = &w.deadline;
     let key = steps.key();
     let wake = steps.wake_list();
     let run = |call: &dyn Fn(Attempt) -> Call<Step>| w.topology.run_on(0, Role::Command, key, call);
@@ -207,17 +193,16 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
     let mut unknown = w.unknown;
     let mut pause = FIRST_PAUSE;
     loop {
-        let now = Instant::now();
-        let ending = now >= deadline || (!first && (w.stop)());
+        let ending = if first { d.passed() } else { d.over() };
         // The send of the request whose win this process would count
         // from: the step's (behind a wait, the wait's).
         let mut sent = Instant::now();
         let (mode, result, stale) = match queued {
             Some(hint_ms) if !ending => {
-                let left = deadline - now;
+                let left = d.left();
                 let hint = hint_ms.map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX));
                 let mut barging = steps.starving_in();
-                let mut block = block_time(left, hint, w.retry_delay);
+                let mut block = block_time(left, hint, d.retry_delay());
                 if let Some(starving_in) = barging {
                     block = block.min(starving_in.max(Duration::from_millis(1)));
                 } else if steps.marked_barging() {
@@ -230,7 +215,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 // until a hold may have ended.
                 let stale = steps.clock_judged()
                     && hint_ms.is_some_and(|ms| {
-                        Duration::from_millis(ms) + EXPIRY_MARGIN <= w.retry_delay.min(left)
+                        Duration::from_millis(ms) + EXPIRY_MARGIN <= d.retry_delay().min(left)
                     });
                 // The step behind the last wait gives up with it.
                 let mode = if block >= left {
@@ -265,8 +250,8 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
             // The first step of a waiter that starves from the start goes
             // with its first wait (it expects to queue): one round trip.
             _ if let Some(first_wait) = w.first_wait.filter(|_| first && !ending && !unknown) => {
-                let left = deadline - now;
-                let block = block_time(left, -1, w.retry_delay.min(FIRST_BLOCK));
+                let left = d.left();
+                let block = block_time(left, -1, d.retry_delay().min(FIRST_BLOCK));
                 let mode = if block >= left {
                     Mode::GiveUp
                 } else {
@@ -320,7 +305,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 unknown = true;
                 queued = None;
                 let now = Instant::now();
-                if ending || now + pause >= deadline {
+                if ending || now + pause >= d.end() {
                     let _ = w
                         .topology
                         .run_on(0, Role::Command, key, &|_| steps.give_back(false));
@@ -386,7 +371,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 // hand-over may have ended that block early, and the wait
                 // goes on while it has time left (its next step joins
                 // again at its arrival, its place).
-                if mode == Mode::GiveUp && Instant::now() >= deadline {
+                if mode == Mode::GiveUp && d.passed() {
                     return Ok(Waited::Out);
                 }
                 queued = None;

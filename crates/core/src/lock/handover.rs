@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use super::{Claim, Lock, Won};
 use crate::error::Result;
 use crate::lease::contended;
+use crate::lease::deadline::Deadline;
 use crate::lease::queue::{self, Steps, Waited};
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Successor, Waiter};
@@ -160,9 +161,7 @@ impl Lock {
             &queue::Wait {
                 topology: &self.topology,
                 ttl_ms: self.ttl_ms,
-                retry_delay: self.options.retry_delay,
-                wait,
-                stop,
+                deadline: Deadline::new(wait, self.options.retry_delay, stop),
                 unknown,
                 first_wait: starving.then_some(&first_wait as queue::FirstWait<'_>),
             },

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
-use crate::lease::queue::{alive_window, block_time};
+use crate::lease::deadline::Deadline;
+use crate::lease::queue::alive_window;
 use crate::net::pool::Role;
 use crate::protocol::commands::{self, Waiter};
 use crate::stats;
@@ -43,7 +44,7 @@ impl Lock {
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Won>> {
         let arrival = commands::arrival_now();
-        let deadline = Instant::now() + wait;
+        let deadline = Deadline::new(wait, self.options.retry_delay, stop);
         let mut listening: Option<usize> = None;
         let mut first = true;
         let outcome = loop {
@@ -78,18 +79,13 @@ impl Lock {
                 claim.renew()?;
             }
             let waiter = self.waiter(&claim.token, arrival);
-            let now = Instant::now();
-            if now >= deadline || stop() {
+            if deadline.over() {
                 break Ok(None);
             }
             let block = if took_some {
-                split_backoff(self.options.retry_delay).min(deadline - now)
+                split_backoff(self.options.retry_delay).min(deadline.left())
             } else {
-                block_time(
-                    deadline - now,
-                    holder_lease(&votes),
-                    self.options.retry_delay,
-                )
+                deadline.block(holder_lease(&votes))
             };
             if listening.is_none() {
                 listening = self.join_wake_queue(&waiter);

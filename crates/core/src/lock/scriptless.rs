@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
-use crate::lease::queue::{alive_window, block_time};
+use crate::lease::deadline::Deadline;
+use crate::lease::queue::alive_window;
 use crate::net::pool::Role;
 use crate::protocol::scriptless::{self, CompareDelete};
 use crate::stats;
@@ -151,9 +152,8 @@ impl Lock {
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Won>> {
         let token = &claim.token[..];
-        let deadline = Instant::now() + wait;
-        let fallback = self.options.retry_delay;
-        let alive_ms = alive_window(fallback);
+        let deadline = Deadline::new(wait, self.options.retry_delay, stop);
+        let alive_ms = alive_window(self.options.retry_delay);
         let ttl_ms = self.ttl_ms;
         let keys = self.keys.clone();
         let keys = &*keys;
@@ -175,15 +175,14 @@ impl Lock {
                     return Err(err);
                 }
             }
-            let now = Instant::now();
-            if now >= deadline || stop() {
+            if deadline.over() {
                 return Ok(None);
             }
             if owner.is_none() {
                 // Freed between the SET and the GET: try again at once.
                 continue;
             }
-            let block = block_time(deadline - now, pttl, fallback);
+            let block = deadline.block(pttl);
             match self
                 .topology
                 .wait_on(0, &keys.lock, &|_| scriptless::wait_for_wake(keys, block))

@@ -1,0 +1,123 @@
+//! The clock of one blocked acquire, the same for every way of waiting (a
+//! queue where one server decides, a Redlock quorum, the poll of a server
+//! without scripts): when the wait ends, whether it is over (its end has
+//! passed, or PHP's time limit says so), and how long the next block may
+//! last.
+
+use std::time::{Duration, Instant};
+
+/// Margin added to the holder's remaining lease, so the step after an
+/// expiry finds the key gone.
+pub(crate) const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
+
+/// When a wait ends, and what bounds its blocks.
+pub(crate) struct Deadline<'a> {
+    end: Instant,
+    retry_delay: Duration,
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl<'a> Deadline<'a> {
+    /// A wait of `wait` from now, each block at most `retry_delay` (the
+    /// option), `stop` asked whether PHP's time limit ended it.
+    pub(crate) fn new(wait: Duration, retry_delay: Duration, stop: &'a dyn Fn() -> bool) -> Self {
+        Self {
+            end: Instant::now() + wait,
+            retry_delay,
+            stop,
+        }
+    }
+
+    /// When the wait ends.
+    pub(crate) fn end(&self) -> Instant {
+        self.end
+    }
+
+    /// The time left (zero once the end has passed).
+    pub(crate) fn left(&self) -> Duration {
+        self.end.saturating_duration_since(Instant::now())
+    }
+
+    /// Whether the end has passed.
+    pub(crate) fn passed(&self) -> bool {
+        Instant::now() >= self.end
+    }
+
+    /// Whether the wait is over: the end has passed, or PHP's time limit
+    /// ended it.
+    pub(crate) fn over(&self) -> bool {
+        self.passed() || (self.stop)()
+    }
+
+    /// The option `retry_delay`: the longest block.
+    pub(crate) fn retry_delay(&self) -> Duration {
+        self.retry_delay
+    }
+
+    /// How long the next block may last: until the wait ends, the holder's
+    /// lease ends (`holder_pttl_ms`; negative: unknown), or `retry_delay`
+    /// passes, whichever comes first ([`block_time`]).
+    pub(crate) fn block(&self, holder_pttl_ms: i64) -> Duration {
+        block_time(self.left(), holder_pttl_ms, self.retry_delay)
+    }
+}
+
+/// How long to block for a wake-up: until the wait ends (`remaining`), the
+/// holder's lease ends (`holder_pttl_ms`; negative: unknown), or
+/// `fallback` (option `retry_delay`) passes, whichever comes first; 1 ms
+/// at least.
+pub(crate) fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Duration) -> Duration {
+    let lease = match u64::try_from(holder_pttl_ms) {
+        Ok(ms) => Duration::from_millis(ms) + EXPIRY_MARGIN,
+        // No expiry (-1) or no key (-2, it vanished just now): the fallback
+        // bounds the wait, a step sorts it out.
+        Err(_) => fallback,
+    };
+    remaining
+        .min(lease)
+        .min(fallback)
+        .max(Duration::from_millis(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn never() -> bool {
+        false
+    }
+
+    #[test]
+    fn a_block_ends_with_the_wait_the_holders_lease_or_retry_delay() {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        // The holder's lease, plus the margin.
+        assert_eq!(block_time(s(5), 300, s(1)), ms(302));
+        // retry_delay when shorter, or when the lease is unknown.
+        assert_eq!(block_time(s(5), 3_000, s(1)), s(1));
+        assert_eq!(block_time(s(5), -1, s(1)), s(1));
+        assert_eq!(block_time(s(5), -2, s(1)), s(1));
+        // The wait left when shorter; never under 1 ms.
+        assert_eq!(block_time(ms(40), 300, s(1)), ms(40));
+        assert_eq!(block_time(Duration::ZERO, 0, s(1)), ms(1));
+    }
+
+    #[test]
+    fn a_wait_is_over_at_its_end_or_when_php_says_so() {
+        let wait = Deadline::new(Duration::from_secs(10), Duration::from_millis(500), &never);
+        assert!(!wait.over() && !wait.passed());
+        assert!(wait.left() > Duration::from_secs(9));
+        assert_eq!(wait.block(-1), Duration::from_millis(500));
+        let stopped = || true;
+        let limit = Deadline::new(
+            Duration::from_secs(10),
+            Duration::from_millis(500),
+            &stopped,
+        );
+        assert!(limit.over() && !limit.passed(), "PHP's time limit ends it");
+        let ended = Deadline::new(Duration::ZERO, Duration::from_millis(500), &never);
+        assert!(ended.over() && ended.passed());
+        assert_eq!(ended.left(), Duration::ZERO);
+        assert_eq!(ended.block(300), Duration::from_millis(1));
+    }
+}
