@@ -27,6 +27,13 @@ runner=/usr/lib/php/$("$php" -n -r 'echo PHP_EXTENSION_DIR;' | xargs basename)/b
 [ -f "$runner" ] || runner=$(find "$(dirname "$(dirname "$php")")/lib/php" /usr/lib/php \
   -name run-tests.php 2>/dev/null | head -n1)
 
+# Every test has a number of its own (the file name's first part).
+dupes=$(ls php-tests/*/*.phpt | sed -E 's|.*/([0-9]+)-[^/]*$|\1|' | sort | uniq -d | tr '\n' ' ')
+if [ -n "$dupes" ]; then
+  echo "phpt: test numbers used twice: $dupes(give each test a number of its own)" >&2
+  exit 1
+fi
+
 topology=${PHPT_TOPOLOGY:-single}
 trap redis_stop EXIT
 if [ "$topology" = single ]; then
