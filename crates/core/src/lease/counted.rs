@@ -288,11 +288,12 @@ impl Counter<'_> {
         stop: &dyn Fn() -> bool,
         unknown: bool,
     ) -> Result<Waited> {
+        let deadline = Deadline::new(wait, self.options.retry_delay, stop);
         queue::wait_in_queue(
             &queue::Wait {
                 topology: self.topology,
                 ttl_ms: self.ttl_ms,
-                deadline: Deadline::new(wait, self.options.retry_delay, stop),
+                deadline: &deadline,
                 unknown,
                 first_wait: None,
             },

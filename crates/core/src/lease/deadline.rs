@@ -12,6 +12,7 @@ pub(crate) const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
 
 /// When a wait ends, and what bounds its blocks.
 pub(crate) struct Deadline<'a> {
+    wait: Duration,
     end: Instant,
     retry_delay: Duration,
     stop: &'a dyn Fn() -> bool,
@@ -22,10 +23,16 @@ impl<'a> Deadline<'a> {
     /// option), `stop` asked whether PHP's time limit ended it.
     pub(crate) fn new(wait: Duration, retry_delay: Duration, stop: &'a dyn Fn() -> bool) -> Self {
         Self {
+            wait,
             end: Instant::now() + wait,
             retry_delay,
             stop,
         }
+    }
+
+    /// Whether it waits at all (`wait` 0 is one try).
+    pub(crate) fn waits(&self) -> bool {
+        !self.wait.is_zero()
     }
 
     /// When the wait ends.

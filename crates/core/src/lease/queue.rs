@@ -163,7 +163,7 @@ pub(crate) fn through_drops<T>(
 pub(crate) struct Wait<'a> {
     pub topology: &'a Topology,
     pub ttl_ms: u64,
-    pub deadline: Deadline<'a>,
+    pub deadline: &'a Deadline<'a>,
     /// The caller's try got no answer (its connection dropped): its
     /// outcome is unknown, so the first step is sent as a replay.
     pub unknown: bool,
@@ -181,7 +181,7 @@ pub(crate) type FirstWait<'a> = &'a dyn Fn(Duration, Mode, bool) -> Call<(Step, 
 
 /// Waits in the queue (see the module documentation).
 pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
-    let d = &w.deadline;
+    let d = w.deadline;
     let key = steps.key();
     let wake = steps.wake_list();
     let run = |call: &dyn Fn(Attempt) -> Call<Step>| w.topology.run_on(0, Role::Command, key, call);

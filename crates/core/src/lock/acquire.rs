@@ -10,6 +10,7 @@ use crate::config::options::OnLost;
 use crate::error::{LockError, Result};
 use crate::host;
 use crate::lease::belief::{Applied, Effect, Lease};
+use crate::lease::deadline::Deadline;
 use crate::lease::hold::{abandon_later, successor_on};
 use crate::lease::holds::{self, Entry, Kind};
 use crate::lease::renewal::{Job, Renewed};
@@ -63,10 +64,11 @@ impl Lock {
         if self.reenter()? {
             return Ok(true);
         }
-        // A wait goes on through dropped connections from its start.
-        let deadline = Instant::now() + wait;
+        // A wait goes on through dropped connections from its start, and
+        // ends `wait` after it, whatever way it waits.
+        let deadline = Deadline::new(wait, self.options.retry_delay, stop);
         // Earlier work on this key that Redis did not answer goes first.
-        let scriptless = queue::through_drops(deadline, || {
+        let scriptless = queue::through_drops(deadline.end(), || {
             pending::flush(self.topology.scope(), &self.keys.lock)?;
             let scriptless = self.check_scripts()?;
             // A server that can lose the hold by itself: recorded, or
@@ -83,31 +85,31 @@ impl Lock {
         }
         let mut claim = Claim::fresh(self.options.owner.as_ref().map(|o| &o.0[..]))?;
         let attempt = match self.topology.waiting() {
-            _ if scriptless.is_some() => self.acquire_scriptless(&claim, wait, stop),
+            _ if scriptless.is_some() => self.acquire_scriptless(&claim, &deadline),
             _ if wait.is_zero() => self.try_once(&claim),
             // While this process's last wait for the key had to queue, the
             // queue's first step takes the lock if it is free (one round
             // trip either way; it queues at once if not).
             Waiting::HandOver if contended::seen(&self.keys.lock) => {
-                self.wait_in_queue(&claim, wait, stop, false)
+                self.wait_in_queue(&claim, &deadline, false)
             }
             // A free lock is taken with the plain try first (one SET, what
             // the recipe costs); only a lock found held costs the queue.
             Waiting::HandOver => match self.try_single(&claim) {
                 Ok(Tried::Won(won)) => Ok(Some(won)),
-                Ok(Tried::Lost) => self.wait_in_queue(&claim, wait, stop, false),
+                Ok(Tried::Lost) => self.wait_in_queue(&claim, &deadline, false),
                 // Won too late to count on, or its outcome unknown (the
                 // connection dropped under it): the wait's first step
                 // replays it (claims the lock for its whole lease if it
                 // still holds our token). Nothing is undone: an undo left
                 // pending could release what the wait takes with this
                 // token.
-                Ok(Tried::Late) => self.wait_in_queue(&claim, wait, stop, true),
-                Err(e) if e.is_retryable() => self.wait_in_queue(&claim, wait, stop, true),
+                Ok(Tried::Late) => self.wait_in_queue(&claim, &deadline, true),
+                Err(e) if e.is_retryable() => self.wait_in_queue(&claim, &deadline, true),
                 Err(e) => Err(e),
             },
             // (It may move to a fresh token or nonce: see there.)
-            Waiting::Quorum => self.wait_for_quorum(&mut claim, wait, stop),
+            Waiting::Quorum => self.wait_for_quorum(&mut claim, &deadline),
         };
         let won = match attempt {
             Ok(won) => won,

@@ -127,8 +127,7 @@ impl Lock {
     pub(super) fn wait_in_queue(
         &self,
         claim: &Claim,
-        wait: std::time::Duration,
-        stop: &dyn Fn() -> bool,
+        deadline: &Deadline<'_>,
         unknown: bool,
     ) -> Result<Option<Won>> {
         let writer = Writer {
@@ -161,7 +160,7 @@ impl Lock {
             &queue::Wait {
                 topology: &self.topology,
                 ttl_ms: self.ttl_ms,
-                deadline: Deadline::new(wait, self.options.retry_delay, stop),
+                deadline,
                 unknown,
                 first_wait: starving.then_some(&first_wait as queue::FirstWait<'_>),
             },

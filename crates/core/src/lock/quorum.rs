@@ -40,11 +40,9 @@ impl Lock {
     pub(super) fn wait_for_quorum(
         &mut self,
         claim: &mut Claim,
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
+        deadline: &Deadline<'_>,
     ) -> Result<Option<Won>> {
         let arrival = commands::arrival_now();
-        let deadline = Deadline::new(wait, self.options.retry_delay, stop);
         let mut listening: Option<usize> = None;
         let mut first = true;
         let outcome = loop {

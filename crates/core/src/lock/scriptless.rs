@@ -8,7 +8,7 @@
 //! by the release's push: no queue, no FIFO, no hand-over. Fencing is
 //! refused.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
@@ -105,12 +105,11 @@ impl Lock {
     }
 
     /// An acquire without scripts: one `SET NX PX`; when the lock is held
-    /// and `wait` allows, a wait woken by releases ([`Lock::wait_scriptless`]).
+    /// and the `deadline` waits, a wait woken by releases ([`Lock::wait_scriptless`]).
     pub(super) fn acquire_scriptless(
         &mut self,
         claim: &Claim,
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
+        deadline: &Deadline<'_>,
     ) -> Result<Option<Won>> {
         let token = &claim.token[..];
         let keys = &*self.keys;
@@ -129,30 +128,24 @@ impl Lock {
             // pending and would delete what the wait takes with this
             // token: then the acquire ends with its failure.
             if let Some(err) = self.undo(claim)
-                && !wait.is_zero()
+                && deadline.waits()
             {
                 return Err(err);
             }
         }
-        if wait.is_zero() {
+        if !deadline.waits() {
             return Ok(None);
         }
         stats::contended();
-        self.wait_scriptless(claim, wait, stop)
+        self.wait_scriptless(claim, deadline)
     }
 
     /// A blocked acquire without scripts: each step marks that someone
     /// waits and tries `SET NX`; between steps it blocks on the shared
     /// wake-up list, never longer than the wait left, the holder's lease
     /// or `retry_delay`. A last step is taken when the wait runs out.
-    fn wait_scriptless(
-        &mut self,
-        claim: &Claim,
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<Option<Won>> {
+    fn wait_scriptless(&mut self, claim: &Claim, deadline: &Deadline<'_>) -> Result<Option<Won>> {
         let token = &claim.token[..];
-        let deadline = Deadline::new(wait, self.options.retry_delay, stop);
         let alive_ms = alive_window(self.options.retry_delay);
         let ttl_ms = self.ttl_ms;
         let keys = self.keys.clone();
