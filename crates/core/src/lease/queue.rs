@@ -199,6 +199,8 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
         let mut sent = Instant::now();
         let (mode, result, stale) = match queued {
             Some(hint_ms) if !ending => {
+                // One reading of the time left decides both the block and
+                // whether the step behind it gives up (block >= left).
                 let left = d.left();
                 let hint = hint_ms.map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX));
                 let mut barging = steps.starving_in();

@@ -147,10 +147,7 @@ impl<T> Call<T> {
         cmds: Vec<Command>,
         parse: fn(Vec<Value>) -> RedisResult<T>,
     ) -> Self {
-        Self {
-            block: Some(block),
-            ..Self::new(cmds, parse)
-        }
+        Self::blocking_after(0, block, cmds, parse)
     }
 
     /// `call` sent behind a blocking `wait` command (a waiter's `BLPOP` on
