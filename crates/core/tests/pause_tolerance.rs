@@ -711,3 +711,52 @@ fn an_unanswered_top_up_never_wins_a_read_hold() {
 fn an_unanswered_top_up_never_wins_a_permit() {
     a_late_top_up_never_wins(Held::Permit, 0.5);
 }
+
+/// A waiter's first wait (its joining step, its `BLPOP` and the claim
+/// behind it, one request) whose replies come after the lease the claim
+/// set never wins: W (ttl 1 s) is handed the lock at the release, but the
+/// replies are held 1.5 s in the network; C, waiting directly, gets the
+/// lock when W's lease ends, and W's acquire does not return true while C
+/// holds it. The win counts from the request's send, not from its reply.
+#[test]
+fn a_late_first_wait_reply_never_wins() {
+    use redislock_core::protocol::scripts::WAIT;
+    let server = RedisServer::start();
+    let proxy = Proxy::start(&server);
+    let key = unique_key("late-first-wait");
+    let mut holder = lock_at(&server.url(), &key, &[]);
+    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    // The first request of W that runs wait.lua is its first wait.
+    proxy.hold_reply_to(WAIT.hash().as_bytes(), Duration::from_millis(1500));
+    let began = Instant::now();
+    let (url, k) = (proxy.url(), key.clone());
+    let waiter = std::thread::spawn(move || {
+        let mut w = Lock::new(k, 1.0, &[url], options(&[])).unwrap();
+        let got = w.acquire(Duration::from_secs(3), &never);
+        (got, began.elapsed(), w)
+    });
+    let queue = keys::queue_key(&key);
+    wait_until("W is queued", Duration::from_secs(5), || {
+        zcard(&server, &queue) == 1
+    });
+    assert!(holder.release().unwrap(), "handed to W");
+    let mut c = lock_at(&server.url(), &key, &[]);
+    let c_got = c.acquire(Duration::from_secs(4), &never).unwrap();
+    let c_at = began.elapsed();
+    let (w_got, w_at, mut w) = waiter.join().unwrap();
+    assert_eq!(
+        proxy.holds().len(),
+        1,
+        "W's first wait's replies were held back"
+    );
+    assert!(c_got, "C got the lock once W's lease ended");
+    if matches!(w_got, Ok(true)) {
+        assert!(
+            w_at < c_at,
+            "W's acquire returned true at {w_at:?}, after C got the lock at {c_at:?}: its only \
+             proof a reply read after its lease ended"
+        );
+    }
+    assert!(c.release().unwrap());
+    let _ = w.release();
+}
