@@ -76,11 +76,12 @@
 //! with `auto_renew` after its hold ended (a third of the answered
 //! releases of `lock` and `long`), asked once whether it is ours.
 //!
-//! Both waiting modes run side by side (issue 38): half the writers of
-//! `lock` and `long` barge first (option `starve_after`, 1 ms or 50 ms:
-//! their wake-up carries no step, and one that lost its race is not woken
-//! again), the others are handed the lock in arrival order from their
-//! first wait.
+//! Both waiting modes run side by side (issue 38): half the workers of
+//! every scenario barge first (option `starve_after`, 1 ms or 50 ms: a
+//! writer's release neither hands it the lock nor wakes it; a reader or a
+//! semaphore's waiter is not queued at all until it starves), the others
+//! are handed the lock (their permits, their read hold) in arrival order
+//! from their first wait.
 //!
 //! Four scenarios, run side by side, each with its own Redis, proxy and
 //! workers; workers of the long ttl ([`LONG_TTL`], `retry_delay`
@@ -411,9 +412,10 @@ struct Worker {
     /// A fixed `owner` for every write hold of this process (a Laravel
     /// lock's), its own: two processes never share one.
     owner: Option<String>,
-    /// Option `starve_after` of its write holds, for half the writers of
-    /// the locks (1 ms or 50 ms): they barge first, and are handed the
-    /// lock in arrival order only once they have waited that long.
+    /// Option `starve_after` of its holds, for half the workers of every
+    /// scenario (1 ms or 50 ms): they barge first, and are handed the
+    /// lock (their permits) in arrival order only once they have waited
+    /// that long.
     starve_after: Option<f64>,
     /// Its last release got no answer (it may run late): the next hold,
     /// of the same owner, is taken at once (waiting up to 0.6 s), with a
@@ -451,8 +453,7 @@ fn worker(spec: &str) {
         // hold.
         owner: (scenario == Scenario::Lock && below(2) == 0)
             .then(|| format!("{OWNER_PREFIX}{}-{:x}", std::process::id(), below(1 << 32))),
-        starve_after: (matches!(scenario, Scenario::Lock | Scenario::Long) && below(2) == 0)
-            .then(|| if below(2) == 0 { 0.001 } else { 0.05 }),
+        starve_after: (below(2) == 0).then(|| if below(2) == 0 { 0.001 } else { 0.05 }),
         after_lost_release: Cell::new(false),
         deadline: deadline.parse().unwrap(),
         first: Cell::new(true),
@@ -640,8 +641,14 @@ impl Worker {
     }
 
     fn semaphore(&self, renew: bool) -> Semaphore {
+        let barging = self
+            .starve_after
+            .map(|s| ("starve_after", OptionValue::Number(s)));
         let options = options(
-            &[("auto_renew", OptionValue::Bool(renew))],
+            &[("auto_renew", OptionValue::Bool(renew))]
+                .into_iter()
+                .chain(barging)
+                .collect::<Vec<_>>(),
             self.retry_delay(),
             self.read_timeout(),
         );

@@ -108,7 +108,9 @@ impl Counter<'_> {
             count,
             alive_ms: queue::alive_window(self.options.retry_delay),
             arrival: clock::now_us(),
+            began: Instant::now(),
             stepped: Cell::new(false),
+            barging: Cell::new(false),
         };
         if self.permits > 0 && !wait.is_zero() {
             // A semaphore's wait starts with its first step, which takes
@@ -351,8 +353,12 @@ struct Holder<'a> {
     count: u32,
     alive_ms: u64,
     arrival: u64,
+    /// When its acquire began: it barges until `starve_after` from then.
+    began: Instant,
     /// A step was built already: the token may be queued or hold.
     stepped: Cell<bool>,
+    /// Its last step barged: a plain try that left it out of the queue.
+    barging: Cell<bool>,
 }
 
 impl Holder<'_> {
@@ -367,6 +373,27 @@ impl Holder<'_> {
             _ => self.step(Mode::Try, attempt == Attempt::Replay),
         }
     }
+
+    /// One call of the acquire script; `fresh`: a waiter's step that
+    /// cannot be queued yet (see [`calls::acquire`]).
+    fn script_step(&self, mode: Mode, replay: bool, fresh: bool) -> Call<Step> {
+        let c = self.counter;
+        let ask = calls::Ask {
+            permits: c.permits,
+            count: self.count,
+            ttl_ms: c.ttl_ms,
+        };
+        calls::acquire(
+            c.keys,
+            self.token,
+            ask,
+            mode,
+            self.alive_ms,
+            self.arrival,
+            replay,
+            fresh,
+        )
+    }
 }
 
 impl Steps for Holder<'_> {
@@ -379,25 +406,34 @@ impl Steps for Holder<'_> {
     }
 
     fn step(&self, mode: Mode, replay: bool) -> Call<Step> {
+        // A waiter that barges is not queued at all: its steps are plain
+        // tries (a free hold goes to whoever asks first, itself included,
+        // unless a starving waiter is queued), so no release hands it a
+        // hold or wakes it. Once it starves it joins the queue at its
+        // arrival, behind the starving waiters that arrived before it.
+        // (Its last step, at the wait's end, is a try too: it has no
+        // place to give up.)
+        let barging = mode != Mode::Try && self.starving_in().is_some();
+        self.barging.set(barging);
+        if barging {
+            return self.script_step(Mode::Try, replay, false);
+        }
         // A replay finds its first try's entry (a plain try looks for it
         // only then).
-        let c = self.counter;
-        let ask = calls::Ask {
-            permits: c.permits,
-            count: self.count,
-            ttl_ms: c.ttl_ms,
-        };
         let fresh = !self.stepped.replace(true) && !replay;
-        calls::acquire(
-            c.keys,
-            self.token,
-            ask,
-            mode,
-            self.alive_ms,
-            self.arrival,
-            replay,
-            fresh && mode == Mode::Wait,
-        )
+        self.script_step(mode, replay, fresh && mode == Mode::Wait)
+    }
+
+    fn starving_in(&self) -> Option<Duration> {
+        self.counter
+            .options
+            .starve_after
+            .checked_sub(self.began.elapsed())
+            .filter(|left| !left.is_zero())
+    }
+
+    fn marked_barging(&self) -> bool {
+        self.barging.get()
     }
 
     fn top_up(&self) -> Call<bool> {
