@@ -21,13 +21,8 @@ use crate::interrupt;
 /// What a guarded call needs of the object it guards.
 pub trait Guarded {
     /// Takes the hold (of `count` permits: a lock takes 1), waiting up to
-    /// `wait`; `stop` ends the wait early.
-    fn take(
-        &mut self,
-        wait: Duration,
-        count: i64,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<bool, LockError>;
+    /// `wait` (PHP's time limit ends the wait early).
+    fn take(&mut self, wait: Duration, count: i64) -> Result<bool, LockError>;
     /// True while the object holds something in the calling Fiber.
     fn holds(&mut self) -> bool;
     /// Gives back what it holds: true when it was still ours.
@@ -58,7 +53,7 @@ pub fn call<T: Guarded>(
     // call methods of this very object, so no Rust borrow of it is held
     // across the call.
     let of = move || unsafe { of(this) };
-    let taken = match of().take(wait, count, &interrupt::timed_out) {
+    let taken = match of().take(wait, count) {
         // PHP's pending exception or fatal error wins.
         Err(LockError::Interrupted) => return Ok(Ok(Zval::new())),
         Ok(taken) => taken,

@@ -56,6 +56,7 @@ pub fn startup(ty: i32, module_number: i32) -> i32 {
         redislock_core::host::install(redislock_core::host::Host {
             context: fiber::current,
             wait_should_end: interrupt::wait_should_end,
+            time_limit_hit: interrupt::timed_out,
             lease_lost: interrupt::lease_lost,
         });
         exceptions::register()

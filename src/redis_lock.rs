@@ -19,7 +19,7 @@ use crate::args::{
 use crate::callback;
 use crate::exceptions::{self, Class, from_core, value_error};
 use crate::guarded::{self, Guarded};
-use crate::{ini, interrupt};
+use crate::ini;
 
 /// A distributed lock on one key in Redis.
 ///
@@ -85,7 +85,7 @@ impl RedisLock {
     #[php(defaults(wait = 0.0))]
     pub fn acquire(&mut self, wait: Float) -> PhpResult<bool> {
         let wait = wait.wait(&args::ACQUIRE)?;
-        match self.lock.acquire(wait, &interrupt::timed_out) {
+        match self.lock.acquire(wait) {
             // PHP ended the wait: its exception (or the time limit's fatal
             // error) is pending and wins over the return value.
             Err(LockError::Interrupted) => Ok(false),
@@ -100,7 +100,7 @@ impl RedisLock {
     #[php(defaults(wait = 0.0))]
     pub fn acquire_read(&mut self, wait: Float) -> PhpResult<bool> {
         let wait = wait.wait(&args::ACQUIRE_READ)?;
-        match self.lock.acquire_read(wait, &interrupt::timed_out) {
+        match self.lock.acquire_read(wait) {
             Err(LockError::Interrupted) => Ok(false),
             other => other.map_err(|e| from_core(&args::ACQUIRE_READ, e)),
         }
@@ -368,13 +368,8 @@ impl RedisLock {
 }
 
 impl Guarded for RedisLock {
-    fn take(
-        &mut self,
-        wait: Duration,
-        _count: i64,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<bool, LockError> {
-        self.lock.acquire(wait, stop)
+    fn take(&mut self, wait: Duration, _count: i64) -> Result<bool, LockError> {
+        self.lock.acquire(wait)
     }
 
     fn holds(&mut self) -> bool {

@@ -17,8 +17,8 @@ use crate::args::{
 use crate::callback;
 use crate::exceptions::{self, Class, from_core};
 use crate::guarded::{self, Guarded};
+use crate::ini;
 use crate::signature::semaphore::*;
-use crate::{ini, interrupt};
 
 /// N permits under one name in Redis, each holder with a lease of its own.
 ///
@@ -81,7 +81,7 @@ impl Semaphore {
     pub fn acquire(&mut self, wait: Float, count: DefaultInt) -> PhpResult<bool> {
         let wait = wait.wait(&ACQUIRE)?;
         let count = count.get(&ACQUIRE, "count")?;
-        match self.sem.acquire_permits(wait, count, &interrupt::timed_out) {
+        match self.sem.acquire_permits(wait, count) {
             // PHP ended the wait: its exception is pending and wins.
             Err(LockError::Interrupted) => Ok(false),
             other => other.map_err(|e| from_core(&ACQUIRE, e)),
@@ -167,13 +167,8 @@ impl Semaphore {
 }
 
 impl Guarded for Semaphore {
-    fn take(
-        &mut self,
-        wait: Duration,
-        count: i64,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<bool, LockError> {
-        self.sem.acquire_permits(wait, count, stop)
+    fn take(&mut self, wait: Duration, count: i64) -> Result<bool, LockError> {
+        self.sem.acquire_permits(wait, count)
     }
 
     fn holds(&mut self) -> bool {

@@ -38,6 +38,10 @@ pub struct Host {
     /// Asked on the calling thread after a signal and every 100 ms of a
     /// blocking wait: true ends the wait.
     pub wait_should_end: fn() -> bool,
+    /// Asked on the calling thread between the requests of a wait: true
+    /// once PHP's execution time limit was hit (the wait gives up, as at
+    /// its end, so the engine can raise its fatal error).
+    pub time_limit_hit: fn() -> bool,
     /// Called on the renewal thread when a lease with `on_lost =>
     /// "interrupt"` is found lost.
     pub lease_lost: fn(),
@@ -61,6 +65,11 @@ pub fn context() -> u64 {
 /// Whether the blocking wait in progress must end (false without a host).
 pub fn wait_should_end() -> bool {
     HOST.get().is_some_and(|h| (h.wait_should_end)())
+}
+
+/// Whether PHP's time limit was hit (false without a host).
+pub fn time_limit_hit() -> bool {
+    HOST.get().is_some_and(|h| (h.time_limit_hit)())
 }
 
 /// Tells the host that an interrupt-enabled lease was lost.

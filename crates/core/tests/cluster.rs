@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::cluster::{NODE_TIMEOUT_MS, RedisCluster, node_id, query, role};
-use common::{RedisServer, never, release_as, unique_key};
+use common::{RedisServer, release_as, unique_key};
 use redislock_core::protocol::commands::Successor;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
@@ -41,7 +41,7 @@ fn locks_on_many_slots_go_to_their_masters_through_one_seed() {
     for i in 0..60 {
         let key = unique_key(&format!("cluster-many-{i}"));
         let mut lock = cluster_lock(&cluster, &key, 10.0);
-        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+        assert!(lock.acquire(Duration::ZERO).unwrap());
         let name = stored(&mut lock);
         assert!(
             name.starts_with("{test:") && name.ends_with('}'),
@@ -70,7 +70,7 @@ fn locks_on_many_slots_go_to_their_masters_through_one_seed() {
     for i in 0..10 {
         let key = unique_key(&format!("cluster-replicas-{i}"));
         let mut lock = Lock::new(key, 10.0, &[cluster.seed()], opts.clone()).unwrap();
-        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+        assert!(lock.acquire(Duration::ZERO).unwrap());
         let name = stored(&mut lock);
         let master = cluster.master_of(cluster.slot(name.as_bytes()));
         let replica = cluster.replicas_of(master)[0];
@@ -109,8 +109,8 @@ fn a_lock_with_its_own_hash_tag_keeps_it_and_a_prefix_stays_first() {
     assert_eq!(stored(&mut tagged), "app:{tenant7}:job");
     let mut plain = Lock::new(b"job".to_vec(), 10.0, &[cluster.seed()], options).unwrap();
     assert_eq!(stored(&mut plain), "app:{job}");
-    assert!(tagged.acquire(Duration::ZERO, &never).unwrap());
-    assert!(plain.acquire(Duration::ZERO, &never).unwrap());
+    assert!(tagged.acquire(Duration::ZERO).unwrap());
+    assert!(plain.acquire(Duration::ZERO).unwrap());
     assert!(tagged.release().unwrap());
     assert!(plain.release().unwrap());
 }
@@ -133,7 +133,7 @@ fn a_queued_waiter_keeps_every_key_of_the_lock_in_one_slot_and_is_woken() {
     opts.set("retry_delay", OptionValue::Number(5.0)).unwrap();
     let waiter = std::thread::spawn(move || {
         let mut l = Lock::new(k, 10.0, &[seed], opts).unwrap();
-        let got = l.acquire(Duration::from_secs(10), &never).unwrap();
+        let got = l.acquire(Duration::from_secs(10)).unwrap();
         (got, Instant::now(), l)
     });
     let queue = format!("{name}~~q");
@@ -198,7 +198,7 @@ fn auto_renew_keeps_leases_on_every_master() {
         .collect();
     let mut masters = std::collections::HashSet::new();
     for lock in &mut locks {
-        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+        assert!(lock.acquire(Duration::ZERO).unwrap());
         let name = stored(lock);
         masters.insert(cluster.master_of(cluster.slot(name.as_bytes())).port);
     }
@@ -224,7 +224,7 @@ fn auto_renew_follows_a_manual_failover() {
         })
         .collect();
     for lock in &mut locks {
-        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+        assert!(lock.acquire(Duration::ZERO).unwrap());
     }
     let first = stored(&mut locks[0]);
     let slot = cluster.slot(first.as_bytes());
@@ -267,7 +267,7 @@ fn a_slot_being_migrated_is_followed_with_asking() {
     let key = unique_key("cluster-ask");
     let mut lock = cluster_lock(&cluster, &key, 10.0);
     // Learn the map before the migration starts.
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     assert!(lock.release().unwrap());
     let name = stored(&mut lock);
     let slot = cluster.slot(name.as_bytes()).to_string();
@@ -287,7 +287,7 @@ fn a_slot_being_migrated_is_followed_with_asking() {
     .unwrap();
     assert_eq!(ok, "OK");
     // The key is not on the source: it answers ASK, the target takes it.
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     let token = String::from_utf8(lock.token().unwrap()).unwrap();
     let on_target: Option<String> = {
         let mut c = target.client();
@@ -335,7 +335,7 @@ fn a_manual_failover_is_followed_by_locks_built_before_and_after_it() {
     let cluster = RedisCluster::start(3, 1);
     let key = unique_key("cluster-failover");
     let mut before = cluster_lock(&cluster, &key, 10.0);
-    assert!(before.acquire(Duration::ZERO, &never).unwrap());
+    assert!(before.acquire(Duration::ZERO).unwrap());
     assert!(before.release().unwrap());
     let name = stored(&mut before);
     let slot = cluster.slot(name.as_bytes());
@@ -347,7 +347,7 @@ fn a_manual_failover_is_followed_by_locks_built_before_and_after_it() {
     });
     assert_eq!(cluster.master_of(slot).port, replica.port);
     let started = Instant::now();
-    assert!(before.acquire(Duration::ZERO, &never).unwrap());
+    assert!(before.acquire(Duration::ZERO).unwrap());
     println!(
         "first acquire after CLUSTER FAILOVER (stale slot map) took {:?}",
         started.elapsed()
@@ -362,7 +362,7 @@ fn a_manual_failover_is_followed_by_locks_built_before_and_after_it() {
     assert!(before.release().unwrap());
     let other = unique_key("cluster-failover-new");
     let mut after = cluster_lock(&cluster, &other, 10.0);
-    assert!(after.acquire(Duration::ZERO, &never).unwrap());
+    assert!(after.acquire(Duration::ZERO).unwrap());
     assert!(after.release().unwrap());
 }
 
@@ -371,7 +371,7 @@ fn a_killed_master_is_replaced_by_its_replica_and_locks_work_again() {
     let mut cluster = RedisCluster::start(3, 1);
     let key = unique_key("cluster-kill");
     let mut lock = cluster_lock(&cluster, &key, 10.0);
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     assert!(lock.release().unwrap());
     let name = stored(&mut lock);
     let slot = cluster.slot(name.as_bytes());
@@ -390,7 +390,7 @@ fn a_killed_master_is_replaced_by_its_replica_and_locks_work_again() {
     // 2 x the node timeout): generous for a busy machine.
     let deadline = killed_at + Duration::from_secs(60);
     loop {
-        match lock.acquire(Duration::ZERO, &never) {
+        match lock.acquire(Duration::ZERO) {
             Ok(true) => break,
             Ok(false) => panic!("nobody else holds the lock"),
             Err(e @ (LockError::Connection { .. } | LockError::Redirected { .. })) => {
@@ -422,7 +422,7 @@ fn a_cluster_node_used_as_a_single_server_says_to_set_cluster() {
     for i in 0..10 {
         let key = unique_key(&format!("cluster-misused-{i}"));
         let mut lock = Lock::new(key, 10.0, &[cluster.seed()], LockOptions::default()).unwrap();
-        match lock.acquire(Duration::ZERO, &never) {
+        match lock.acquire(Duration::ZERO) {
             Ok(true) => assert!(lock.release().unwrap()),
             Ok(false) => panic!("nobody holds it"),
             Err(e) => errors.push(e),

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, lock, never, unique_key};
+use common::{RedisServer, lock, unique_key};
 use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue};
 
 fn lock_at(url: &str, key: &[u8], options: LockOptions) -> Lock {
@@ -25,7 +25,7 @@ fn password_and_db_from_the_url_are_used() {
     let key = unique_key("auth");
     let url = format!("redis://:s3cr%3At%40pw@127.0.0.1:{}/5", server.port);
     let mut a = lock_at(&url, &key, LockOptions::default());
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let mut c = redis::Client::open(url.as_str())
         .unwrap()
         .get_connection()
@@ -42,7 +42,7 @@ fn acl_user_is_used() {
     let key = unique_key("acl");
     let url = format!("redis://locker:pw1@127.0.0.1:{}", server.port);
     let mut a = lock_at(&url, &key, LockOptions::default());
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
 }
 
@@ -52,7 +52,7 @@ fn wrong_password_is_an_auth_failure_without_the_password() {
     let key = unique_key("wrongpw");
     let url = format!("redis://:hunter2@127.0.0.1:{}", server.port);
     let mut a = lock_at(&url, &key, LockOptions::default());
-    let err = a.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = a.acquire(Duration::ZERO).unwrap_err();
     let message = err.to_string();
     assert!(!message.contains("hunter2"), "{message}");
     assert!(message.contains(":***@"), "{message}");
@@ -74,7 +74,7 @@ fn unreachable_server_fails_fast() {
     // (10 s). The bound leaves room for a busy machine: a flake proof saw
     // more than 1 s once, with about a dozen tests running on 2 cores.
     let start = Instant::now();
-    let err = a.acquire(Duration::from_secs(10), &never).unwrap_err();
+    let err = a.acquire(Duration::from_secs(10)).unwrap_err();
     assert_eq!(failure(err), ConnectionFailure::Unreachable);
     let took = start.elapsed();
     assert!(took < Duration::from_secs(3), "took {took:?}");
@@ -92,7 +92,7 @@ fn unix_socket() {
         &key,
         LockOptions::default(),
     );
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let mut c = redis::Client::open(format!("{}/2", server.url()))
         .unwrap()
         .get_connection()
@@ -109,11 +109,11 @@ fn the_pooled_connection_is_replaced_after_a_server_restart() {
     let mut server = RedisServer::start();
     let key = unique_key("restart");
     let mut a = lock(&server, &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
     server.restart();
     assert!(
-        a.acquire(Duration::ZERO, &never).unwrap(),
+        a.acquire(Duration::ZERO).unwrap(),
         "reconnected transparently"
     );
     assert!(a.release().unwrap());
@@ -124,7 +124,7 @@ fn a_killed_client_connection_is_replaced() {
     let server = RedisServer::start();
     let key = unique_key("clientkill");
     let mut a = lock(&server, &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let _: i64 = server.cmd(&["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
     assert!(
         a.is_acquired().unwrap(),
@@ -134,7 +134,7 @@ fn a_killed_client_connection_is_replaced() {
     assert!(a.release().unwrap(), "the release script is replayed");
     let _: i64 = server.cmd(&["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
     assert!(
-        a.acquire(Duration::ZERO, &never).unwrap(),
+        a.acquire(Duration::ZERO).unwrap(),
         "SET NX is replayed safely"
     );
     assert!(a.release().unwrap());
@@ -149,7 +149,7 @@ fn a_stalled_server_times_out_and_the_connection_is_not_reused() {
         .set("read_timeout", OptionValue::Number(0.2))
         .unwrap();
     let mut a = lock_at(&server.url(), &key, options);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     server.pause();
     let start = Instant::now();
     let err = a.is_acquired().unwrap_err();
@@ -185,7 +185,7 @@ fn tls_with_a_private_ca() {
         .set("connect_timeout", OptionValue::Number(10.0))
         .unwrap();
     let mut a = lock_at(&url, &key, options);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.is_acquired().unwrap());
     assert!(a.release().unwrap());
 }
@@ -195,7 +195,7 @@ fn tls_verifies_by_default() {
     let server = RedisServer::start_tls();
     let url = format!("rediss://localhost:{}", server.port);
     let mut a = lock_at(&url, &unique_key("tlsverify"), LockOptions::default());
-    let err = a.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = a.acquire(Duration::ZERO).unwrap_err();
     assert!(err.is_connection_error(), "{err}");
     assert!(err.to_string().contains("rediss://localhost"), "{err}");
 
@@ -209,7 +209,7 @@ fn tls_verifies_by_default() {
         .set("connect_timeout", OptionValue::Number(10.0))
         .unwrap();
     let mut b = lock_at(&url, &unique_key("tlsinsecure"), insecure);
-    assert!(b.acquire(Duration::ZERO, &never).unwrap());
+    assert!(b.acquire(Duration::ZERO).unwrap());
     assert!(b.release().unwrap());
 }
 
@@ -229,7 +229,7 @@ fn a_tls_handshake_that_never_completes_is_bounded_by_the_connect_timeout() {
         .unwrap();
     let mut a = lock_at(&format!("rediss://127.0.0.1:{port}"), b"k", options);
     let start = Instant::now();
-    let err = a.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = a.acquire(Duration::ZERO).unwrap_err();
     let took = start.elapsed();
     assert_eq!(failure(err), ConnectionFailure::TimedOut);
     // Generous for a busy machine; unbounded, it would last the listener's
@@ -250,7 +250,7 @@ fn a_frozen_server_costs_at_most_one_connect_plus_one_read_timeout() {
         .unwrap();
     let mut a = lock_at(&server.url(), &unique_key("frozen"), options);
     let start = Instant::now();
-    let err = a.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = a.acquire(Duration::ZERO).unwrap_err();
     let took = start.elapsed();
     server.resume();
     assert_eq!(failure(err), ConnectionFailure::TimedOut);
@@ -271,10 +271,10 @@ fn an_acquire_that_timed_out_is_cleaned_up_by_the_next_one() {
         .set("read_timeout", OptionValue::Number(0.2))
         .unwrap();
     let mut a = lock_at(&server.url(), &key, options);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
     server.pause();
-    let err = a.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = a.acquire(Duration::ZERO).unwrap_err();
     assert!(err.is_timeout(), "{err}");
     server.resume();
     // The frozen server ran the SET when it woke up: a lock nobody knows of.
@@ -284,7 +284,7 @@ fn an_acquire_that_timed_out_is_cleaned_up_by_the_next_one() {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert!(
-        a.acquire(Duration::ZERO, &never).unwrap(),
+        a.acquire(Duration::ZERO).unwrap(),
         "the ghost was released first"
     );
     assert!(a.release().unwrap());

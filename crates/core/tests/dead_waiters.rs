@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, command_stats, never, unique_key, wait_until};
+use common::{RedisServer, command_stats, unique_key, wait_until};
 use redislock_core::protocol::keys;
 use redislock_core::semaphore_calls::{SemKeys, now_us};
 use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
@@ -84,9 +84,9 @@ impl User {
     /// Takes it, waiting up to `wait` (`read`: a read hold).
     fn acquire(&mut self, wait: Duration, read: bool) -> bool {
         match self {
-            Self::Lock(l) if read => l.acquire_read(wait, &never).unwrap(),
-            Self::Lock(l) => l.acquire(wait, &never).unwrap(),
-            Self::Permit(s) => s.acquire(wait, &never).unwrap(),
+            Self::Lock(l) if read => l.acquire_read(wait).unwrap(),
+            Self::Lock(l) => l.acquire(wait).unwrap(),
+            Self::Permit(s) => s.acquire(wait).unwrap(),
         }
     }
 

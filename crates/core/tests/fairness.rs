@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
-use common::{RedisServer, lock, never, queue_len, unique_key, wait_until};
+use common::{RedisServer, lock, queue_len, unique_key, wait_until};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 fn starving_after(seconds: f64) -> LockOptions {
@@ -39,7 +39,7 @@ fn spawn_waiter(
     std::thread::spawn(move || {
         let mut l = Lock::new(key, 5.0, &[url], options).unwrap();
         let began = Instant::now();
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        let got = l.acquire(Duration::from_secs(5)).unwrap();
         let took = began.elapsed();
         let token = l.token();
         if got {
@@ -66,7 +66,7 @@ fn a_free_lock_goes_to_whoever_asks_first_while_nobody_starves() {
     for (starve_after, barging) in [(0.6, true), (0.0, false)] {
         let key = unique_key("barging");
         let mut holder = lock(&server, &key, 10.0);
-        assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+        assert!(holder.acquire(Duration::ZERO).unwrap());
         let url = server.url().replace("127.0.0.1", "localhost");
         let waiter = spawn_waiter(url, &key, starving_after(starve_after));
         wait_until("the waiter is queued", Duration::from_secs(5), || {
@@ -79,7 +79,7 @@ fn a_free_lock_goes_to_whoever_asks_first_while_nobody_starves() {
         let mut newcomer = Lock::new(key.clone(), 10.0, &[server.url()], competing).unwrap();
         let before = wakes(&server);
         assert!(holder.release().unwrap());
-        let took = newcomer.acquire(Duration::ZERO, &never).unwrap();
+        let took = newcomer.acquire(Duration::ZERO).unwrap();
         assert_eq!(took, barging, "starve_after {starve_after}");
         if barging {
             assert_eq!(wakes(&server), before, "a waiter that barges is not woken");
@@ -108,7 +108,7 @@ fn a_starving_waiter_behind_barging_ones_is_handed_the_lock() {
     let server = RedisServer::start();
     let key = unique_key("starving-behind");
     let mut holder = lock(&server, &key, 10.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let url = server.url().replace("127.0.0.1", "localhost");
     let mut slow = starving_after(30.0);
     slow.set("retry_delay", OptionValue::Number(1.0)).unwrap();
@@ -153,7 +153,7 @@ fn a_waiter_is_handed_the_lock_once_it_has_waited_starve_after() {
         let key = unique_key("starving");
         let stop = Arc::new(AtomicBool::new(false));
         let mut barger = lock(&server, &key, 10.0);
-        assert!(barger.acquire(Duration::ZERO, &never).unwrap());
+        assert!(barger.acquire(Duration::ZERO).unwrap());
         let barging = {
             let stop = stop.clone();
             std::thread::spawn(move || {
@@ -161,7 +161,7 @@ fn a_waiter_is_handed_the_lock_once_it_has_waited_starve_after() {
                 while !stop.load(Ordering::Relaxed) {
                     assert!(barger.release().unwrap());
                     // Straight back in: no pause between sections.
-                    while !barger.acquire(Duration::ZERO, &never).unwrap() {
+                    while !barger.acquire(Duration::ZERO).unwrap() {
                         if stop.load(Ordering::Relaxed) {
                             return sections;
                         }
@@ -196,7 +196,7 @@ fn a_waiter_that_starves_between_steps_says_so_before_it_blocks() {
     let proxy = Proxy::start(&server);
     let key = unique_key("starves-between");
     let mut holder = lock(&server, &key, 10.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     proxy.delay_requests(Duration::from_millis(20));
     let mut options = starving_after(0.001);
     options
@@ -229,7 +229,7 @@ fn a_departed_barging_waiter_delays_nobody() {
     let name = String::from_utf8(key.clone()).unwrap();
     let queue = format!("{name}~~q");
     let mut holder = lock(&server, &key, 10.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     // What a barging waiter leaves when it is killed: its queue entry,
     // first in line, and its mark, live for 5 s more.
     let _: i64 = server.cmd(&["ZADD", &queue, "1", "gone"]);
@@ -294,11 +294,11 @@ fn a_barging_win_after_a_long_wait_counts_from_its_step() {
     let key = unique_key("barging-long-wait");
     // Never released: its lease ends after 1.3 s.
     let mut holder = lock(&server, &key, 1.3);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let (url, k) = (server.url().replace("127.0.0.1", "localhost"), key.clone());
     let waiter = std::thread::spawn(move || {
         let mut w = Lock::new(k, 1.0, &[url], barging_waiter(&[])).unwrap();
-        let got = w.acquire(Duration::from_secs(4), &never).unwrap();
+        let got = w.acquire(Duration::from_secs(4)).unwrap();
         (got, w)
     });
     wait_until("the waiter is queued", Duration::from_secs(5), || {
@@ -340,14 +340,14 @@ fn a_late_barging_win_never_counts(read_timeout: f64) {
     // Never released: its lease ends after 0.6 s, and W's step then takes
     // the lock.
     let mut holder = lock(&server, &key, 0.6);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let held = holder.token().unwrap();
     let began = Instant::now();
     let (url, k) = (proxy.url(), key.clone());
     let waiter = std::thread::spawn(move || {
         let options = barging_waiter(&[("read_timeout", OptionValue::Number(read_timeout))]);
         let mut w = Lock::new(k, 1.0, &[url], options).unwrap();
-        let got = w.acquire(Duration::from_secs(3), &never);
+        let got = w.acquire(Duration::from_secs(3));
         (got, began.elapsed(), w)
     });
     wait_until("the waiter is queued", Duration::from_secs(5), || {
@@ -364,7 +364,7 @@ fn a_late_barging_win_never_counts(read_timeout: f64) {
         .set("reentrant", OptionValue::Bool(false))
         .unwrap();
     let mut c = Lock::new(key.clone(), 10.0, &[server.url()], competing).unwrap();
-    let c_got = c.acquire(Duration::from_secs(4), &never).unwrap();
+    let c_got = c.acquire(Duration::from_secs(4)).unwrap();
     let c_at = began.elapsed();
     let (w_got, w_at, mut w) = waiter.join().unwrap();
     assert_eq!(proxy.holds().len(), 1, "W's step reply was held back");

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, lock, never, queue_len, unique_key};
+use common::{RedisServer, lock, queue_len, unique_key};
 use redislock_core::semaphore_calls::SemKeys;
 use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
 
@@ -70,7 +70,7 @@ fn spawn_waiter<T: Send + 'static>(
 }
 
 fn take_permit(s: &mut Semaphore) -> bool {
-    s.acquire(Duration::from_secs(5), &never).unwrap()
+    s.acquire(Duration::from_secs(5)).unwrap()
 }
 
 fn give_permit(s: &mut Semaphore) -> bool {
@@ -78,7 +78,7 @@ fn give_permit(s: &mut Semaphore) -> bool {
 }
 
 fn take_read(l: &mut Lock) -> bool {
-    l.acquire_read(Duration::from_secs(5), &never).unwrap()
+    l.acquire_read(Duration::from_secs(5)).unwrap()
 }
 
 fn give_read(l: &mut Lock) -> bool {
@@ -104,7 +104,7 @@ fn a_free_permit_goes_to_whoever_asks_first_while_nobody_starves() {
     for (starve_after, barging) in [(0.6, true), (0.0, false)] {
         let name = unique_key("sem-barging");
         let mut holder = one_permit(&server.url(), &name, LockOptions::default());
-        assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+        assert!(holder.acquire(Duration::ZERO).unwrap());
         let url = server.url().replace("127.0.0.1", "localhost");
         let before = scripts(&server);
         let waiter = spawn_waiter(
@@ -118,7 +118,7 @@ fn a_free_permit_goes_to_whoever_asks_first_while_nobody_starves() {
         let mut newcomer = one_permit(&server.url(), &name, LockOptions::default());
         let pushed = wakes(&server);
         assert!(holder.release().unwrap());
-        let took = newcomer.acquire(Duration::ZERO, &never).unwrap();
+        let took = newcomer.acquire(Duration::ZERO).unwrap();
         assert_eq!(took, barging, "starve_after {starve_after}");
         if barging {
             assert_eq!(wakes(&server), pushed, "a waiter that barges is not woken");
@@ -144,7 +144,7 @@ fn a_free_lock_goes_to_whoever_asks_first_while_no_reader_starves() {
     for (starve_after, barging) in [(0.6, true), (0.0, false)] {
         let key = unique_key("read-barging");
         let mut writer = lock(&server, &key, 10.0);
-        assert!(writer.acquire(Duration::ZERO, &never).unwrap());
+        assert!(writer.acquire(Duration::ZERO).unwrap());
         let url = server.url().replace("127.0.0.1", "localhost");
         let before = scripts(&server);
         let reader = Lock::new(key.clone(), 10.0, &[url], starving_after(starve_after)).unwrap();
@@ -154,7 +154,7 @@ fn a_free_lock_goes_to_whoever_asks_first_while_no_reader_starves() {
         let mut newcomer = lock(&server, &key, 10.0);
         let pushed = wakes(&server);
         assert!(writer.release().unwrap());
-        let took = newcomer.acquire(Duration::ZERO, &never).unwrap();
+        let took = newcomer.acquire(Duration::ZERO).unwrap();
         assert_eq!(took, barging, "starve_after {starve_after}");
         if barging {
             assert_eq!(wakes(&server), pushed, "a reader that barges is not woken");
@@ -183,7 +183,7 @@ fn a_waiter_is_handed_its_hold_once_it_has_waited_starve_after() {
         let waiter = one_permit(&url, &name, starving_after(starve_after));
         let (took, sections) = back_to_back(
             barger,
-            |s| s.acquire(Duration::ZERO, &never).unwrap(),
+            |s| s.acquire(Duration::ZERO).unwrap(),
             |s| assert!(s.release().unwrap()),
             || spawn_waiter(waiter, take_permit, give_permit),
         );
@@ -198,7 +198,7 @@ fn a_waiter_is_handed_its_hold_once_it_has_waited_starve_after() {
         let reader = Lock::new(key.clone(), 10.0, &[url], starving_after(starve_after)).unwrap();
         let (took, sections) = back_to_back(
             barger,
-            |l| l.acquire(Duration::ZERO, &never).unwrap(),
+            |l| l.acquire(Duration::ZERO).unwrap(),
             |l| assert!(l.release().unwrap()),
             || spawn_waiter(reader, take_read, give_read),
         );
@@ -253,14 +253,14 @@ fn a_waiter_that_starves_joins_the_queue_at_its_arrival() {
     let server = RedisServer::start();
     let name = unique_key("sem-arrival");
     let mut holder = one_permit(&server.url(), &name, LockOptions::default());
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let url = server.url().replace("127.0.0.1", "localhost");
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
     let spawn = |options: LockOptions, who: &'static str| {
         let (url, name, order) = (url.clone(), name.clone(), order.clone());
         std::thread::spawn(move || {
             let mut s = one_permit(&url, &name, options);
-            assert!(s.acquire(Duration::from_secs(5), &never).unwrap());
+            assert!(s.acquire(Duration::from_secs(5)).unwrap());
             order.lock().unwrap().push(who);
             std::thread::sleep(Duration::from_millis(50));
             assert!(s.release().unwrap());
@@ -288,7 +288,7 @@ fn a_wait_shorter_than_starve_after_ends_with_a_try() {
     let server = RedisServer::start();
     let name = unique_key("sem-short-wait");
     let mut holder = one_permit(&server.url(), &name, LockOptions::default());
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let url = server.url().replace("127.0.0.1", "localhost");
     let mut options = starving_after(30.0);
     options
@@ -300,7 +300,7 @@ fn a_wait_shorter_than_starve_after_ends_with_a_try() {
         assert!(holder.release().unwrap());
     });
     let began = Instant::now();
-    assert!(waiter.acquire(Duration::from_millis(600), &never).unwrap());
+    assert!(waiter.acquire(Duration::from_millis(600)).unwrap());
     assert!(
         began.elapsed() < Duration::from_millis(900),
         "at the wait's end: {:?}",

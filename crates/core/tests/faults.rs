@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
-use common::{RedisServer, exists, never, unique_key, wait_until};
+use common::{RedisServer, exists, unique_key, wait_until};
 use redislock_core::protocol::keys;
 use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue};
 
@@ -188,7 +188,7 @@ fn answers_ping(port: u16) -> bool {
 fn replies_delayed_past_the_read_timeout_time_out_then_recover() {
     let (server, proxy, key) = behind_proxy("delay");
     let mut a = lock_at(&proxy.url(), &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
 
     // Below the read timeout: slow, but fine.
     proxy.delay(Duration::from_millis(100));
@@ -210,14 +210,14 @@ fn replies_delayed_past_the_read_timeout_time_out_then_recover() {
     // The next acquire of the key first sends the unanswered release again,
     // which is not answered either: nothing else is sent.
     let result = within("acquire, replies late", Duration::ZERO, || {
-        a.acquire(Duration::ZERO, &never)
+        a.acquire(Duration::ZERO)
     });
     assert_eq!(failure("acquire", result), ConnectionFailure::TimedOut);
     // Another key's acquire: its SET runs, only its reply is late.
     let other = unique_key("delay-other");
     let mut b = lock_at(&proxy.url(), &other, 5.0);
     let result = within("acquire, replies late", Duration::ZERO, || {
-        b.acquire(Duration::ZERO, &never)
+        b.acquire(Duration::ZERO)
     });
     assert_eq!(failure("acquire", result), ConnectionFailure::TimedOut);
     wait_until("the late SET", Duration::from_secs(5), || {
@@ -229,7 +229,7 @@ fn replies_delayed_past_the_read_timeout_time_out_then_recover() {
     for (lock, key) in [(&mut a, &key), (&mut b, &other)] {
         assert!(
             within("acquire after", Duration::ZERO, || lock
-                .acquire(Duration::ZERO, &never))
+                .acquire(Duration::ZERO))
             .unwrap()
         );
         assert!(lock.release().unwrap());
@@ -241,14 +241,14 @@ fn replies_delayed_past_the_read_timeout_time_out_then_recover() {
 fn a_reply_cut_midway_is_replayed_once_then_reported_as_dropped() {
     let (server, proxy, key) = behind_proxy("cut");
     let mut a = patient_lock_at(&proxy.url(), &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
 
     // On a pooled connection: replayed on a new one, unnoticed.
     proxy.cut_mid_reply();
     assert!(
         within("acquire, reply cut", Duration::ZERO, || a
-            .acquire(Duration::ZERO, &never))
+            .acquire(Duration::ZERO))
         .unwrap()
     );
     assert_eq!(proxy.cuts(), 1);
@@ -273,28 +273,26 @@ fn a_reply_cut_midway_is_replayed_once_then_reported_as_dropped() {
 fn a_black_hole_times_out_then_recovers() {
     let (_server, proxy, key) = behind_proxy("blackhole");
     let mut a = lock_at(&proxy.url(), &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
 
     proxy.black_hole();
     let result = within("acquire, pooled", Duration::ZERO, || {
-        a.acquire(Duration::ZERO, &never)
+        a.acquire(Duration::ZERO)
     });
     assert_eq!(failure("acquire", result), ConnectionFailure::TimedOut);
     // The timed-out connection was closed: a new one is accepted, then
     // never answered.
     let accepted = proxy.accepted();
     let wait = Duration::from_secs(1);
-    let result = within("acquire(1 s), new connection", wait, || {
-        a.acquire(wait, &never)
-    });
+    let result = within("acquire(1 s), new connection", wait, || a.acquire(wait));
     assert_eq!(failure("acquire", result), ConnectionFailure::TimedOut);
     assert!(proxy.accepted() > accepted, "a new connection");
 
     proxy.pass();
     assert!(
         within("acquire after", Duration::ZERO, || a
-            .acquire(Duration::ZERO, &never))
+            .acquire(Duration::ZERO))
         .unwrap()
     );
     assert!(a.release().unwrap());
@@ -304,11 +302,11 @@ fn a_black_hole_times_out_then_recovers() {
 fn a_black_hole_ends_a_blocked_wait_within_its_timeouts() {
     let (server, proxy, key) = behind_proxy("blackhole-wait");
     let mut holder = lock_at(&server.url(), &key, 10.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let (url, k) = (proxy.url(), key.clone());
     let waiter = std::thread::spawn(move || {
         let mut w = lock_at(&url, &k, 5.0);
-        let result = w.acquire(Duration::from_secs(8), &never);
+        let result = w.acquire(Duration::from_secs(8));
         (result, Instant::now(), w)
     });
     wait_until("the waiter to queue", Duration::from_secs(5), || {
@@ -325,7 +323,7 @@ fn a_black_hole_ends_a_blocked_wait_within_its_timeouts() {
     assert!(holder.release().unwrap());
     // The departed waiter's turn lapses within its alive window.
     let wait = Duration::from_secs(3);
-    assert!(within("acquire(3 s) after", wait, || w.acquire(wait, &never)).unwrap());
+    assert!(within("acquire(3 s) after", wait, || w.acquire(wait)).unwrap());
     assert!(w.release().unwrap());
 }
 
@@ -334,14 +332,14 @@ fn a_frozen_server_times_out_then_recovers() {
     let server = RedisServer::start();
     let key = unique_key("sigstop");
     let mut a = lock_at(&server.url(), &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
 
     server.pause();
     let result = within("refresh, SIGSTOP", Duration::ZERO, || a.refresh(None));
     let kind = failure("refresh", result);
     let mut b = lock_at(&server.url(), &unique_key("sigstop-b"), 5.0);
     let wait = Duration::from_secs(1);
-    let result = within("acquire(1 s), SIGSTOP", wait, || b.acquire(wait, &never));
+    let result = within("acquire(1 s), SIGSTOP", wait, || b.acquire(wait));
     let kind_b = failure("acquire", result);
     server.resume();
     assert_eq!(kind, ConnectionFailure::TimedOut);
@@ -350,7 +348,7 @@ fn a_frozen_server_times_out_then_recovers() {
     assert!(within("refresh after", Duration::ZERO, || a.refresh(None)).unwrap());
     assert!(
         within("acquire after", Duration::ZERO, || b
-            .acquire(Duration::ZERO, &never))
+            .acquire(Duration::ZERO))
         .unwrap()
     );
     assert!(a.release().unwrap());
@@ -362,7 +360,7 @@ fn debug_sleep_times_out_then_recovers() {
     let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
     let key = unique_key("debugsleep");
     let mut a = lock_at(&server.url(), &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
 
     let port = server.port;
@@ -383,14 +381,14 @@ fn debug_sleep_times_out_then_recovers() {
         !answers_ping(server.port)
     });
     let result = within("acquire, DEBUG SLEEP", Duration::ZERO, || {
-        a.acquire(Duration::ZERO, &never)
+        a.acquire(Duration::ZERO)
     });
     assert_eq!(failure("acquire", result), ConnectionFailure::TimedOut);
     sleeper.join().unwrap();
 
     assert!(
         within("acquire after", Duration::ZERO, || a
-            .acquire(Duration::ZERO, &never))
+            .acquire(Duration::ZERO))
         .unwrap()
     );
     assert!(a.release().unwrap());
@@ -401,7 +399,7 @@ fn killed_client_connections_are_replaced() {
     let server = RedisServer::start();
     let key = unique_key("clientkill");
     let mut a = lock_at(&server.url(), &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
 
     let _: i64 = server.cmd(&["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
     assert!(
@@ -421,11 +419,11 @@ fn killed_client_connections_are_replaced() {
 
     // Killed in the middle of a blocked wait.
     let mut holder = lock_at(&server.url(), &key, 10.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let (url, k) = (server.url(), key.clone());
     let waiter = std::thread::spawn(move || {
         let mut w = lock_at(&url, &k, 5.0);
-        let result = w.acquire(Duration::from_secs(5), &never);
+        let result = w.acquire(Duration::from_secs(5));
         (result, Instant::now(), w)
     });
     wait_until("the waiter to queue", Duration::from_secs(5), || {
@@ -445,7 +443,7 @@ fn killed_client_connections_are_replaced() {
         other => {
             assert_eq!(failure("waiter", other), ConnectionFailure::Dropped);
             let wait = Duration::from_secs(3);
-            assert!(within("acquire(3 s) after", wait, || w.acquire(wait, &never)).unwrap());
+            assert!(within("acquire(3 s) after", wait, || w.acquire(wait)).unwrap());
             assert!(w.release().unwrap());
         }
     }
@@ -463,14 +461,14 @@ fn a_dead_holder_blocks_for_its_ttl_only() {
     let mut dead = Lock::new(key.clone(), ttl, &[server.url()], options).unwrap();
     stalls();
     let taken = Instant::now();
-    assert!(dead.acquire(Duration::ZERO, &never).unwrap());
+    assert!(dead.acquire(Duration::ZERO).unwrap());
     drop(dead); // never released: the lease runs out
     assert!(exists(&server, &key));
     let mut b = lock_at(&server.url(), &key, 5.0);
     let wait = Duration::from_secs(3);
     assert!(
         within("acquire(3 s) behind a dead holder", wait, || b
-            .acquire(wait, &never))
+            .acquire(wait))
         .unwrap()
     );
     let after = taken.elapsed();
@@ -607,7 +605,7 @@ fn work(lock: &mut Lock, holder: usize, counter: &AtomicU64, tally: &Mutex<Tally
         *tally.lock().unwrap().errors.entry(class).or_default() += 1;
     };
     let started = Instant::now();
-    let acquired = lock.acquire(WORKER_WAIT, &never);
+    let acquired = lock.acquire(WORKER_WAIT);
     timed(tally, "acquire", WORKER_WAIT, started);
     match acquired {
         Ok(true) => {
@@ -727,7 +725,7 @@ fn a_restart_under_contended_load_keeps_mutual_exclusion() {
     let mut server = RedisServer::start_with(&PERSISTENT);
     let key = unique_key("restart");
     let mut a = patient_lock_at(&server.url(), &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     server.kill();
     let result = within("refresh, server down", Duration::ZERO, || a.refresh(None));
     assert_eq!(failure("refresh", result), ConnectionFailure::Unreachable);
@@ -770,7 +768,7 @@ fn a_server_loading_its_dataset_is_a_connection_error() {
     let mut a = lock_at(&server.url(), &key, 5.0);
     server.restart();
     let result = within("acquire while loading", Duration::ZERO, || {
-        a.acquire(Duration::ZERO, &never)
+        a.acquire(Duration::ZERO)
     });
     println!("acquire while loading: {result:?}");
     let kind = failure("acquire", result);
@@ -792,7 +790,7 @@ fn dead_holder(url: &str, key: &[u8], tally: &Mutex<Tally>) -> bool {
         .unwrap();
     let mut lock = Lock::new(key.to_vec(), TTL, &[url.to_owned()], options).unwrap();
     let started = Instant::now();
-    let got = matches!(lock.acquire(Duration::from_secs(2), &never), Ok(true));
+    let got = matches!(lock.acquire(Duration::from_secs(2)), Ok(true));
     if got {
         let lease_end = started + secs(TTL);
         tally.lock().unwrap().sections.push(Section {
@@ -881,7 +879,7 @@ fn mutual_exclusion_holds_under_scheduled_faults() {
 fn a_release_whose_reply_is_cut_still_reports_true() {
     let (server, proxy, key) = behind_proxy("cut-release");
     let mut a = patient_lock_at(&proxy.url(), &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     proxy.cut_mid_reply();
     let released = within("release, reply cut", Duration::ZERO, || a.release());
     assert_eq!(proxy.cuts(), 1);

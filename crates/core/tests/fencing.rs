@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{RedisServer, never, release_as, unique_key};
+use common::{RedisServer, release_as, unique_key};
 use redislock_core::protocol::call::Attempt;
 use redislock_core::protocol::step::Step;
 use redislock_core::protocol::{commands, keys};
@@ -49,7 +49,7 @@ fn each_acquire_gets_a_greater_token() {
     let before = now_us();
     for _ in 0..20 {
         assert_eq!(a.fencing_token(), None, "no token while not held");
-        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.acquire(Duration::ZERO).unwrap());
         let fence = a.fencing_token().unwrap();
         assert!(fence > last, "{fence} after {last}");
         assert!(fence >= before, "never below the client's clock");
@@ -65,10 +65,10 @@ fn a_failed_acquire_does_not_consume_a_token() {
     let key = unique_key("fencebusy");
     let mut a = fenced(&server, &key, "127.0.0.1");
     let mut b = fenced(&server, &key, "localhost");
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let taken = counter(&server);
-    assert!(!b.acquire(Duration::ZERO, &never).unwrap());
-    assert!(!b.acquire(Duration::from_millis(50), &never).unwrap());
+    assert!(!b.acquire(Duration::ZERO).unwrap());
+    assert!(!b.acquire(Duration::from_millis(50)).unwrap());
     assert_eq!(counter(&server), taken);
     assert!(a.release().unwrap());
 }
@@ -78,9 +78,9 @@ fn a_reentrant_acquire_keeps_the_holds_token() {
     let server = RedisServer::start();
     let key = unique_key("fencereenter");
     let mut a = fenced(&server, &key, "127.0.0.1");
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let fence = a.fencing_token();
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert_eq!(a.fencing_token(), fence);
     assert!(a.release().unwrap());
     assert!(a.release().unwrap());
@@ -91,7 +91,7 @@ fn a_waiter_gets_a_greater_token() {
     let server = RedisServer::start();
     let key = unique_key("fencehandoff");
     let mut holder = fenced(&server, &key, "127.0.0.1");
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let first = holder.fencing_token().unwrap();
     let (port, k) = (server.port, key.clone());
     let waiter = std::thread::spawn(move || {
@@ -99,7 +99,7 @@ fn a_waiter_gets_a_greater_token() {
         options.set("fencing", OptionValue::Bool(true)).unwrap();
         let url = format!("redis://localhost:{port}");
         let mut l = Lock::new(k, 5.0, &[url], options).unwrap();
-        assert!(l.acquire(Duration::from_secs(5), &never).unwrap());
+        assert!(l.acquire(Duration::from_secs(5)).unwrap());
         let fence = l.fencing_token();
         assert!(l.release().unwrap());
         fence
@@ -250,7 +250,7 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
     ));
     // And through a Lock: the next token is greater.
     let mut next = fenced(&server, &key, "127.0.0.1");
-    assert!(next.acquire(Duration::ZERO, &never).unwrap());
+    assert!(next.acquire(Duration::ZERO).unwrap());
     assert!(next.fencing_token().unwrap() > handed);
     assert!(next.release().unwrap());
 }
@@ -260,7 +260,7 @@ fn without_the_option_no_token_is_handed_out() {
     let server = RedisServer::start();
     let key = unique_key("nofence");
     let mut a = common::lock(&server, &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert_eq!(a.fencing_token(), None);
     assert!(a.release().unwrap());
     let exists: i64 = redis::cmd("EXISTS")
@@ -278,11 +278,11 @@ fn a_lost_counter_starts_again_above_earlier_tokens() {
     let server = RedisServer::start();
     let key = unique_key("fencerestart");
     let mut a = fenced(&server, &key, "127.0.0.1");
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let before = a.fencing_token().unwrap();
     assert!(a.release().unwrap());
     let _: () = server.cmd(&["FLUSHALL"]);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.fencing_token().unwrap() > before);
     assert!(a.release().unwrap());
 }
@@ -306,7 +306,7 @@ fn a_refreshed_hold_keeps_its_fence_key() {
     let mut options = LockOptions::default();
     options.set("fencing", OptionValue::Bool(true)).unwrap();
     let mut a = Lock::new(key.clone(), 0.4, &[server.url()], options).unwrap();
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let fence = a.fencing_token().unwrap();
     // Refreshed every 0.2 s for 1.2 s: three times the first lease.
     let until = Instant::now() + Duration::from_millis(1200);
@@ -337,7 +337,7 @@ fn an_auto_renewed_hold_keeps_its_fence_key() {
     options.set("fencing", OptionValue::Bool(true)).unwrap();
     options.set("auto_renew", OptionValue::Bool(true)).unwrap();
     let mut a = Lock::new(key.clone(), 0.6, &[server.url()], options).unwrap();
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let fence = a.fencing_token().unwrap();
     let until = Instant::now() + Duration::from_millis(1800);
     while Instant::now() < until {
@@ -364,10 +364,10 @@ fn a_longer_reentrant_acquire_keeps_the_fence_key() {
     };
     let mut a = fenced_for(0.3);
     let mut b = fenced_for(5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let fence = a.fencing_token().unwrap();
     let since = Instant::now();
-    assert!(b.acquire(Duration::ZERO, &never).unwrap());
+    assert!(b.acquire(Duration::ZERO).unwrap());
     std::thread::sleep(Duration::from_millis(500));
     let (held, pttl) = hold_fence(&server, &key);
     assert_eq!(held, Some(fence), "K~~f ended before the lease");

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use common::child::{Channel, Child};
 use common::proxy::Proxy;
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, unique_key};
 use redislock_core::protocol::scripts;
 use redislock_core::{Lock, LockOptions, OptionValue};
 
@@ -62,7 +62,7 @@ fn holder(url: String, key: Vec<u8>, ttl: f64, wait: Duration) -> impl FnOnce(&C
         let mut lock = Lock::new(key, ttl, &[url], options()).unwrap();
         parent.send(b"ready");
         assert_eq!(parent.recv(Duration::from_secs(30)).unwrap(), b"go");
-        let got = lock.acquire(wait, &never).unwrap();
+        let got = lock.acquire(wait).unwrap();
         parent.send(if got { b"won" } else { b"lost" });
         while let Some(message) = parent.recv(Duration::from_secs(30)) {
             if message == b"end" {

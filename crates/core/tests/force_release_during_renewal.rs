@@ -20,7 +20,7 @@ mod ended_on_purpose;
 use std::time::Duration;
 
 use common::proxy::Proxy;
-use common::{RedisServer, never, unique_key, wait_until};
+use common::{RedisServer, unique_key, wait_until};
 use ended_on_purpose::{install_counting_host, lost_hook_calls, renewed_with_hook};
 use redislock_core::{Lock, OptionValue, stats};
 
@@ -40,7 +40,7 @@ fn a_renewal_in_flight_at_a_force_release_does_not_count_a_lost_lease() {
         .unwrap();
     // Renewed at 2 s; a round may wait for its replies until about 4 s.
     let mut lock = Lock::new(key.clone(), 6.0, &urls, options).unwrap();
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     let accepted = proxies[0].accepted();
     let evalsha: Vec<u64> = servers.iter().map(|s| s.calls("evalsha")).collect();
     proxies[0].delay(Duration::from_millis(300));

@@ -12,7 +12,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, lock, never, unique_key};
+use common::{RedisServer, lock, unique_key};
 
 /// Holds `key` as Symfony's RedisStore does: a sorted set of the holder's
 /// token and `__write__`, expiring in `ms`.
@@ -28,9 +28,9 @@ fn a_plain_try_and_a_read_try_find_it_held() {
     let key = unique_key("foreign-try");
     held_by_another_client(&server, &key, 10_000);
     let mut a = lock(&server, &key, 10.0);
-    assert!(!a.acquire(Duration::ZERO, &never).unwrap());
-    assert!(!a.acquire_read(Duration::ZERO, &never).unwrap());
-    assert!(!a.acquire_read(Duration::from_millis(200), &never).unwrap());
+    assert!(!a.acquire(Duration::ZERO).unwrap());
+    assert!(!a.acquire_read(Duration::ZERO).unwrap());
+    assert!(!a.acquire_read(Duration::from_millis(200)).unwrap());
     let seen = a.inspect().unwrap();
     assert!(seen.held, "{seen:?}");
     let kind: String = server.cmd(&["TYPE", &String::from_utf8_lossy(&key)]);
@@ -46,9 +46,9 @@ fn a_wait_waits_for_it_and_enters_when_it_goes() {
         let mut a = lock(&server, &key, 10.0);
         let began = Instant::now();
         let got = if read {
-            a.acquire_read(Duration::from_secs(5), &never)
+            a.acquire_read(Duration::from_secs(5))
         } else {
-            a.acquire(Duration::from_secs(5), &never)
+            a.acquire(Duration::from_secs(5))
         }
         .unwrap();
         let took = began.elapsed();
@@ -66,7 +66,7 @@ fn our_release_and_refresh_find_it_not_ours() {
     let server = RedisServer::start();
     let key = unique_key("foreign-release");
     let mut a = lock(&server, &key, 10.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     // Our lease is gone and another client's lock took the name.
     let _: i64 = server.cmd(&["DEL", &String::from_utf8_lossy(&key)]);
     held_by_another_client(&server, &key, 10_000);

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{RedisServer, never, release_as, unique_key};
+use common::{RedisServer, release_as, unique_key};
 use redislock_core::protocol::call::Attempt;
 use redislock_core::protocol::commands::{self, Successor, Waiter};
 use redislock_core::protocol::keys::LockKeys;
@@ -46,14 +46,14 @@ fn no_lock_name_meets_another_locks_helper_keys() {
         .map(|s| fenced(&server, &name(s)))
         .collect();
     for other in &mut others {
-        assert!(other.acquire(Duration::ZERO, &never).unwrap());
+        assert!(other.acquire(Duration::ZERO).unwrap());
     }
     // `job` is taken, waited for, handed over and released while they hold.
-    assert!(job.acquire(Duration::ZERO, &never).unwrap());
+    assert!(job.acquire(Duration::ZERO).unwrap());
     let mut waiter = fenced(&server, &base);
-    assert!(!waiter.acquire(Duration::from_millis(100), &never).unwrap());
+    assert!(!waiter.acquire(Duration::from_millis(100)).unwrap());
     assert!(job.release().unwrap(), "no WRONGTYPE from a neighbour");
-    assert!(job.acquire(Duration::from_millis(500), &never).unwrap());
+    assert!(job.acquire(Duration::from_millis(500)).unwrap());
     assert!(job.release().unwrap());
     for other in &mut others {
         assert!(other.is_acquired().unwrap() && other.release().unwrap());
@@ -87,7 +87,7 @@ fn fencing_many_names_leaves_one_counter() {
             &server,
             format!("{}:{i}", String::from_utf8_lossy(&base)).as_bytes(),
         );
-        assert!(l.acquire(Duration::ZERO, &never).unwrap());
+        assert!(l.acquire(Duration::ZERO).unwrap());
         let fence = l.fencing_token().unwrap();
         assert!(fence > last);
         last = fence;

@@ -136,7 +136,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::proxy::Proxy;
-use common::{RedisServer, fresh_dir, never, unique_key};
+use common::{RedisServer, fresh_dir, unique_key};
 use redislock_core::protocol::{keys, scripts};
 use redislock_core::semaphore_calls::SemKeys;
 use redislock_core::{Lock, LockOptions, OptionValue, Result, Semaphore};
@@ -1030,7 +1030,7 @@ const UNFENCED: i64 = -2;
 fn cycle(w: &Worker, lock: &mut Lock, log: &mut Log, fenced: bool) {
     let sticky = w.after_lost_release.get();
     let wait = sticky.then(|| ms(600));
-    let got = w.try_acquire(log, wait, |wait| lock.acquire(wait, &never));
+    let got = w.try_acquire(log, wait, |wait| lock.acquire(wait));
     let Some(called) = got else {
         w.after_lost_release.set(false);
         return;
@@ -1104,7 +1104,7 @@ fn in_child(w: &Worker, log: &mut Log, body: impl FnOnce(&Worker, &mut Log)) {
 fn semaphore_cycle(w: &Worker, sem: &mut Semaphore, log: &mut Log) {
     let child = w.child.get();
     let wait = child.then_some(Duration::ZERO);
-    let Some(called) = w.try_acquire(log, wait, |wait| sem.acquire(wait, &never)) else {
+    let Some(called) = w.try_acquire(log, wait, |wait| sem.acquire(wait)) else {
         return;
     };
     let grant = log.grant(w, called, -1, Kind::Permit, "acquire");
@@ -1139,8 +1139,8 @@ fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log) {
     let wait = child.then_some(Duration::ZERO);
     let read = below(2) == 0;
     let acquired = w.try_acquire(log, wait, |wait| match read {
-        true => lock.acquire_read(wait, &never),
-        false => lock.acquire(wait, &never),
+        true => lock.acquire_read(wait),
+        false => lock.acquire(wait),
     });
     let Some(called) = acquired else {
         return;
@@ -1171,7 +1171,7 @@ fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log) {
                 let wait = ms([0, 50, 300][below(3) as usize]);
                 log.intent(&grant, now_ns(), "p");
                 let called = now_ns();
-                match lock.acquire(wait, &never) {
+                match lock.acquire(wait) {
                     Ok(true) => {
                         grant = log.grant(w, called, -1, Kind::Write, "promote");
                         kind = Kind::Write;
@@ -1190,7 +1190,7 @@ fn rw_cycle(w: &Worker, lock: &mut Lock, log: &mut Log) {
                 // counted as a demotion all the same).
                 log.intent(&grant, now_ns(), "d");
                 let called = now_ns();
-                match lock.acquire_read(Duration::ZERO, &never) {
+                match lock.acquire_read(Duration::ZERO) {
                     Ok(true) => {
                         grant = log.grant(w, called, -1, Kind::Read, "demote");
                         kind = Kind::Read;

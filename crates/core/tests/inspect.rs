@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{RedisServer, never, semaphore, unique_key, wait_until};
+use common::{RedisServer, semaphore, unique_key, wait_until};
 use redislock_core::{HoldMode, Lock, LockOptions, OptionValue};
 
 const NOW: Duration = Duration::ZERO;
@@ -55,7 +55,7 @@ fn a_writer_readers_and_a_free_lock() {
     assert_eq!((free.readers, free.ttl, free.semaphore), (0, None, None));
 
     let mut writer = lock(&urls, &key, 10.0);
-    assert!(writer.acquire(NOW, &never).unwrap());
+    assert!(writer.acquire(NOW).unwrap());
     let seen = look.inspect().unwrap();
     assert_eq!(seen.mode, Some(HoldMode::Write));
     assert_eq!(seen.owners, [writer.token().unwrap()]);
@@ -64,7 +64,7 @@ fn a_writer_readers_and_a_free_lock() {
 
     let mut readers: Vec<Lock> = (0..3).map(|_| lock(&urls, &key, 10.0)).collect();
     for reader in &mut readers {
-        assert!(reader.acquire_read(NOW, &never).unwrap());
+        assert!(reader.acquire_read(NOW).unwrap());
     }
     let before = dirty(&server);
     let seen = look.inspect().unwrap();
@@ -82,7 +82,7 @@ fn a_writer_readers_and_a_free_lock() {
     // A writer waits behind the readers; the last reader's release lets it in.
     let mut waiting_writer = lock(&urls, &key, 10.0);
     let writer = std::thread::spawn(move || {
-        let got = waiting_writer.acquire(Duration::from_secs(10), &never);
+        let got = waiting_writer.acquire(Duration::from_secs(10));
         (waiting_writer, got)
     });
     wait_until("the writer waits", Duration::from_secs(5), || {
@@ -103,7 +103,7 @@ fn a_writer_readers_and_a_free_lock() {
     // A reader waits behind the writer.
     let mut waiting_reader = lock(&urls, &key, 10.0);
     let reader = std::thread::spawn(move || {
-        let got = waiting_reader.acquire_read(Duration::from_secs(10), &never);
+        let got = waiting_reader.acquire_read(Duration::from_secs(10));
         (waiting_reader, got)
     });
     wait_until("the reader waits", Duration::from_secs(5), || {
@@ -165,7 +165,7 @@ fn a_semaphore_of_the_same_name_beside_its_lock() {
     let look = lock(&[server.url()], &key, 10.0);
     let mut a = semaphore(&server, &key, 2, 10.0);
     let mut b = semaphore(&server, &key, 2, 10.0);
-    assert!(a.acquire(NOW, &never).unwrap() && b.acquire(NOW, &never).unwrap());
+    assert!(a.acquire(NOW).unwrap() && b.acquire(NOW).unwrap());
 
     let seen = look.inspect().unwrap();
     assert!(!seen.held, "the semaphore is not the lock");
@@ -182,14 +182,14 @@ fn a_semaphore_of_the_same_name_beside_its_lock() {
     // A third waits for a permit; the lock of that name is held too.
     let mut c = semaphore(&server, &key, 2, 10.0);
     let waiter = std::thread::spawn(move || {
-        let got = c.acquire(Duration::from_secs(10), &never);
+        let got = c.acquire(Duration::from_secs(10));
         (c, got)
     });
     wait_until("the third waits", Duration::from_secs(5), || {
         look.inspect().unwrap().semaphore.unwrap().waiting == 1
     });
     let mut writer = lock(&[server.url()], &key, 10.0);
-    assert!(writer.acquire(NOW, &never).unwrap());
+    assert!(writer.acquire(NOW).unwrap());
     let seen = look.inspect().unwrap();
     assert_eq!(seen.owners, [writer.token().unwrap()]);
     assert_eq!(seen.waiting, 0, "the lock's queue is its own");
@@ -222,7 +222,7 @@ fn over_redlock_a_look_reports_no_semaphore() {
         let _: () = server.cmd(&["SET", &format!("{holders}~~n"), "1"]);
     }
     let mut writer = lock(&urls, &key, 10.0);
-    assert!(writer.acquire(NOW, &never).unwrap());
+    assert!(writer.acquire(NOW).unwrap());
     let seen = lock(&urls, &key, 10.0).inspect().unwrap();
     assert_eq!(seen.mode, Some(HoldMode::Write));
     assert_eq!(seen.owners, [writer.token().unwrap()]);

@@ -24,7 +24,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, unique_key};
 use redislock_core::semaphore_calls::{SemKeys, now_ms};
 use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
 
@@ -118,7 +118,7 @@ fn lock_case(shorter: f64) {
     let proxy = Proxy::start(&server);
     let key = unique_key("late-renewal");
     let mut holder = Lock::new(key.clone(), TTL, &[proxy.url()], options(true)).unwrap();
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let token = holder.token().expect("held");
     let refreshed =
         refresh_under_a_late_reply(&proxy, &key, || holder.refresh(Some(shorter)).unwrap());
@@ -134,7 +134,7 @@ fn lock_case(shorter: f64) {
             let owner = owner.map(|o| String::from_utf8_lossy(&o).into_owned());
             violations.push((at, format!("believed held, Redis's owner {owner:?}")));
         }
-        if competitor_got.is_none() && competitor.acquire(Duration::ZERO, &never).unwrap() {
+        if competitor_got.is_none() && competitor.acquire(Duration::ZERO).unwrap() {
             competitor_got = Some(at);
             if holder.is_acquired().unwrap() {
                 violations.push((at, "the competitor got it, believed held".into()));
@@ -158,7 +158,7 @@ fn permit_case(shorter: f64) {
         Semaphore::new(name.clone(), 1, TTL, &[url], options(auto_renew)).unwrap()
     };
     let mut holder = semaphore(proxy.url(), true);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let mut observer = server.client();
     // Its live permits (the member ~~n, scored -N, keeps the number).
     let tokens: Vec<String> = redis::cmd("ZRANGEBYSCORE")
@@ -190,7 +190,7 @@ fn permit_case(shorter: f64) {
                 format!("believed held, lease left in Redis {left:?} ms"),
             ));
         }
-        if competitor_got.is_none() && competitor.acquire(Duration::ZERO, &never).unwrap() {
+        if competitor_got.is_none() && competitor.acquire(Duration::ZERO).unwrap() {
             competitor_got = Some(at);
             if holder.is_acquired().unwrap() {
                 violations.push((at, "the competitor got it, believed held".into()));
@@ -234,7 +234,7 @@ fn a_shorter_refresh_is_renewed_in_time() {
     let server = RedisServer::start();
     let key = unique_key("short-refresh");
     let mut holder = Lock::new(key.clone(), TTL, &[server.url()], options(true)).unwrap();
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let token = holder.token().expect("held");
     // Just after the first renewal (due a third of the ttl after the
     // acquire): the next one, by the old lease, is a second away.

@@ -18,7 +18,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, unique_key};
 use redislock_core::protocol::scripts;
 use redislock_core::{Lock, LockOptions, OptionValue};
 
@@ -78,14 +78,14 @@ fn a_late_wins_undo_never_releases_the_hold_its_wait_took() {
     ]);
     let mut holder = Lock::new(key.clone(), TTL, &[proxy.url()], options).unwrap();
     // The scripts are checked before the first try: not the request held.
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     assert!(holder.release().unwrap());
 
     proxy.hold_reply_to(b"NX", HELD_UP);
     proxy.refuse_requests_with(&[scripts::ABANDON.hash().as_bytes()], REFUSED);
     let started = Instant::now();
     assert!(
-        holder.acquire(Duration::from_secs(3), &never).unwrap(),
+        holder.acquire(Duration::from_secs(3)).unwrap(),
         "the wait after the late try takes the lock"
     );
     assert_eq!(proxy.replies_held(), 1, "the try's reply was held up");
@@ -127,10 +127,10 @@ fn a_late_steps_give_back_never_releases_what_the_wait_wins_next() {
         ("owner", OptionValue::Text(owner.clone())),
     ]);
     let mut waiter = Lock::new(key.clone(), TTL, &[proxy.url()], options).unwrap();
-    assert!(waiter.acquire(Duration::ZERO, &never).unwrap());
+    assert!(waiter.acquire(Duration::ZERO).unwrap());
     assert!(waiter.release().unwrap());
     let mut holder = common::lock(&server, &key, 10.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     proxy.delay_request_to_all(
         &[scripts::ABANDON.hash().as_bytes(), &owner],
         Duration::from_millis(1_200),
@@ -146,7 +146,7 @@ fn a_late_steps_give_back_never_releases_what_the_wait_wins_next() {
             std::thread::sleep(Duration::from_millis(1_200));
             proxy.pass();
         });
-        waiter.acquire(Duration::from_secs(3), &never)
+        waiter.acquire(Duration::from_secs(3))
     });
     assert!(!proxy.delay_armed(), "the give-back was held up in flight");
     if let Err(error) = &got {
@@ -186,13 +186,13 @@ fn a_late_read_try_with_wait_left_goes_on_waiting() {
     ]);
     let mut reader = Lock::new(key.clone(), TTL, &[proxy.url()], options).unwrap();
     // The scripts are checked before the first try: not the request held.
-    assert!(reader.acquire_read(Duration::ZERO, &never).unwrap());
+    assert!(reader.acquire_read(Duration::ZERO).unwrap());
     assert!(reader.release().unwrap());
 
     proxy.hold_reply_to(b"~~read:", HELD_UP);
     let started = Instant::now();
     assert!(
-        reader.acquire_read(Duration::from_secs(3), &never).unwrap(),
+        reader.acquire_read(Duration::from_secs(3)).unwrap(),
         "the wait after the late try takes a read hold"
     );
     assert_eq!(proxy.replies_held(), 1, "the try's reply was held up");
@@ -206,7 +206,7 @@ fn a_late_read_try_with_wait_left_goes_on_waiting() {
     );
     // A writer is kept out while the read hold lasts.
     let mut writer = common::lock(&server, &key, 10.0);
-    assert!(!writer.acquire(Duration::ZERO, &never).unwrap());
+    assert!(!writer.acquire(Duration::ZERO).unwrap());
     assert!(reader.release().unwrap());
-    assert!(writer.acquire(Duration::ZERO, &never).unwrap());
+    assert!(writer.acquire(Duration::ZERO).unwrap());
 }

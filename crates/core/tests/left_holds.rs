@@ -11,7 +11,7 @@ mod common;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use common::{RedisServer, never, unique_key, wait_until};
+use common::{RedisServer, unique_key, wait_until};
 use redislock_core::{Lock, LockOptions, OptionValue, release_all, stats};
 
 const TTL: f64 = 0.3;
@@ -44,7 +44,7 @@ fn lock(server: &RedisServer, key: &[u8], options: LockOptions) -> Lock {
 /// Takes `key` with a lock object that is then dropped; returns the token.
 fn take_and_leave(server: &RedisServer, key: &[u8], options: LockOptions) -> Vec<u8> {
     let mut first = lock(server, key, options);
-    assert!(first.acquire(Duration::ZERO, &never).unwrap());
+    assert!(first.acquire(Duration::ZERO).unwrap());
     first.token().unwrap()
 }
 

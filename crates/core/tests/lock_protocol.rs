@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{RedisServer, lock, never, unique_key};
+use common::{RedisServer, lock, unique_key};
 use redislock_core::protocol::call::Attempt;
 use redislock_core::protocol::commands::{self, Released, Successor};
 use redislock_core::protocol::keys::LockKeys;
@@ -16,7 +16,7 @@ fn acquire_writes_token_with_ttl_and_release_deletes_it() {
     let server = RedisServer::start();
     let key = unique_key("basic");
     let mut a = lock(&server, &key, 10.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let token = a.token().expect("held lock has a token");
     assert_eq!(token.len(), 32);
     let key_str = String::from_utf8(key.clone()).unwrap();
@@ -46,7 +46,7 @@ fn a_held_lock_cannot_be_taken_by_another_process_token() {
     let key_str = String::from_utf8(key.clone()).unwrap();
     let _: () = server.cmd(&["SET", &key_str, "someone-else", "PX", "10000"]);
     let mut a = lock(&server, &key, 10.0);
-    assert!(!a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(!a.acquire(Duration::ZERO).unwrap());
     assert_eq!(a.token(), None);
     assert!(!a.release().unwrap());
     let stored: String = server.cmd(&["GET", &key_str]);
@@ -58,10 +58,10 @@ fn tokens_are_fresh_per_hold() {
     let server = RedisServer::start();
     let key = unique_key("fresh");
     let mut a = lock(&server, &key, 10.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let first = a.token().unwrap();
     assert!(a.release().unwrap());
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert_ne!(first, a.token().unwrap());
     assert!(a.release().unwrap());
 }
@@ -72,7 +72,7 @@ fn release_of_a_lock_taken_over_returns_false_and_deletes_nothing() {
     let key = unique_key("stolen");
     let key_str = String::from_utf8(key.clone()).unwrap();
     let mut a = lock(&server, &key, 10.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let _: () = server.cmd(&["SET", &key_str, "intruder", "PX", "10000"]);
     assert!(!a.is_acquired().unwrap());
     assert_eq!(a.remaining_ttl().unwrap(), None);
@@ -87,7 +87,7 @@ fn refresh_extends_and_remaining_ttl_reports_it() {
     let server = RedisServer::start();
     let key = unique_key("refresh");
     let mut a = lock(&server, &key, 1.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let left = a.remaining_ttl().unwrap().unwrap();
     assert!(left > 0.5 && left <= 1.0, "{left}");
     assert!(a.refresh(Some(20.0)).unwrap());
@@ -108,11 +108,11 @@ fn an_expired_lease_is_not_ours_any_more() {
     let server = RedisServer::start();
     let key = unique_key("expire");
     let mut a = lock(&server, &key, 0.05);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     std::thread::sleep(Duration::from_millis(120));
     assert!(!a.is_acquired().unwrap());
     let mut b = lock(&server, &key, 5.0);
-    assert!(b.acquire(Duration::ZERO, &never).unwrap());
+    assert!(b.acquire(Duration::ZERO).unwrap());
     assert!(
         !a.release().unwrap(),
         "the expired holder must not delete b's lock"
@@ -130,7 +130,7 @@ fn force_release_deletes_whoever_holds_it() {
     let mut a = lock(&server, &key, 10.0);
     assert!(a.force_release().unwrap());
     assert!(!a.force_release().unwrap(), "nothing left to delete");
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.force_release().unwrap());
     assert_eq!(a.token(), None, "a force-released hold is gone");
 }
@@ -143,7 +143,7 @@ fn prefix_is_prepended_to_the_key() {
         .set("prefix", OptionValue::Text(b"app1:".to_vec()))
         .unwrap();
     let mut a = Lock::new(b"jobs".to_vec(), 5.0, &[server.url()], options).unwrap();
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let exists: i64 = server.cmd(&["EXISTS", "app1:jobs"]);
     assert_eq!(exists, 1);
     assert_eq!(a.key(), b"jobs");
@@ -172,7 +172,7 @@ fn binary_keys_and_tokens_are_kept_as_bytes() {
     let mut key = unique_key("bin");
     key.extend_from_slice(&[0, 0xff, b'\n']);
     let mut a = lock(&server, &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let mut other = lock(&server, &key, 5.0);
     drop(other.token());
     let stored: Option<Vec<u8>> = redis::cmd("GET")
@@ -199,12 +199,12 @@ fn a_replayed_release_after_the_lease_ended_is_not_released() {
         .set("owner", OptionValue::Text(b"worker-1".to_vec()))
         .unwrap();
     let mut a = Lock::new(key.clone(), 1.0, &[server.url()], options).unwrap();
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     std::thread::sleep(Duration::from_millis(1_200));
     let mut b = lock(&server, &key, 10.0);
-    assert!(b.acquire(Duration::ZERO, &never).unwrap());
+    assert!(b.acquire(Duration::ZERO).unwrap());
     let killed: i64 = server.cmd(&["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
     assert!(killed >= 1, "a's pooled connection was killed");
     assert!(!a.release().unwrap(), "the lease was lost, not released");
@@ -232,7 +232,7 @@ fn a_release_replay_that_finds_the_lock_gone_says_so() {
             .unwrap()
     };
     let mut a = lock(&server, &key, 10.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let token = a.token().unwrap();
     assert_eq!(release(&token, Attempt::First), Released::Yes);
     assert_eq!(release(&token, Attempt::First), Released::NotOurs);

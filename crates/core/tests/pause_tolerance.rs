@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::child::Child;
 use common::proxy::Proxy;
-use common::{RedisServer, never, unique_key, wait_until};
+use common::{RedisServer, unique_key, wait_until};
 use redislock_core::protocol::keys;
 use redislock_core::semaphore_calls::{SemKeys, now_ms};
 use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
@@ -107,12 +107,12 @@ fn a_handed_lock_keeps_its_whole_ttl() {
     let key = unique_key("handed-ttl");
     let url = server.url();
     let mut a = lock_at(&url, &key, &[]);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let (u, k, name) = (url.clone(), key.clone(), key.clone());
     let waiter = enter(
         &url,
         move || lock_at(&u, &k, &[]),
-        |b| b.acquire(Duration::from_secs(5), &never).unwrap(),
+        |b| b.acquire(Duration::from_secs(5)).unwrap(),
         move |con| -> i64 { redis::cmd("PTTL").arg(&name).query(con).unwrap() },
     );
     wait_until("B queues", Duration::from_secs(5), || {
@@ -145,12 +145,12 @@ fn a_handed_permit_keeps_its_whole_ttl() {
     let sem = SemKeys::new(&name);
     let url = server.url();
     let mut a = semaphore_at(&url, &name);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let (u, n, holders) = (url.clone(), name.clone(), sem.holders.clone());
     let waiter = enter(
         &url,
         move || semaphore_at(&u, &n),
-        |b| b.acquire(Duration::from_secs(5), &never).unwrap(),
+        |b| b.acquire(Duration::from_secs(5)).unwrap(),
         move |con| -> (Vec<(String, f64)>, u64) {
             // The holders (a live lease's score is a time, not the number
             // of permits the semaphore keeps as the member ~~n, scored -N).
@@ -194,12 +194,12 @@ fn a_read_hold_entered_after_a_writer_keeps_its_whole_ttl() {
     let key = unique_key("handed-read");
     let url = server.url();
     let mut a = lock_at(&url, &key, &[]);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let (u, k, readers) = (url.clone(), key.clone(), keys::readers_key(&key));
     let waiter = enter(
         &url,
         move || lock_at(&u, &k, &[]),
-        |b| b.acquire_read(Duration::from_secs(5), &never).unwrap(),
+        |b| b.acquire_read(Duration::from_secs(5)).unwrap(),
         move |con| -> (Vec<(String, f64)>, u64) {
             let readers = redis::cmd("ZRANGE")
                 .arg(&readers)
@@ -253,12 +253,12 @@ fn survives_a_pause(handed: bool) {
     let url = server.url();
     let mut a = lock_at(&url, &key, &[]);
     if handed {
-        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.acquire(Duration::ZERO).unwrap());
     }
     let (u, k) = (url.clone(), key.clone());
     let mut b = Child::fork(move |parent| {
         let mut b = lock_at(&u, &k, &[]);
-        let got = b.acquire(Duration::from_secs(5), &never);
+        let got = b.acquire(Duration::from_secs(5));
         parent.send(format!("{got:?}").as_bytes());
         if !matches!(got, Ok(true)) {
             return 1;
@@ -289,7 +289,7 @@ fn survives_a_pause(handed: bool) {
     let (u, k) = (url.clone(), key.clone());
     let c = std::thread::spawn(move || {
         let mut c = lock_at(&u, &k, &[]);
-        let got = c.acquire(C_WAIT, &never).unwrap();
+        let got = c.acquire(C_WAIT).unwrap();
         (got, stopped.elapsed(), c)
     });
     std::thread::sleep(PAUSE.saturating_sub(stopped.elapsed()));
@@ -347,12 +347,12 @@ fn survives_a_blip(handed: bool, auto_renew: bool) {
     let key = unique_key(&format!("blip-{handed}-{auto_renew}"));
     let mut a = lock_at(&server.url(), &key, &[]);
     if handed {
-        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.acquire(Duration::ZERO).unwrap());
     }
     let (u, k) = (proxy.url(), key.clone());
     let mut b = Child::fork(move |parent| {
         let mut b = lock_at(&u, &k, &[("auto_renew", OptionValue::Bool(auto_renew))]);
-        match b.acquire(Duration::from_secs(5), &never) {
+        match b.acquire(Duration::from_secs(5)) {
             Ok(true) => parent.send(&b.token().unwrap_or_default()),
             other => {
                 parent.send(format!("not acquired: {other:?}").as_bytes());
@@ -384,9 +384,7 @@ fn survives_a_blip(handed: bool, auto_renew: bool) {
     let (u, k) = (server.url(), key.clone());
     let c = std::thread::spawn(move || {
         let mut c = lock_at(&u, &k, &[]);
-        let got = c
-            .acquire(KEPT - Duration::from_millis(500), &never)
-            .unwrap();
+        let got = c.acquire(KEPT - Duration::from_millis(500)).unwrap();
         (got, entered.elapsed(), c)
     });
     let mut observer = server.client();
@@ -472,7 +470,7 @@ fn a_paused_second_reader_does_not_cut_a_lone_readers_lease() {
     let (readers, queue) = (keys::readers_key(&key), keys::queue_key(&key));
     let mut a = lock_at(&server.url(), &key, &[]);
     let called = Instant::now();
-    assert!(a.acquire_read(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire_read(Duration::ZERO).unwrap());
     let mut con = server.client();
     let step = |con: &mut redis::Connection, now: u64| -> Vec<i64> {
         redis::cmd("EVALSHA")
@@ -558,9 +556,9 @@ impl Holder {
 
     fn acquire(&mut self, wait: Duration) -> redislock_core::Result<bool> {
         match self {
-            Holder::Lock(l) => l.acquire(wait, &never),
-            Holder::Read(l) => l.acquire_read(wait, &never),
-            Holder::Permit(s) => s.acquire(wait, &never),
+            Holder::Lock(l) => l.acquire(wait),
+            Holder::Read(l) => l.acquire_read(wait),
+            Holder::Permit(s) => s.acquire(wait),
         }
     }
 
@@ -725,14 +723,14 @@ fn a_late_first_wait_reply_never_wins() {
     let proxy = Proxy::start(&server);
     let key = unique_key("late-first-wait");
     let mut holder = lock_at(&server.url(), &key, &[]);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     // The first request of W that runs wait.lua is its first wait.
     proxy.hold_reply_to(WAIT.hash().as_bytes(), Duration::from_millis(1500));
     let began = Instant::now();
     let (url, k) = (proxy.url(), key.clone());
     let waiter = std::thread::spawn(move || {
         let mut w = Lock::new(k, 1.0, &[url], options(&[])).unwrap();
-        let got = w.acquire(Duration::from_secs(3), &never);
+        let got = w.acquire(Duration::from_secs(3));
         (got, began.elapsed(), w)
     });
     let queue = keys::queue_key(&key);
@@ -741,7 +739,7 @@ fn a_late_first_wait_reply_never_wins() {
     });
     assert!(holder.release().unwrap(), "handed to W");
     let mut c = lock_at(&server.url(), &key, &[]);
-    let c_got = c.acquire(Duration::from_secs(4), &never).unwrap();
+    let c_got = c.acquire(Duration::from_secs(4)).unwrap();
     let c_at = began.elapsed();
     let (w_got, w_at, mut w) = waiter.join().unwrap();
     assert_eq!(

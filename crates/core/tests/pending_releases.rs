@@ -19,7 +19,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, unique_key};
 use redislock_core::protocol::keys;
 use redislock_core::semaphore_calls::SemKeys;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue, Semaphore};
@@ -75,9 +75,9 @@ impl Held {
     /// Takes the hold of `kind` without waiting.
     fn take(&mut self, kind: Kind) -> Result<bool, LockError> {
         match (self, kind) {
-            (Self::Lock(l), Kind::Read) => l.acquire_read(Duration::ZERO, &never),
-            (Self::Lock(l), _) => l.acquire(Duration::ZERO, &never),
-            (Self::Permit(s), _) => s.acquire(Duration::ZERO, &never),
+            (Self::Lock(l), Kind::Read) => l.acquire_read(Duration::ZERO),
+            (Self::Lock(l), _) => l.acquire(Duration::ZERO),
+            (Self::Permit(s), _) => s.acquire(Duration::ZERO),
         }
     }
 
@@ -85,8 +85,8 @@ impl Held {
     /// read), a permit.
     fn acquire(&mut self) -> Result<bool, LockError> {
         match self {
-            Self::Lock(l) => l.acquire(Duration::ZERO, &never),
-            Self::Permit(s) => s.acquire(Duration::ZERO, &never),
+            Self::Lock(l) => l.acquire(Duration::ZERO),
+            Self::Permit(s) => s.acquire(Duration::ZERO),
         }
     }
 
@@ -318,7 +318,7 @@ fn a_release_flushed_in_vain_is_still_resent() {
         let mut options = LockOptions::default();
         options.set("reentrant", OptionValue::Bool(false)).unwrap();
         let mut held = Lock::new(key.clone(), 5.0, &[proxy.url()], options.clone()).unwrap();
-        assert!(held.acquire(Duration::ZERO, &never).unwrap());
+        assert!(held.acquire(Duration::ZERO).unwrap());
         proxy.refuse_requests_with(
             &[
                 scripts::RELEASE.hash().as_bytes(),
@@ -330,7 +330,7 @@ fn a_release_flushed_in_vain_is_still_resent() {
         assert!(held.release().is_err(), "the release is refused");
         let mut other = Lock::new(key.clone(), 5.0, &[proxy.url()], options).unwrap();
         while start.elapsed() < Duration::from_millis(200) {
-            let _ = other.acquire(Duration::ZERO, &never);
+            let _ = other.acquire(Duration::ZERO);
         }
         let gone = loop {
             if !common::exists(&server, &key) {
@@ -364,8 +364,8 @@ fn a_stalled_resend_does_not_hold_up_renewals() {
     let mut released = Lock::new(released_key, 10.0, &[proxy.url()], options.clone()).unwrap();
     options.set("auto_renew", OptionValue::Bool(true)).unwrap();
     let mut renewed = Lock::new(renewed_key.clone(), 1.5, &[proxy.url()], options).unwrap();
-    assert!(renewed.acquire(Duration::ZERO, &never).unwrap());
-    assert!(released.acquire(Duration::ZERO, &never).unwrap());
+    assert!(renewed.acquire(Duration::ZERO).unwrap());
+    assert!(released.acquire(Duration::ZERO).unwrap());
     let token = released.token().expect("held");
     proxy.refuse_requests_with(
         &[

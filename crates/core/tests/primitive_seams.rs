@@ -18,7 +18,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::child::Child;
-use common::{RedisServer, never, unique_key, wait_until};
+use common::{RedisServer, unique_key, wait_until};
 use redislock_core::protocol::keys;
 use redislock_core::semaphore_calls::SemKeys;
 use redislock_core::{Lock, LockOptions, Semaphore};
@@ -50,7 +50,7 @@ fn restore_cannot_mint_a_read_hold() {
     let token = b"0123456789abcdef0123456789abcdef".to_vec();
     let mut x = lock_at(&server, &key);
     x.restore(token.clone()).unwrap();
-    let read = x.acquire_read(Duration::ZERO, &never);
+    let read = x.acquire_read(Duration::ZERO);
     let minted = zscore(&server, &keys::readers_key(&key), &token);
     let value = get(&server, &key);
     println!(
@@ -71,13 +71,13 @@ fn restore_cannot_join_another_readers_hold() {
     let server = RedisServer::start();
     let key = unique_key("restore-join");
     let mut r = lock_at(&server, &key);
-    assert!(r.acquire_read(Duration::ZERO, &never).unwrap());
+    assert!(r.acquire_read(Duration::ZERO).unwrap());
     let members = common::reader_tokens(&mut server.client(), &key);
     assert_eq!(members.len(), 1, "R's read hold");
     let token = members[0].clone();
     let mut x = lock_at(&server, &key);
     x.restore(token.clone()).unwrap();
-    let read = x.acquire_read(Duration::ZERO, &never);
+    let read = x.acquire_read(Duration::ZERO);
     let released = x.release();
     let kept = common::reader_tokens(&mut server.client(), &key).contains(&token);
     let value = get(&server, &key);
@@ -102,7 +102,7 @@ fn a_shortened_and_killed_semaphore_holder_does_not_pin_the_permit_count() {
     let (u, n) = (url.clone(), name.clone());
     let mut holder = Child::fork(move |parent| {
         let mut s = Semaphore::new(n, 2, 100.0, &[u], LockOptions::default()).unwrap();
-        let got = s.acquire(Duration::ZERO, &never);
+        let got = s.acquire(Duration::ZERO);
         let refreshed = s.refresh(Some(0.5));
         parent.send(format!("{got:?} {refreshed:?}").as_bytes());
         // Until killed.
@@ -121,7 +121,7 @@ fn a_shortened_and_killed_semaphore_holder_does_not_pin_the_permit_count() {
     );
     std::thread::sleep(Duration::from_millis(1_600).saturating_sub(killed.elapsed()));
     let mut three = Semaphore::new(name.clone(), 3, 5.0, &[url], LockOptions::default()).unwrap();
-    let got = three.acquire(Duration::ZERO, &never);
+    let got = three.acquire(Duration::ZERO);
     let holders = SemKeys::new(&name).holders;
     let pttl: i64 = server.cmd(&["PTTL", &String::from_utf8_lossy(&holders)]);
     println!(
@@ -158,10 +158,10 @@ fn a_killed_waiters_handed_permit_comes_back_within_the_bound() {
         .unwrap()
     };
     let mut holder = semaphore(&url);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let u = url.clone();
     let mut dead = Child::fork(|_| {
-        let got = semaphore(&u).acquire(Duration::from_secs(5), &never);
+        let got = semaphore(&u).acquire(Duration::from_secs(5));
         i32::from(!matches!(got, Ok(true)))
     });
     let zcard = || -> i64 {
@@ -175,7 +175,7 @@ fn a_killed_waiters_handed_permit_comes_back_within_the_bound() {
     });
     let mut third = semaphore(&url);
     let waiter = std::thread::spawn(move || {
-        let got = third.acquire(Duration::from_secs(10), &never);
+        let got = third.acquire(Duration::from_secs(10));
         let at = Instant::now();
         if matches!(got, Ok(true)) {
             assert!(third.release().unwrap());

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, release_as, unique_key};
+use common::{RedisServer, release_as, unique_key};
 use redislock_core::protocol::commands;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
@@ -45,7 +45,7 @@ fn a_lock_is_taken_and_released_on_every_master() {
     let key = unique_key("redlock");
     let mut a = redlock(&servers, &key, 10.0, LockOptions::default());
     let mut b = Lock::new(key.clone(), 10.0, &urls(&servers), LockOptions::default()).unwrap();
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert_eq!(holders(&servers, &key), 5);
     let token = String::from_utf8(a.token().unwrap()).unwrap();
     let value: String = servers[3].cmd(&["GET", std::str::from_utf8(&key).unwrap()]);
@@ -56,7 +56,7 @@ fn a_lock_is_taken_and_released_on_every_master() {
     assert!(a.refresh(Some(20.0)).unwrap());
     assert!(a.remaining_ttl().unwrap().unwrap() > 19.0);
     // Another object of this process re-enters (reentrancy is per process).
-    assert!(b.acquire(Duration::ZERO, &never).unwrap());
+    assert!(b.acquire(Duration::ZERO).unwrap());
     assert!(b.release().unwrap());
     assert_eq!(holders(&servers, &key), 5, "still held by a");
     assert!(a.release().unwrap());
@@ -70,7 +70,7 @@ fn two_masters_stopped_still_acquire() {
     servers[1].kill();
     servers[3].kill();
     let mut a = redlock(&servers, &key, 10.0, LockOptions::default());
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let running: Vec<RedisServer> = servers.into_iter().filter(|s| s.is_running()).collect();
     assert_eq!(holders(&running, &key), 3);
     assert!(a.is_acquired().unwrap());
@@ -88,7 +88,7 @@ fn three_masters_stopped_fail_with_the_quorum_named_within_the_connect_timeout()
     }
     let mut a = redlock(&servers, &key, 10.0, options(&[("connect_timeout", 1.0)]));
     let started = Instant::now();
-    let err = a.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = a.acquire(Duration::ZERO).unwrap_err();
     let took = started.elapsed();
     println!("quorum lost reported after {took:?}: {err}");
     assert!(took < Duration::from_secs(1), "{took:?}");
@@ -109,11 +109,11 @@ fn a_frozen_master_costs_at_most_the_read_timeout() {
     let key = unique_key("redlock-frozen");
     let mut a = redlock(&servers, &key, 10.0, options(&[("read_timeout", 0.3)]));
     // Warm the pool, then freeze one master.
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
     servers[2].pause();
     let started = Instant::now();
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let took = started.elapsed();
     println!("acquire with a frozen master took {took:?} (read timeout 0.3 s)");
     // Generous for a busy machine; without the one deadline it would be
@@ -131,10 +131,10 @@ fn a_restarted_master_is_used_again() {
     let mut servers = masters(3);
     let key = unique_key("redlock-restart");
     let mut a = redlock(&servers, &key, 10.0, LockOptions::default());
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
     servers[0].restart();
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert_eq!(holders(&servers, &key), 3, "the restarted master took part");
     assert!(a.release().unwrap());
 }
@@ -165,12 +165,12 @@ fn a_held_lock_is_refused_and_a_waiter_is_woken_by_the_release() {
     // wake-up can explain it.
     let opts = options(&[("retry_delay", 5.0)]);
     let mut a = redlock(&servers, &key, 10.0, opts.clone());
-    assert!(!a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(!a.acquire(Duration::ZERO).unwrap());
     assert_eq!(holders(&servers, &key), 5, "a refused try takes nothing");
     let (u, k) = (urls(&servers), key.clone());
     let waiter = std::thread::spawn(move || {
         let mut l = Lock::new(k, 10.0, &u, opts).unwrap();
-        let got = l.acquire(Duration::from_secs(8), &never).unwrap();
+        let got = l.acquire(Duration::from_secs(8)).unwrap();
         (got, Instant::now(), l)
     });
     let queue = format!("{}~~q", std::str::from_utf8(&key).unwrap());
@@ -208,7 +208,7 @@ fn a_wait_runs_out_when_a_quorum_stays_held() {
     hold_elsewhere(&[&servers[0], &servers[1]], &key, "holder", 30_000);
     let mut a = redlock(&servers, &key, 10.0, options(&[("retry_delay", 0.1)]));
     let started = Instant::now();
-    assert!(!a.acquire(Duration::from_millis(600), &never).unwrap());
+    assert!(!a.acquire(Duration::from_millis(600)).unwrap());
     let took = started.elapsed();
     assert!(
         took >= Duration::from_millis(600) && took < Duration::from_secs(2),
@@ -236,7 +236,7 @@ fn an_expired_holder_is_replaced_without_a_release() {
     hold_elsewhere(&servers.iter().collect::<Vec<_>>(), &key, "holder", 300);
     let mut a = redlock(&servers, &key, 10.0, options(&[("retry_delay", 5.0)]));
     let started = Instant::now();
-    assert!(a.acquire(Duration::from_secs(5), &never).unwrap());
+    assert!(a.acquire(Duration::from_secs(5)).unwrap());
     let took = started.elapsed();
     println!("acquired {took:?} after the start, the holder's lease was 300 ms");
     assert!(took < Duration::from_millis(1000), "{took:?}");
@@ -300,7 +300,7 @@ fn auto_renew_keeps_the_lease_on_every_master() {
     // Renewed every 0.5 s: a busy machine may stall the renewal thread for
     // a few hundred ms without the 1.5 s lease running out.
     let mut a = redlock(&servers, &key, 1.5, options);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     std::thread::sleep(Duration::from_millis(3500));
     assert!(a.is_acquired().unwrap());
     assert_eq!(holders(&servers, &key), 3, "renewed on every master");
@@ -319,7 +319,7 @@ fn a_frozen_master_does_not_cost_a_renewed_lease() {
     let mut opts = options(&[("read_timeout", 2.0)]);
     opts.set("auto_renew", OptionValue::Bool(true)).unwrap();
     let mut a = redlock(&servers, &key, 3.0, opts);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     servers[0].pause();
     // Another holder (not re-entering this process's hold).
     let mut other_options = options(&[("read_timeout", 0.2)]);
@@ -347,11 +347,7 @@ fn a_frozen_master_does_not_cost_a_renewed_lease() {
             Some(token.clone())
         );
     }
-    drop(
-        other
-            .acquire(Duration::ZERO, &never)
-            .map(|got| assert!(!got)),
-    );
+    drop(other.acquire(Duration::ZERO).map(|got| assert!(!got)));
     servers[0].resume();
     assert!(a.release().unwrap());
 }
@@ -431,10 +427,7 @@ fn renewals_keep_a_lease_while_one_master_never_accepts() {
     let mut opts = options(&[("connect_timeout", 1.5)]);
     opts.set("auto_renew", OptionValue::Bool(true)).unwrap();
     let mut lock = Lock::new(key.clone(), 3.0, &all, opts).unwrap();
-    assert!(
-        lock.acquire(Duration::ZERO, &never).unwrap(),
-        "2 of 3 masters"
-    );
+    assert!(lock.acquire(Duration::ZERO).unwrap(), "2 of 3 masters");
     let token = String::from_utf8(lock.token().unwrap()).unwrap();
     let name = String::from_utf8(key.clone()).unwrap();
     let start = Instant::now();
@@ -480,10 +473,10 @@ fn a_rounds_pending_undo_never_removes_a_later_rounds_win(owner: Option<&str>) {
     }
     let mut waiter = Lock::new(key.clone(), 10.0, &via, opts).unwrap();
     // Scripts checked on every master before the faults.
-    assert!(waiter.acquire(Duration::ZERO, &never).unwrap());
+    assert!(waiter.acquire(Duration::ZERO).unwrap());
     assert!(waiter.release().unwrap());
     let mut rival = redlock(&servers, &key, 10.0, options(&[]));
-    assert!(rival.acquire(Duration::ZERO, &never).unwrap());
+    assert!(rival.acquire(Duration::ZERO).unwrap());
     // On the third master: everything about the key refused (connection
     // closed, no reply) for 250 ms, the waiter's tries and their replays
     // included; its undos (they name the queue key) for 1.2 s.
@@ -493,7 +486,7 @@ fn a_rounds_pending_undo_never_removes_a_later_rounds_win(owner: Option<&str>) {
         std::thread::sleep(Duration::from_millis(400));
         assert!(rival.release().unwrap());
     });
-    assert!(waiter.acquire(Duration::from_secs(5), &never).unwrap());
+    assert!(waiter.acquire(Duration::from_secs(5)).unwrap());
     releaser.join().unwrap();
     assert!(
         proxies[2].refused() >= 3,

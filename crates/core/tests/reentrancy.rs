@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{RedisServer, exists, lock, never, unique_key};
+use common::{RedisServer, exists, lock, unique_key};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 #[test]
@@ -13,8 +13,8 @@ fn nested_acquire_on_one_object_is_counted() {
     let server = RedisServer::start();
     let key = unique_key("nested");
     let mut a = lock(&server, &key, 10.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert_eq!(a.info().hold_count, 2);
     assert!(a.release().unwrap());
     assert!(exists(&server, &key), "still held after the inner release");
@@ -32,8 +32,8 @@ fn two_objects_share_one_hold() {
     let key = unique_key("shared");
     let mut a = lock(&server, &key, 10.0);
     let mut b = lock(&server, &key, 10.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
-    assert!(b.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
+    assert!(b.acquire(Duration::ZERO).unwrap());
     assert_eq!(a.token(), b.token());
     assert!(a.release().unwrap());
     assert!(!a.release().unwrap(), "a has nothing left to release");
@@ -49,11 +49,11 @@ fn reentrant_acquire_never_shortens_the_lease() {
     let key = unique_key("lease");
     let mut long = lock(&server, &key, 30.0);
     let mut short = lock(&server, &key, 1.0);
-    assert!(long.acquire(Duration::ZERO, &never).unwrap());
-    assert!(short.acquire(Duration::ZERO, &never).unwrap());
+    assert!(long.acquire(Duration::ZERO).unwrap());
+    assert!(short.acquire(Duration::ZERO).unwrap());
     assert!(short.remaining_ttl().unwrap().unwrap() > 29.0);
     let mut longer = lock(&server, &key, 60.0);
-    assert!(longer.acquire(Duration::ZERO, &never).unwrap());
+    assert!(longer.acquire(Duration::ZERO).unwrap());
     assert!(short.remaining_ttl().unwrap().unwrap() > 59.0);
     for l in [&mut long, &mut short, &mut longer] {
         assert!(l.release().unwrap());
@@ -66,17 +66,14 @@ fn a_lost_hold_is_not_joined() {
     let server = RedisServer::start();
     let key = unique_key("lost");
     let mut a = lock(&server, &key, 10.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let _: () = redis::cmd("SET")
         .arg(&key)
         .arg("thief")
         .query(&mut server.client())
         .unwrap();
     let mut b = lock(&server, &key, 10.0);
-    assert!(
-        !b.acquire(Duration::ZERO, &never).unwrap(),
-        "the thief holds it"
-    );
+    assert!(!b.acquire(Duration::ZERO).unwrap(), "the thief holds it");
     assert_eq!(a.token(), None, "a's lost hold is dropped");
     assert!(!a.release().unwrap());
 }
@@ -87,7 +84,7 @@ fn dropping_the_last_holder_releases_unless_auto_release_is_off() {
     let key = unique_key("drop");
     {
         let mut a = lock(&server, &key, 10.0);
-        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.acquire(Duration::ZERO).unwrap());
     }
     assert!(!exists(&server, &key), "auto_release frees on drop");
 
@@ -95,7 +92,7 @@ fn dropping_the_last_holder_releases_unless_auto_release_is_off() {
     keep.set("auto_release", OptionValue::Bool(false)).unwrap();
     let token = {
         let mut a = Lock::new(key.clone(), 10.0, &[server.url()], keep.clone()).unwrap();
-        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.acquire(Duration::ZERO).unwrap());
         a.token().unwrap()
     };
     assert!(
@@ -112,7 +109,7 @@ fn restore_with_a_different_token_while_holding_is_refused() {
     let server = RedisServer::start();
     let key = unique_key("conflict");
     let mut a = lock(&server, &key, 10.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let mut b = lock(&server, &key, 10.0);
     assert!(b.restore(b"other".to_vec()).is_err());
     b.restore(a.token().unwrap()).unwrap();

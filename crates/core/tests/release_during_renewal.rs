@@ -14,7 +14,7 @@ mod ended_on_purpose;
 use std::time::Duration;
 
 use common::proxy::Proxy;
-use common::{RedisServer, never, unique_key, wait_until};
+use common::{RedisServer, unique_key, wait_until};
 use ended_on_purpose::{install_counting_host, lost_hook_calls, renewed_with_hook};
 use redislock_core::{Lock, stats};
 
@@ -28,7 +28,7 @@ fn a_renewal_in_flight_at_a_release_does_not_count_a_lost_lease() {
     let url = format!("{}/1", proxy.url());
     // Renewed at 1 s; a round may wait for its replies until about 2 s.
     let mut lock = Lock::new(key.clone(), 3.0, &[url], options).unwrap();
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     let accepted = proxy.accepted();
     let evalsha = server.calls("evalsha");
     proxy.delay(Duration::from_millis(300));

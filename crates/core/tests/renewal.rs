@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, unique_key};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 fn renewed(server: &RedisServer, key: &[u8], ttl: f64, extra: &[(&str, OptionValue)]) -> Lock {
@@ -42,7 +42,7 @@ fn a_renewed_lease_outlives_its_ttl_and_stays_exclusive() {
     // Renewed every 0.3 s: a busy machine may delay the renewal thread by
     // a few hundred ms without the lease (0.9 s) running out.
     let mut a = renewed(&server, &key, 0.9, &[]);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let until = Instant::now() + Duration::from_millis(2500);
     while Instant::now() < until {
         assert!(pttl(&server, &key) > 0, "the lease ran out while renewed");
@@ -73,7 +73,7 @@ fn max_hold_ends_renewal() {
         0.3,
         &[("max_hold", OptionValue::Number(0.5))],
     );
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     let start = Instant::now();
     while pttl(&server, &key) != -2 {
         assert!(
@@ -95,7 +95,7 @@ fn a_lease_deleted_behind_its_back_is_reported_lost() {
     let server = RedisServer::start();
     let key = unique_key("lost");
     let mut a = renewed(&server, &key, 0.6, &[]);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     // Load the refresh script, so no EVALSHA fails with NOSCRIPT below.
     assert!(a.refresh(None).unwrap());
     let _: i64 = server.cmd(&["DEL", std::str::from_utf8(&key).unwrap()]);
@@ -134,14 +134,14 @@ fn release_and_drop_stop_renewal() {
     let server = RedisServer::start();
     let key = unique_key("stop");
     let mut a = renewed(&server, &key, 0.3, &[]);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
     let before = server.calls("evalsha");
     std::thread::sleep(Duration::from_millis(350));
     assert_eq!(server.calls("evalsha"), before, "no renewal after release");
     {
         let mut b = renewed(&server, &key, 0.3, &[]);
-        assert!(b.acquire(Duration::ZERO, &never).unwrap());
+        assert!(b.acquire(Duration::ZERO).unwrap());
     }
     let before = server.calls("evalsha");
     std::thread::sleep(Duration::from_millis(350));
@@ -178,7 +178,7 @@ fn a_hundred_holds_are_renewed_in_few_round_trips() {
         .map(|i| renewed(&server, &unique_key(&format!("many{i}")), 1.5, &[]))
         .collect();
     for l in &mut locks {
-        assert!(l.acquire(Duration::ZERO, &never).unwrap());
+        assert!(l.acquire(Duration::ZERO).unwrap());
     }
     let reads = stat(&server, "total_reads_processed");
     let renewals = server.calls("evalsha");

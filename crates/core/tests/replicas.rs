@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, release_as, unique_key};
+use common::{RedisServer, release_as, unique_key};
 use redislock_core::protocol::commands::Successor;
 use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue};
 
@@ -71,7 +71,7 @@ fn an_acquire_is_on_the_replica_the_moment_it_returns() {
         let key = unique_key(&format!("replicas-{i}"));
         let mut lock = Lock::new(key.clone(), 10.0, &[master.url()], options(1, 2.0)).unwrap();
         let (_, before) = replication_offsets(&master);
-        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+        assert!(lock.acquire(Duration::ZERO).unwrap());
         // The master knows the replica acknowledged the acquire's write
         // (without WAIT, the replica's acknowledgement comes up to a
         // second later).
@@ -102,7 +102,7 @@ fn a_hand_over_is_on_the_replica_when_the_waiter_returns() {
     let k = key.clone();
     let waiter = std::thread::spawn(move || {
         let mut l = Lock::new(k, 10.0, &[url], options(1, 2.0)).unwrap();
-        assert!(l.acquire(Duration::from_secs(10), &never).unwrap());
+        assert!(l.acquire(Duration::from_secs(10)).unwrap());
         let token = String::from_utf8(l.token().unwrap()).unwrap();
         (token, l)
     });
@@ -129,7 +129,7 @@ fn too_few_replicas_undo_the_acquire_and_say_how_many_acknowledged() {
     // Two asked for, one exists.
     let mut lock = Lock::new(key.clone(), 10.0, &[master.url()], options(2, 2.0)).unwrap();
     let started = Instant::now();
-    let err = lock.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = lock.acquire(Duration::ZERO).unwrap_err();
     let took = started.elapsed();
     println!("acquire with 1 of 2 replicas failed after {took:?}: {err}");
     assert!(
@@ -159,13 +159,13 @@ fn too_few_replicas_undo_the_acquire_and_say_how_many_acknowledged() {
     // A frozen replica acknowledges nothing.
     replica.pause();
     let mut lock = Lock::new(key.clone(), 10.0, &[master.url()], options(1, 2.0)).unwrap();
-    let err = lock.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = lock.acquire(Duration::ZERO).unwrap_err();
     assert!(err.to_string().contains("only 0 of 1 replicas"), "{err}");
     assert_eq!(master.cmd::<i64>(&["EXISTS", text(&key)]), 0, "undone");
     // A try that did not win needs no acknowledgement.
     let held: Option<String> = master.cmd(&["SET", text(&key), "other", "PX", "30000"]);
     assert!(held.is_some());
-    assert!(!lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(!lock.acquire(Duration::ZERO).unwrap());
     replica.resume();
 }
 
@@ -192,7 +192,7 @@ fn a_refused_wait_undoes_the_acquire() {
     let master = RedisServer::start_with(&["--rename-command", "WAIT", ""]);
     let key = unique_key("replicas-no-wait");
     let mut lock = Lock::new(key.clone(), 10.0, &[master.url()], options(1, 2.0)).unwrap();
-    let err = lock.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = lock.acquire(Duration::ZERO).unwrap_err();
     assert!(
         matches!(
             err,

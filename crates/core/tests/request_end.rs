@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, lock, never, unique_key};
+use common::{RedisServer, lock, unique_key};
 use redislock_core::{LockOptions, OptionValue, Semaphore, release_all};
 
 #[test]
@@ -15,8 +15,8 @@ fn release_all_frees_what_is_still_held() {
     let server = RedisServer::start();
     let key = unique_key("end");
     let mut a = lock(&server, &key, 10.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert_eq!(release_all(), 1);
     let n: i64 = redis::cmd("EXISTS")
         .arg(&key)
@@ -46,11 +46,11 @@ fn request_end_stops_a_permits_renewal() {
     let server = RedisServer::start();
     let name = unique_key("sem-renew-end");
     let mut holder = renewed(&server, &name, &[]);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     redislock_core::release_all();
     assert!(!holder.is_acquired().unwrap());
     let mut other = renewed(&server, &name, &[("auto_renew", OptionValue::Bool(false))]);
-    assert!(other.acquire(Duration::ZERO, &never).unwrap(), "given back");
+    assert!(other.acquire(Duration::ZERO).unwrap(), "given back");
     assert!(other.release().unwrap());
 
     let mut kept = renewed(
@@ -58,10 +58,10 @@ fn request_end_stops_a_permits_renewal() {
         &name,
         &[("auto_release", OptionValue::Bool(false))],
     );
-    assert!(kept.acquire(Duration::ZERO, &never).unwrap());
+    assert!(kept.acquire(Duration::ZERO).unwrap());
     let started = Instant::now();
     redislock_core::release_all();
-    assert!(other.acquire(Duration::from_secs(3), &never).unwrap());
+    assert!(other.acquire(Duration::from_secs(3)).unwrap());
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(600), "{took:?}");
     assert!(

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, unique_key};
 use redislock_core::{Lock, LockOptions, OptionValue, end_request_scope, stats};
 
 fn options(pairs: &[(&str, bool)]) -> LockOptions {
@@ -47,13 +47,13 @@ fn the_scope_ends_what_request_end_would_and_counts_distinct_keys() {
     // beside them (not reentrant: an entry of its own, same token).
     let mut a1 = lock(&server, &a, 10.0, LockOptions::default());
     let mut a2 = lock(&server, &a, 10.0, LockOptions::default());
-    assert!(a1.acquire(Duration::ZERO, &never).unwrap());
-    assert!(a2.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a1.acquire(Duration::ZERO).unwrap());
+    assert!(a2.acquire(Duration::ZERO).unwrap());
     let mut a3 = lock(&server, &a, 10.0, options(&[("reentrant", false)]));
     let a_token = a1.token().unwrap();
     a3.restore(a_token.clone()).unwrap();
     let mut b1 = lock(&server, &b, 10.0, LockOptions::default());
-    assert!(b1.acquire(Duration::ZERO, &never).unwrap());
+    assert!(b1.acquire(Duration::ZERO).unwrap());
 
     // auto_release off: one kept by its live object, one left renewing by
     // its gone object.
@@ -61,11 +61,11 @@ fn the_scope_ends_what_request_end_would_and_counts_distinct_keys() {
     // 0.6 s leases: a renewal every 200 ms (0.3 s ones missed a renewal
     // on a loaded machine, beside a second copy of the suite).
     let mut k = lock(&server, &kept, 0.6, renewed_kept.clone());
-    assert!(k.acquire(Duration::ZERO, &never).unwrap());
+    assert!(k.acquire(Duration::ZERO).unwrap());
     let kept_token = k.token().unwrap();
     {
         let mut gone = lock(&server, &left, 0.6, renewed_kept);
-        assert!(gone.acquire(Duration::ZERO, &never).unwrap());
+        assert!(gone.acquire(Duration::ZERO).unwrap());
     }
 
     assert_eq!(end_request_scope(), 2, "a and b, each once");
@@ -82,15 +82,12 @@ fn the_scope_ends_what_request_end_would_and_counts_distinct_keys() {
     assert_eq!(value(&server, &kept), Some(kept_token.clone()));
     assert!(k.is_acquired().unwrap());
     let mut other = lock(&server, &kept, 0.3, LockOptions::default());
-    assert!(
-        !other.acquire(Duration::ZERO, &never).unwrap(),
-        "not joined"
-    );
+    assert!(!other.acquire(Duration::ZERO).unwrap(), "not joined");
     // The left hold: no longer renewed, its lease ran out.
     assert_eq!(value(&server, &left), None);
 
     // Reentrancy starts afresh: a released key is taken with a new token.
-    assert!(a1.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a1.acquire(Duration::ZERO).unwrap());
     assert_ne!(a1.token().unwrap(), a_token);
     assert!(a1.release().unwrap());
 

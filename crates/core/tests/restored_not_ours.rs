@@ -29,6 +29,7 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     host::install(Host {
         context: || 0,
         wait_should_end: || false,
+        time_limit_hit: || false,
         lease_lost: || {
             LOST_HOOK_CALLS.fetch_add(1, Ordering::Relaxed);
         },

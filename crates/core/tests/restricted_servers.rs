@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, lock, never, unique_key};
+use common::{RedisServer, lock, unique_key};
 use redislock_core::LockError;
 
 #[test]
@@ -13,7 +13,7 @@ fn blocking_waits_work_where_scripts_may_not_call_time() {
     let server = RedisServer::start_with(&["--rename-command", "TIME", ""]);
     let key = unique_key("no-time");
     let mut holder = lock(&server, &key, 5.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let url = server.url();
     let k = key.clone();
     let waiter = std::thread::spawn(move || {
@@ -23,7 +23,7 @@ fn blocking_waits_work_where_scripts_may_not_call_time() {
             .unwrap();
         let mut l = redislock_core::Lock::new(k, 5.0, &[url], options).unwrap();
         let started = Instant::now();
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        let got = l.acquire(Duration::from_secs(5)).unwrap();
         assert!(l.release().unwrap());
         (got, started.elapsed())
     });
@@ -34,7 +34,7 @@ fn blocking_waits_work_where_scripts_may_not_call_time() {
     assert!(waited < Duration::from_secs(2), "{waited:?}");
     // A wait that runs out leaves the queue on such a server too (another
     // host name: a different scope, so no reentrancy with `holder`).
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let other_url = server.url().replace("127.0.0.1", "localhost");
     let mut other = redislock_core::Lock::new(
         key.clone(),
@@ -43,7 +43,7 @@ fn blocking_waits_work_where_scripts_may_not_call_time() {
         redislock_core::LockOptions::default(),
     )
     .unwrap();
-    assert!(!other.acquire(Duration::from_millis(300), &never).unwrap());
+    assert!(!other.acquire(Duration::from_millis(300)).unwrap());
     let queue: i64 = server.cmd(&["ZCARD", &format!("{}~~q", String::from_utf8_lossy(&key))]);
     assert_eq!(queue, 0);
     assert!(holder.release().unwrap());
@@ -55,7 +55,7 @@ fn no_lock_is_taken_where_scripts_are_refused() {
     let key = unique_key("no-scripts");
     for wait in [Duration::ZERO, Duration::from_millis(200)] {
         let mut l = lock(&server, &key, 5.0);
-        let err = l.acquire(wait, &never).unwrap_err();
+        let err = l.acquire(wait).unwrap_err();
         let message = err.to_string();
         assert!(matches!(err, LockError::Server { .. }), "{err:?}");
         assert!(message.contains("refuses EVALSHA"), "{message}");

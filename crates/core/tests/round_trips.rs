@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{RedisServer, lock, never, unique_key};
+use common::{RedisServer, lock, unique_key};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 /// Resets the server's command counts through a connection of the test's
@@ -73,7 +73,7 @@ fn a_refresh_costs_an_unfenced_hold_nothing_for_fencing() {
         options.set("fencing", OptionValue::Bool(fencing)).unwrap();
         let key = unique_key("rtrefresh");
         let mut a = Lock::new(key, 10.0, &[server.url()], options).unwrap();
-        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.acquire(Duration::ZERO).unwrap());
         assert!(a.refresh(None).unwrap());
         let mut admin = reset_counts(&server);
         const N: u64 = 50;
@@ -95,12 +95,12 @@ fn acquire_is_one_set_and_release_one_evalsha() {
     let key = unique_key("rt");
     let mut a = lock(&server, &key, 10.0);
     // Warm up: the connection is opened and the script loaded once.
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
     let mut admin = reset_counts(&server);
     const N: u64 = 100;
     for _ in 0..N {
-        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.acquire(Duration::ZERO).unwrap());
         assert!(a.release().unwrap());
     }
     // commandstats also counts the commands that run inside the release
@@ -129,12 +129,12 @@ fn a_read_cycle_is_a_set_and_an_evalsha() {
     let server = RedisServer::start();
     let key = unique_key("rt-read");
     let mut a = lock(&server, &key, 10.0);
-    assert!(a.acquire_read(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire_read(Duration::ZERO).unwrap());
     assert!(a.release().unwrap());
     let mut admin = reset_counts(&server);
     const N: u64 = 100;
     for _ in 0..N {
-        assert!(a.acquire_read(Duration::ZERO, &never).unwrap());
+        assert!(a.acquire_read(Duration::ZERO).unwrap());
         assert!(a.release().unwrap());
     }
     let expected = counts(&[
@@ -158,12 +158,12 @@ fn a_permit_cycle_is_one_evalsha_of_seven_commands() {
     let server = RedisServer::start();
     let name = unique_key("rt-permit");
     let mut s = common::semaphore(&server, &name, 3, 10.0);
-    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert!(s.acquire(Duration::ZERO).unwrap());
     assert!(s.release().unwrap());
     let mut admin = reset_counts(&server);
     const N: u64 = 100;
     for _ in 0..N {
-        assert!(s.acquire(Duration::ZERO, &never).unwrap());
+        assert!(s.acquire(Duration::ZERO).unwrap());
         assert!(s.release().unwrap());
     }
     let mut seen = command_counts(&mut admin);
@@ -202,9 +202,9 @@ fn counts_and_requests_of_a_wait_on_a_held_lock(
     holder: &mut Lock,
     waiter: &mut Lock,
 ) -> (Vec<(String, u64)>, u64) {
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let mut admin = reset_counts(server);
-    assert!(!waiter.acquire(Duration::from_millis(30), &never).unwrap());
+    assert!(!waiter.acquire(Duration::from_millis(30)).unwrap());
     let requests = requests(&mut admin);
     let mut seen = command_counts(&mut admin);
     let unblocks = seen
@@ -223,7 +223,7 @@ fn counts_and_requests_of_a_wait_on_a_held_lock(
 /// after, and the requests they took.
 fn one_wait_on_a_free_lock(server: &RedisServer, waiter: &mut Lock) -> (u64, u64) {
     let mut admin = reset_counts(server);
-    assert!(waiter.acquire(Duration::from_secs(1), &never).unwrap());
+    assert!(waiter.acquire(Duration::from_secs(1)).unwrap());
     let requests = requests(&mut admin);
     let seen = command_counts(&mut admin);
     assert!(waiter.release().unwrap());

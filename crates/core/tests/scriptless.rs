@@ -10,7 +10,7 @@ mod common;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{NO_SCRIPTS, RedisServer, never, unique_key};
+use common::{NO_SCRIPTS, RedisServer, unique_key};
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 use redislock_fixture::{TEST_SERVER_ENV, skipped, test_server_program};
 
@@ -98,14 +98,14 @@ fn acquire_release_refresh_and_ttl_work_without_scripts() {
     for (setup, server, url) in setups("acquire_release_refresh_and_ttl_work_without_scripts") {
         let key = unique_key("scriptless");
         let mut l = lock_at(&url, &key, 5.0, LockOptions::default());
-        assert!(l.acquire(Duration::ZERO, &never).unwrap(), "{setup}");
+        assert!(l.acquire(Duration::ZERO).unwrap(), "{setup}");
         let token = l.token().unwrap();
         assert_eq!(get(&server, &key), Some(token.clone()), "{setup}");
         // Another owner is kept out, waiting or not.
         let mut other = lock_at(&elsewhere(&url), &key, 5.0, LockOptions::default());
-        assert!(!other.acquire(Duration::ZERO, &never).unwrap(), "{setup}");
+        assert!(!other.acquire(Duration::ZERO).unwrap(), "{setup}");
         assert!(
-            !other.acquire(Duration::from_millis(200), &never).unwrap(),
+            !other.acquire(Duration::from_millis(200)).unwrap(),
             "{setup}"
         );
         assert!(!other.release().unwrap(), "{setup}");
@@ -121,7 +121,7 @@ fn acquire_release_refresh_and_ttl_work_without_scripts() {
         assert_eq!(get(&server, &key), Some(token.clone()), "{setup}");
         // Reentrant: a second object of this process joins the hold.
         let mut again = lock_at(&url, &key, 30.0, LockOptions::default());
-        assert!(again.acquire(Duration::ZERO, &never).unwrap(), "{setup}");
+        assert!(again.acquire(Duration::ZERO).unwrap(), "{setup}");
         let pttl: i64 = server.cmd(&["PTTL", &String::from_utf8_lossy(&key)]);
         assert!(pttl > 29_000, "{setup}: {pttl}");
         assert!(again.release().unwrap(), "{setup}");
@@ -133,7 +133,7 @@ fn acquire_release_refresh_and_ttl_work_without_scripts() {
         assert_eq!(l.remaining_ttl().unwrap(), None, "{setup}");
         assert!(!l.refresh(None).unwrap(), "{setup}");
         // A lease that someone else's key replaced is not released.
-        assert!(l.acquire(Duration::ZERO, &never).unwrap(), "{setup}");
+        assert!(l.acquire(Duration::ZERO).unwrap(), "{setup}");
         let _: () = server.cmd(&["SET", &String::from_utf8_lossy(&key), "theirs"]);
         assert!(!l.refresh(None).unwrap(), "{setup}");
         assert!(!l.release().unwrap(), "{setup}");
@@ -155,7 +155,7 @@ fn a_blocked_acquire_is_woken_by_the_release() {
     for (setup, server, url) in setups("a_blocked_acquire_is_woken_by_the_release") {
         let key = unique_key("scriptless-wake");
         let mut holder = lock_at(&url, &key, 10.0, LockOptions::default());
-        assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+        assert!(holder.acquire(Duration::ZERO).unwrap());
         let waiter_url = elsewhere(&url);
         let k = key.clone();
         let waiter = std::thread::spawn(move || {
@@ -164,7 +164,7 @@ fn a_blocked_acquire_is_woken_by_the_release() {
             let options = options(&[("retry_delay", OptionValue::Number(3.0))]);
             let mut l = lock_at(&waiter_url, &k, 5.0, options);
             let started = Instant::now();
-            let got = l.acquire(Duration::from_secs(8), &never).unwrap();
+            let got = l.acquire(Duration::from_secs(8)).unwrap();
             let waited = started.elapsed();
             assert!(l.release().unwrap());
             (got, waited)
@@ -182,10 +182,10 @@ fn a_blocked_acquire_is_woken_by_the_release() {
         );
         assert_eq!(get(&server, &key), None, "{setup}");
         // A wait that runs out returns false after about its length.
-        assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+        assert!(holder.acquire(Duration::ZERO).unwrap());
         let mut late = lock_at(&elsewhere(&url), &key, 5.0, LockOptions::default());
         let started = Instant::now();
-        assert!(!late.acquire(Duration::from_millis(300), &never).unwrap());
+        assert!(!late.acquire(Duration::from_millis(300)).unwrap());
         let took = started.elapsed();
         assert!(
             took >= Duration::from_millis(290) && took < Duration::from_secs(2),
@@ -202,7 +202,7 @@ fn fencing_is_refused_without_scripts() {
         let fenced = options(&[("fencing", OptionValue::Bool(true))]);
         let mut l = lock_at(&url, &key, 5.0, fenced);
         for wait in [Duration::ZERO, Duration::from_millis(100)] {
-            let err = l.acquire(wait, &never).unwrap_err();
+            let err = l.acquire(wait).unwrap_err();
             assert!(matches!(err, LockError::Unsupported(_)), "{setup}: {err:?}");
             let message = err.to_string();
             assert!(message.contains("\"fencing\""), "{message}");
@@ -234,7 +234,7 @@ fn a_user_who_may_not_release_gets_no_lock() {
     let url = format!("redis://nodelete:pw@127.0.0.1:{}", server.port);
     let key = unique_key("scriptless-nodelete");
     let mut l = lock_at(&url, &key, 5.0, LockOptions::default());
-    let err = l.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = l.acquire(Duration::ZERO).unwrap_err();
     let message = err.to_string();
     assert!(matches!(err, LockError::Server { .. }), "{err:?}");
     assert!(message.contains("lock without scripts needs"), "{message}");
@@ -248,7 +248,7 @@ fn auto_renew_keeps_a_lease_without_scripts() {
         let key = unique_key("scriptless-renew");
         let renewed = options(&[("auto_renew", OptionValue::Bool(true))]);
         let mut l = lock_at(&url, &key, 0.3, renewed);
-        assert!(l.acquire(Duration::ZERO, &never).unwrap(), "{setup}");
+        assert!(l.acquire(Duration::ZERO).unwrap(), "{setup}");
         std::thread::sleep(Duration::from_millis(1000));
         assert!(l.is_acquired().unwrap(), "{setup}");
         assert_eq!(get(&server, &key), l.token(), "{setup}");
@@ -277,7 +277,7 @@ fn scriptless_child() {
     let options = options(&[("retry_delay", OptionValue::Number(0.05))]);
     let mut l = lock_at(&url, key.as_bytes(), 5.0, options);
     for _ in 0..5 {
-        assert!(l.acquire(Duration::from_secs(10), &never).unwrap());
+        assert!(l.acquire(Duration::from_secs(10)).unwrap());
         let from = now();
         std::thread::sleep(Duration::from_millis(50));
         let to = now();
@@ -332,7 +332,7 @@ fn redis_7_without_scripts_still_refuses() {
         let key = unique_key("redis7-no-scripts");
         for wait in [Duration::ZERO, Duration::from_millis(200)] {
             let mut l = lock_at(&url, &key, 5.0, LockOptions::default());
-            let err = l.acquire(wait, &never).unwrap_err();
+            let err = l.acquire(wait).unwrap_err();
             let message = err.to_string();
             assert!(matches!(err, LockError::Server { .. }), "{setup}: {err:?}");
             assert!(message.contains("refuses EVALSHA"), "{setup}: {message}");
@@ -364,11 +364,11 @@ fn a_late_tries_unanswered_undo_never_deletes_the_waits_win() {
     ]);
     let mut l = lock_at(&proxy.url(), &key, 0.4, options);
     // Found script-less before the faults.
-    assert!(l.acquire(Duration::ZERO, &never).unwrap());
+    assert!(l.acquire(Duration::ZERO).unwrap());
     assert!(l.release().unwrap());
     proxy.hold_reply_to(b"NX", Duration::from_millis(500));
     proxy.refuse_requests_with(&[b"DELIFEQ"], Duration::from_millis(600));
-    let got = l.acquire(Duration::from_secs(3), &never);
+    let got = l.acquire(Duration::from_secs(3));
     assert_eq!(proxy.replies_held(), 1, "the try's reply was held up");
     match got {
         Err(error) => {

@@ -19,7 +19,7 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, unique_key};
 use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue, Semaphore};
 
 /// A password that can only come from the URL: it must never appear in an
@@ -254,7 +254,7 @@ fn refused_tls_acquires(url: &str, options: &LockOptions, name: &str) -> Vec<Loc
         .into_iter()
         .map(|wait| {
             let mut lock = lock_at(url, &unique_key(name), options.clone());
-            lock.acquire(wait, &never).unwrap_err()
+            lock.acquire(wait).unwrap_err()
         })
         .collect()
 }
@@ -287,7 +287,7 @@ fn tls_with_a_ca_that_did_not_sign_the_server_certificate() {
     // The right CA works, so the refusal was the CA's.
     let options = tls_options(&[("tls_ca", certs.path("ca.crt"))]);
     let mut lock = lock_at(&url, &unique_key("right-ca"), options);
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     assert!(lock.release().unwrap());
 }
 
@@ -422,7 +422,7 @@ fn tls_client_certificate_required_and_present() {
     ]);
     let key = unique_key("client-present");
     let mut lock = lock_at(&url, &key, options.clone());
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     assert!(lock.is_acquired().unwrap());
     // A blocking acquire by another holder (its own connections) works too.
     let mut other = lock_at(
@@ -430,9 +430,9 @@ fn tls_client_certificate_required_and_present() {
         &key,
         options.clone(),
     );
-    assert!(!other.acquire(Duration::from_millis(200), &never).unwrap());
+    assert!(!other.acquire(Duration::from_millis(200)).unwrap());
     assert!(lock.release().unwrap());
-    assert!(other.acquire(Duration::from_millis(500), &never).unwrap());
+    assert!(other.acquire(Duration::from_millis(500)).unwrap());
     assert!(other.release().unwrap());
     let identity = (certs.path("client.crt"), certs.path("client.key"));
     assert_eq!(
@@ -484,7 +484,7 @@ fn acl_user_without_evalsha() {
     let key = unique_key("acl-no-evalsha");
     for wait in [Duration::ZERO, Duration::from_millis(300)] {
         let mut lock = lock_at(&url, &key, LockOptions::default());
-        let err = lock.acquire(wait, &never).unwrap_err();
+        let err = lock.acquire(wait).unwrap_err();
         clear_error(
             "ACL without EVALSHA",
             &err,
@@ -534,11 +534,11 @@ fn acl_user_without_blpop_cannot_wait() {
     let server = acl_server(&["~*", "+@all", "-blpop"]);
     let key = unique_key("acl-no-blpop");
     let mut holder = common::lock(&server, &key, 5.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let mut waiter = lock_at(&acl_url(&server), &key, competing());
     // Without a wait no BLPOP is needed: a plain refusal.
-    assert!(!waiter.acquire(Duration::ZERO, &never).unwrap());
-    let err = waiter.acquire(Duration::from_secs(2), &never).unwrap_err();
+    assert!(!waiter.acquire(Duration::ZERO).unwrap());
+    let err = waiter.acquire(Duration::from_secs(2)).unwrap_err();
     clear_error("ACL without BLPOP", &err, &["NOPERM", "'blpop'"]);
     assert!(matches!(err, LockError::Server { .. }), "{err:?}");
     assert_eq!(waiter.token(), None, "the waiter holds nothing");
@@ -560,9 +560,9 @@ fn acl_user_without_blpop_leaves_nothing_queued() {
     let server = acl_server(&["~*", "+@all", "-blpop"]);
     let key = unique_key("acl-no-blpop-queue");
     let mut holder = common::lock(&server, &key, 5.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let mut waiter = lock_at(&acl_url(&server), &key, competing());
-    assert!(waiter.acquire(Duration::from_secs(2), &never).is_err());
+    assert!(waiter.acquire(Duration::from_secs(2)).is_err());
     let lock_key = String::from_utf8_lossy(&key).into_owned();
     assert_eq!(
         keys_of(&server, &key),
@@ -584,7 +584,7 @@ fn acl_user_without_the_key_pattern() {
     let key = unique_key("acl-no-keys");
     for wait in [Duration::ZERO, Duration::from_millis(300)] {
         let mut lock = lock_at(&url, &key, LockOptions::default());
-        let err = lock.acquire(wait, &never).unwrap_err();
+        let err = lock.acquire(wait).unwrap_err();
         // Redis 7.0: "... no permissions to access one of the keys used as
         // arguments"; Redis 7.2+ and Valkey: "No permissions to access a key".
         clear_error(
@@ -642,7 +642,7 @@ fn acl_least_privilege_user_works() {
         options
     };
     let mut holder = lock_at(&url, &key, options(false));
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     assert!(holder.is_acquired().unwrap());
     assert!(holder.remaining_ttl().unwrap().is_some());
     assert!(holder.refresh(Some(5.0)).unwrap());
@@ -651,7 +651,7 @@ fn acl_least_privilege_user_works() {
         let (url, key) = (url.clone(), key.clone());
         std::thread::spawn(move || {
             let mut waiter = lock_at(&url, &key, options(true));
-            let got = waiter.acquire(Duration::from_secs(3), &never).unwrap();
+            let got = waiter.acquire(Duration::from_secs(3)).unwrap();
             let fence = waiter.fencing_token();
             assert!(waiter.release().unwrap());
             (got, fence)
@@ -663,7 +663,7 @@ fn acl_least_privilege_user_works() {
     assert!(holder.release().unwrap());
     let (got, fence) = waiter.join().unwrap();
     assert!(got && fence.is_some(), "{got} {fence:?}");
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     assert!(holder.force_release().unwrap());
     let left: Vec<String> = server.cmd(&["KEYS", "app:*"]);
     assert_eq!(
@@ -693,7 +693,7 @@ fn acl_user_without_a_script_command_gets_no_lock() {
             let mut options = LockOptions::default();
             options.set("fencing", OptionValue::Bool(fencing)).unwrap();
             let mut lock = lock_at(&acl_url(&server), &key, options);
-            match lock.acquire(wait, &never) {
+            match lock.acquire(wait) {
                 Err(err) => {
                     let needle = format!("may not run {}", command.to_uppercase());
                     clear_error(
@@ -762,7 +762,7 @@ fn acl_semaphore_least_privilege_user_works() {
         options
     };
     let mut holder = semaphore_at(&url, &name, options());
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     assert!(holder.is_acquired().unwrap());
     assert!(holder.remaining_ttl().unwrap().is_some());
     assert!(holder.refresh(Some(5.0)).unwrap());
@@ -771,7 +771,7 @@ fn acl_semaphore_least_privilege_user_works() {
         let (url, name) = (url.clone(), name.clone());
         std::thread::spawn(move || {
             let mut waiter = semaphore_at(&url, &name, options());
-            let got = waiter.acquire(Duration::from_secs(3), &never).unwrap();
+            let got = waiter.acquire(Duration::from_secs(3)).unwrap();
             assert!(waiter.release().unwrap());
             got
         })
@@ -805,7 +805,7 @@ fn acl_user_without_a_semaphore_command_gets_no_permit() {
         if command == "zcount" || command == "zrangebyscore" {
             let key = unique_key("acl-lock-before-semaphore");
             let mut lock = lock_at(&url, &key, LockOptions::default());
-            assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+            assert!(lock.acquire(Duration::ZERO).unwrap());
             assert!(lock.release().unwrap());
         }
         let name = unique_key("acl-no-semaphore-command");
@@ -814,7 +814,7 @@ fn acl_user_without_a_semaphore_command_gets_no_permit() {
             ("blocking", Duration::from_millis(300)),
         ] {
             let mut semaphore = semaphore_at(&url, &name, LockOptions::default());
-            match semaphore.acquire(wait, &never) {
+            match semaphore.acquire(wait) {
                 Err(err) => {
                     let needle = format!("may not run {}", command.to_uppercase());
                     clear_error(
@@ -852,11 +852,11 @@ fn an_acl_tightened_later_is_checked_again_after_a_refusal() {
             |name: &[u8]| -> (redislock_core::Result<bool>, redislock_core::Result<bool>) {
                 if semaphore {
                     let mut s = semaphore_at(&url, name, LockOptions::default());
-                    let got = s.acquire(Duration::ZERO, &never);
+                    let got = s.acquire(Duration::ZERO);
                     (got, s.release())
                 } else {
                     let mut l = lock_at(&url, name, LockOptions::default());
-                    let got = l.acquire(Duration::ZERO, &never);
+                    let got = l.acquire(Duration::ZERO);
                     (got, l.release())
                 }
             };

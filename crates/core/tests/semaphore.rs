@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, semaphore, unique_key};
+use common::{RedisServer, semaphore, unique_key};
 use redislock_core::protocol::keys;
 use redislock_core::protocol::step::{Mode, Step};
 use redislock_core::semaphore_calls::{self as calls, SemKeys};
@@ -39,7 +39,7 @@ fn never_more_than_n_holders_among_many_threads() {
                 let mut s = semaphore(&server, &name, N, 10.0);
                 let mut con = server.client();
                 for _ in 0..15 {
-                    assert!(s.acquire(Duration::from_secs(20), &never).unwrap());
+                    assert!(s.acquire(Duration::from_secs(20)).unwrap());
                     let inside: u64 = redis::cmd("INCR").arg(&counter).query(&mut con).unwrap();
                     max.fetch_max(inside, Ordering::SeqCst);
                     acquired.fetch_add(1, Ordering::SeqCst);
@@ -76,12 +76,12 @@ fn a_crashed_holders_permit_comes_back_after_its_lease() {
     let name = unique_key("sem-crash");
     let mut crashed = semaphore(&server, &name, 1, 0.3);
     let started = Instant::now();
-    assert!(crashed.acquire(Duration::ZERO, &never).unwrap());
+    assert!(crashed.acquire(Duration::ZERO).unwrap());
     // The process dies: nothing is released.
     std::mem::forget(crashed);
     let mut other = semaphore(&server, &name, 1, 5.0);
-    assert!(!other.acquire(Duration::ZERO, &never).unwrap());
-    assert!(other.acquire(Duration::from_secs(5), &never).unwrap());
+    assert!(!other.acquire(Duration::ZERO).unwrap());
+    assert!(other.acquire(Duration::from_secs(5)).unwrap());
     let took = started.elapsed();
     // The lease (0.3 s) plus the clock grace (0.5 s), with slack.
     assert!(took >= Duration::from_millis(750), "{took:?}");
@@ -95,13 +95,13 @@ fn a_release_wakes_a_blocked_acquire_promptly_without_polling() {
     let name = unique_key("sem-wake");
     // retry_delay 10 s: only the release can wake the waiter in time.
     let mut holder = with_retry_delay(&server, &name, 1, 10.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let before = server.calls("evalsha") + server.calls("blpop");
     let waiter = {
         let (server, name) = (server.clone(), name.clone());
         std::thread::spawn(move || {
             let mut s = with_retry_delay(&server, &name, 1, 10.0);
-            let got = s.acquire(Duration::from_secs(8), &never).unwrap();
+            let got = s.acquire(Duration::from_secs(8)).unwrap();
             (got, Instant::now(), s)
         })
     };
@@ -130,14 +130,14 @@ fn waiters_get_permits_in_arrival_order() {
     let server = Arc::new(RedisServer::start());
     let name = unique_key("sem-fifo");
     let mut holder = with_retry_delay(&server, &name, 1, 10.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
     let waiters: Vec<_> = (0..4)
         .map(|i| {
             let (server, name, order) = (server.clone(), name.clone(), order.clone());
             let w = std::thread::spawn(move || {
                 let mut s = with_retry_delay(&server, &name, 1, 10.0);
-                assert!(s.acquire(Duration::from_secs(10), &never).unwrap());
+                assert!(s.acquire(Duration::from_secs(10)).unwrap());
                 order.lock().unwrap().push(i);
                 std::thread::sleep(Duration::from_millis(20));
                 assert!(s.release().unwrap());
@@ -159,10 +159,10 @@ fn callers_that_disagree_about_permits_get_an_error() {
     let server = RedisServer::start();
     let name = unique_key("sem-permits");
     let mut three = semaphore(&server, &name, 3, 5.0);
-    assert!(three.acquire(Duration::ZERO, &never).unwrap());
+    assert!(three.acquire(Duration::ZERO).unwrap());
     let mut five = semaphore(&server, &name, 5, 5.0);
     for wait in [Duration::ZERO, Duration::from_millis(300)] {
-        match five.acquire(wait, &never) {
+        match five.acquire(wait) {
             Err(LockError::Unsupported(msg)) => {
                 assert!(msg.contains("has 3 permits in Redis"), "{msg}");
                 assert!(msg.contains("built with 5"), "{msg}");
@@ -173,7 +173,7 @@ fn callers_that_disagree_about_permits_get_an_error() {
     // The caller that agrees still gets its permits.
     assert!(
         semaphore(&server, &name, 3, 5.0)
-            .acquire(Duration::ZERO, &never)
+            .acquire(Duration::ZERO)
             .unwrap()
     );
     assert!(three.release().unwrap());
@@ -187,7 +187,7 @@ fn refresh_is_acquired_and_remaining_ttl_follow_the_lease() {
     assert!(!s.is_acquired().unwrap());
     assert_eq!(s.remaining_ttl().unwrap(), None);
     assert!(!s.refresh(None).unwrap());
-    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert!(s.acquire(Duration::ZERO).unwrap());
     assert!(s.is_acquired().unwrap());
     let left = s.remaining_ttl().unwrap().unwrap();
     assert!(left > 0.2 && left <= 0.4, "{left}");
@@ -196,14 +196,14 @@ fn refresh_is_acquired_and_remaining_ttl_follow_the_lease() {
     assert!(left > 4.5 && left <= 5.0, "{left}");
     // A second acquire on one object is refused, not a second permit.
     assert!(matches!(
-        s.acquire(Duration::ZERO, &never),
+        s.acquire(Duration::ZERO),
         Err(LockError::Unsupported(_))
     ));
     assert!(s.release().unwrap());
     assert!(!s.release().unwrap());
     // A lease that ran out is not ours any more.
     let mut short = semaphore(&server, &name, 2, 0.1);
-    assert!(short.acquire(Duration::ZERO, &never).unwrap());
+    assert!(short.acquire(Duration::ZERO).unwrap());
     std::thread::sleep(Duration::from_millis(150));
     assert!(!short.is_acquired().unwrap());
     assert!(!short.refresh(None).unwrap());
@@ -242,7 +242,7 @@ fn scripts_drop_a_bounded_number_of_dead_waiters_and_holders() {
     // The try hands the free permits to the queue first: every waiter it
     // looks at departed, 64 a call (each call also drops at most 8 ended
     // holders), so it calls again until none is left and takes one itself.
-    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert!(s.acquire(Duration::ZERO).unwrap());
     let calls = server.calls("evalsha") as usize;
     assert_eq!(card(&queue), 0, "every departed waiter dropped");
     assert!(calls <= DEAD / 64 + 3, "{calls} calls");
@@ -269,7 +269,7 @@ fn ended_leases_do_not_pile_up_while_the_semaphore_is_never_full() {
     let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
     let mut con = server.client();
     let mut s = semaphore(&server, &name, 5, 5.0);
-    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert!(s.acquire(Duration::ZERO).unwrap());
     let mut add = redis::cmd("ZADD");
     add.arg(&holders);
     for i in 0..DEAD {
@@ -279,7 +279,7 @@ fn ended_leases_do_not_pile_up_while_the_semaphore_is_never_full() {
     assert!(s.release().unwrap());
     // 1,000 cycles: about 62 acquires drop up to 8 each (13 suffice).
     for _ in 0..1_000 {
-        assert!(s.acquire(Duration::ZERO, &never).unwrap());
+        assert!(s.acquire(Duration::ZERO).unwrap());
         assert!(s.release().unwrap());
     }
     let left: usize = server.cmd(&["ZCOUNT", &holders, "(0", "+inf"]);
@@ -378,9 +378,9 @@ fn cluster_keys_of_one_semaphore_share_a_slot() {
             Semaphore::new(name.clone(), 1, 5.0, &[cluster.seed()], options.clone()).unwrap();
         let mut b =
             Semaphore::new(name.clone(), 1, 5.0, &[cluster.seed()], options.clone()).unwrap();
-        assert!(a.acquire(Duration::ZERO, &never).unwrap());
+        assert!(a.acquire(Duration::ZERO).unwrap());
         let started = Instant::now();
-        let waiter = std::thread::spawn(move || b.acquire(Duration::from_secs(5), &never).unwrap());
+        let waiter = std::thread::spawn(move || b.acquire(Duration::from_secs(5)).unwrap());
         std::thread::sleep(Duration::from_millis(100));
         assert!(a.release().unwrap());
         assert!(waiter.join().unwrap());
@@ -401,7 +401,7 @@ fn a_departed_waiter_delays_the_next_by_at_most_its_marks_life() {
     let name = unique_key("sem-ghost");
     let k = SemKeys::new(&name);
     let mut holder = semaphore(&server, &name, 1, 30.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     // A waiter that joined the queue and died: its mark lives 600 ms.
     let ask = calls::Ask {
         permits: 1,
@@ -417,7 +417,7 @@ fn a_departed_waiter_delays_the_next_by_at_most_its_marks_life() {
         let (server, name) = (server.clone(), name.clone());
         std::thread::spawn(move || {
             let mut s = with_retry_delay(&server, &name, 1, 0.2);
-            let got = s.acquire(Duration::from_secs(10), &never).unwrap();
+            let got = s.acquire(Duration::from_secs(10)).unwrap();
             (got, Instant::now(), s)
         })
     };
@@ -456,13 +456,13 @@ fn a_lost_reply_is_replayed_without_taking_a_second_permit() {
     let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
     let mut s =
         Semaphore::new(name.clone(), 2, 5.0, &[proxy.url()], LockOptions::default()).unwrap();
-    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert!(s.acquire(Duration::ZERO).unwrap());
     assert!(s.release().unwrap());
 
     // The try's reply is cut: replayed on a new connection, the script
     // finds its first try's entry and it stays one permit.
     proxy.cut_mid_reply();
-    assert!(s.acquire(Duration::ZERO, &never).unwrap());
+    assert!(s.acquire(Duration::ZERO).unwrap());
     assert_eq!(proxy.cuts(), 1);
     assert_eq!(server.cmd::<usize>(&["ZCOUNT", &holders, "(0", "+inf"]), 1);
     // The release's reply is cut: the replay finds the permit gone, which
@@ -514,18 +514,18 @@ fn auto_renew_keeps_a_permit_until_its_release() {
     let name = unique_key("sem-renew");
     let mut holder = renewed(&server, &name, 0.6, &[]);
     let mut other = semaphore(&server, &name, 1, 5.0);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let until = Instant::now() + Duration::from_millis(1800);
     while Instant::now() < until {
         let end = lease_end(&server, &name).expect("the permit is gone");
         assert!(end > now_ms(), "the lease ran out while renewed");
-        assert!(!other.acquire(Duration::ZERO, &never).unwrap());
+        assert!(!other.acquire(Duration::ZERO).unwrap());
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(holder.is_acquired().unwrap());
     assert!(holder.remaining_ttl().unwrap().is_some_and(|s| s > 0.0));
     assert!(holder.release().unwrap());
-    assert!(other.acquire(Duration::ZERO, &never).unwrap());
+    assert!(other.acquire(Duration::ZERO).unwrap());
     assert!(other.release().unwrap());
     // No renewal after the release: nothing is sent for three of the
     // renewal's periods (0.2 s each).
@@ -554,8 +554,8 @@ fn permits_and_locks_are_renewed_in_one_batch() {
         options,
     )
     .unwrap();
-    assert!(permit.acquire(Duration::ZERO, &never).unwrap());
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(permit.acquire(Duration::ZERO).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     // One connection for the counts: each INFO is one read.
     let mut con = server.client();
     let mut info = |section: &str, field: &str| -> u64 {
@@ -602,7 +602,7 @@ fn max_hold_ends_a_permits_renewal() {
         0.3,
         &[("max_hold", OptionValue::Number(0.5))],
     );
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     std::thread::sleep(Duration::from_millis(450));
     assert!(holder.is_acquired().unwrap(), "renewed within max_hold");
     std::thread::sleep(Duration::from_millis(600));
@@ -614,7 +614,7 @@ fn max_hold_ends_a_permits_renewal() {
             > lost
     );
     let mut other = semaphore(&server, &name, 1, 5.0);
-    assert!(other.acquire(Duration::from_secs(2), &never).unwrap());
+    assert!(other.acquire(Duration::from_secs(2)).unwrap());
     assert!(!holder.release().unwrap());
     assert!(other.release().unwrap());
 }
@@ -628,7 +628,7 @@ fn a_renewal_finds_a_permit_taken_away() {
     let name = unique_key("sem-renew-lost");
     let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
     let mut holder = renewed(&server, &name, 0.6, &[]);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let lost = redislock_core::stats::snapshot(redislock_core::stats::Scope::Process)
         .total()
         .lost_leases;
@@ -710,7 +710,7 @@ fn a_handed_permit_claimed_late_in_flight_is_not_taken() {
     let name = unique_key("sem-late-flight");
     let holders = String::from_utf8(SemKeys::new(&name).holders).unwrap();
     let mut a = semaphore(&server, &name, 1, 30.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     // w waits through the proxy with a 5 s lease, waking every second: its
     // mark lives 2.5 s, so a permit handed to it is its for at most 2.5 s
     // (and counted for 0.5 s more).
@@ -722,7 +722,7 @@ fn a_handed_permit_claimed_late_in_flight_is_not_taken() {
                 options.set(option, OptionValue::Number(seconds)).unwrap();
             }
             let mut w = Semaphore::new(name, 1, 5.0, &[url], options).unwrap();
-            w.acquire(Duration::from_secs(6), &never).unwrap()
+            w.acquire(Duration::from_secs(6)).unwrap()
         })
     };
     let blocked = |on: bool| {
@@ -751,7 +751,7 @@ fn a_handed_permit_claimed_late_in_flight_is_not_taken() {
     std::thread::sleep(Duration::from_millis(3_200).saturating_sub(released.elapsed()));
     let mut x = semaphore(&server, &name, 1, 30.0);
     assert!(
-        x.acquire(Duration::ZERO, &never).unwrap(),
+        x.acquire(Duration::ZERO).unwrap(),
         "w's ended claim kept x out"
     );
     std::thread::sleep(Duration::from_millis(4_500).saturating_sub(released.elapsed()));

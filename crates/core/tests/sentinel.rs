@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, unique_key};
 use redislock_core::topology::sentinel;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
@@ -42,7 +42,7 @@ fn locks_go_to_the_master_the_sentinels_name_and_follow_a_failover() {
     let key = unique_key("sentinel");
     let mut before =
         Lock::new(key.clone(), 10.0, &group.urls(None), sentinel_options(&[])).unwrap();
-    assert!(before.acquire(Duration::ZERO, &never).unwrap());
+    assert!(before.acquire(Duration::ZERO).unwrap());
     assert!(
         exists(&group, &group.master, &key),
         "the key is on the master"
@@ -68,7 +68,7 @@ fn locks_go_to_the_master_the_sentinels_name_and_follow_a_failover() {
     // failover takes the key on the new master.
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        match before.acquire(Duration::ZERO, &never) {
+        match before.acquire(Duration::ZERO) {
             Ok(true) if exists(&group, &group.replica, &key) => break,
             Ok(true) => {
                 assert!(before.release().unwrap());
@@ -92,7 +92,7 @@ fn locks_go_to_the_master_the_sentinels_name_and_follow_a_failover() {
     );
     assert!(before.release().unwrap());
     let mut after = Lock::new(key.clone(), 10.0, &group.urls(None), sentinel_options(&[])).unwrap();
-    assert!(after.acquire(Duration::ZERO, &never).unwrap());
+    assert!(after.acquire(Duration::ZERO).unwrap());
     assert!(exists(&group, &group.replica, &key));
     assert!(after.release().unwrap());
 }
@@ -109,12 +109,12 @@ fn master_and_sentinel_credentials_are_separate() {
         sentinel_options(&[("sentinel_password", "sentinelpw")]),
     )
     .unwrap();
-    assert!(ok.acquire(Duration::ZERO, &never).unwrap());
+    assert!(ok.acquire(Duration::ZERO).unwrap());
     assert!(exists(&group, &group.master, &key));
     assert!(ok.release().unwrap());
     // Without the Sentinels' password nobody names the master.
     let mut no_sentinel_pw = Lock::new(key.clone(), 10.0, &urls, sentinel_options(&[])).unwrap();
-    let err = no_sentinel_pw.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = no_sentinel_pw.acquire(Duration::ZERO).unwrap_err();
     let message = err.to_string();
     assert!(matches!(err, LockError::Connection { .. }), "{err:?}");
     assert!(
@@ -136,7 +136,7 @@ fn an_unknown_master_name_is_a_connection_error() {
         .set("sentinel", OptionValue::Text(b"nosuch".to_vec()))
         .unwrap();
     let mut l = Lock::new(b"k".to_vec(), 10.0, &[sentinel.url()], options).unwrap();
-    let err = l.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = l.acquire(Duration::ZERO).unwrap_err();
     assert!(
         err.to_string().contains("does not know master \"nosuch\""),
         "{err}"
@@ -159,14 +159,14 @@ fn a_readonly_reply_makes_it_ask_the_sentinels_at_once_and_replay() {
     let group = Group::start(None);
     let key = unique_key("sentinel-readonly");
     let mut lock = Lock::new(key.clone(), 10.0, &group.urls(None), sentinel_options(&[])).unwrap();
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     assert!(lock.release().unwrap());
     // The lock now knows the master for up to a second. Swap the roles and
     // point every Sentinel at the new master well within that second.
     let swapped = Instant::now();
     swap_roles(&group);
     let before = readonly_errors(&group, &group.master);
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     let took = swapped.elapsed();
     assert!(
         took < sentinel::RECHECK,
@@ -230,7 +230,7 @@ fn auto_renew_follows_the_master_after_a_swap() {
         })
         .collect();
     for lock in &mut locks {
-        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+        assert!(lock.acquire(Duration::ZERO).unwrap());
     }
     let mut master = redis::Client::open(group.master.url())
         .and_then(|c| c.get_connection())
@@ -286,7 +286,7 @@ fn sentinels_and_master_over_tls() {
         .set("connect_timeout", OptionValue::Number(10.0))
         .unwrap();
     let mut lock = Lock::new(key.clone(), 10.0, &urls, options.clone()).unwrap();
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     // The key is on the master, reached straight over TLS.
     let mut direct_options = LockOptions::default();
     direct_options
@@ -303,15 +303,15 @@ fn sentinels_and_master_over_tls() {
     )
     .unwrap();
     assert!(
-        !direct.acquire(Duration::ZERO, &never).unwrap(),
+        !direct.acquire(Duration::ZERO).unwrap(),
         "held on the master"
     );
     assert!(lock.release().unwrap());
-    assert!(direct.acquire(Duration::ZERO, &never).unwrap());
+    assert!(direct.acquire(Duration::ZERO).unwrap());
     assert!(direct.release().unwrap());
     // Without the CA, the Sentinels' certificate is refused.
     let mut unverified = Lock::new(key, 10.0, &urls, sentinel_options(&[])).unwrap();
-    let err = unverified.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = unverified.acquire(Duration::ZERO).unwrap_err();
     assert!(
         err.to_string().contains("no Sentinel named the master"),
         "{err}"
@@ -342,7 +342,7 @@ fn a_sentinel_named_as_a_server_says_so() {
         LockOptions::default(),
     )
     .unwrap();
-    let err = lock.acquire(Duration::ZERO, &never).unwrap_err();
+    let err = lock.acquire(Duration::ZERO).unwrap_err();
     let msg = err.to_string();
     assert!(
         msg.contains("this is a Sentinel") && msg.contains("option \"sentinel\""),

@@ -10,7 +10,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::{RedisServer, never, unique_key, wait_until};
+use common::{RedisServer, unique_key, wait_until};
 use redislock_core::host::{self, Host};
 use redislock_core::protocol::keys;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
@@ -34,6 +34,7 @@ fn install_host() {
     host::install(Host {
         context: || 0,
         wait_should_end,
+        time_limit_hit: || false,
         lease_lost: || {},
     });
 }
@@ -79,18 +80,18 @@ fn second_loses_without_undoing_the_first(servers: &[RedisServer], name: &str) {
     let mut first = Lock::new(key.clone(), 10.0, &urls, owned_by("worker-1")).unwrap();
     let mut second = Lock::new(key.clone(), 10.0, &urls, owned_by("worker-1")).unwrap();
     let held = vec![Some("worker-1".to_owned()); servers.len()];
-    assert!(first.acquire(Duration::ZERO, &never).unwrap());
+    assert!(first.acquire(Duration::ZERO).unwrap());
 
-    assert!(!second.acquire(Duration::ZERO, &never).unwrap());
+    assert!(!second.acquire(Duration::ZERO).unwrap());
     assert_eq!(values(servers, &key), held, "a lost try undid nothing");
     assert!(first.is_acquired().unwrap());
 
-    assert!(!second.acquire(Duration::from_millis(300), &never).unwrap());
+    assert!(!second.acquire(Duration::from_millis(300)).unwrap());
     assert_eq!(values(servers, &key), held, "a lost wait undid nothing");
     assert!(first.is_acquired().unwrap());
 
     // Once more: a try after the wait finds the hold where it was.
-    assert!(!second.acquire(Duration::ZERO, &never).unwrap());
+    assert!(!second.acquire(Duration::ZERO).unwrap());
     assert!(first.release().unwrap());
     assert_eq!(values(servers, &key), vec![None; servers.len()]);
 }
@@ -121,7 +122,7 @@ fn redlock_a_split_try_is_undone_only_where_it_wrote() {
     let mut lock = Lock::new(key.clone(), 10.0, &urls(&servers), owned_by("worker-1")).unwrap();
     let ours = || Some("worker-1".to_owned());
     let other = || Some("other".to_owned());
-    assert!(!lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(!lock.acquire(Duration::ZERO).unwrap());
     assert_eq!(
         values(&servers, &key),
         [None, None, ours(), other(), other()],
@@ -130,14 +131,14 @@ fn redlock_a_split_try_is_undone_only_where_it_wrote() {
 
     // One free master: undone there alone.
     set(&servers[1], &key, "other");
-    assert!(!lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(!lock.acquire(Duration::ZERO).unwrap());
     assert_eq!(
         values(&servers, &key),
         [None, other(), ours(), other(), other()]
     );
 
     // The blocking path too.
-    assert!(!lock.acquire(Duration::from_millis(200), &never).unwrap());
+    assert!(!lock.acquire(Duration::from_millis(200)).unwrap());
     assert_eq!(
         values(&servers, &key),
         [None, other(), ours(), other(), other()]
@@ -155,9 +156,9 @@ fn single_server_an_ended_wait_never_undoes_the_holder() {
     let urls = urls(std::slice::from_ref(&server));
     let mut first = Lock::new(key.clone(), 10.0, &urls, owned_by("worker-1")).unwrap();
     let mut second = Lock::new(key.clone(), 10.0, &urls, owned_by("worker-1")).unwrap();
-    assert!(first.acquire(Duration::ZERO, &never).unwrap());
+    assert!(first.acquire(Duration::ZERO).unwrap());
     END_WAITS.with(|end| end.set(true));
-    let waited = second.acquire(Duration::from_secs(5), &never);
+    let waited = second.acquire(Duration::from_secs(5));
     END_WAITS.with(|end| end.set(false));
     assert!(matches!(waited, Err(LockError::Interrupted)), "{waited:?}");
     let left = values(std::slice::from_ref(&server), &key);
@@ -179,7 +180,7 @@ fn single_server_an_ended_wait_frees_a_lock_handed_to_it() {
     let mark = format!("{name}~~a~waiter-1");
     let urls = urls(std::slice::from_ref(&server));
     let mut holder = Lock::new(key.clone(), 10.0, &urls, LockOptions::default()).unwrap();
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let waiter = std::thread::Builder::new()
         .name("handed-waiter".into())
         .spawn(move || {
@@ -189,7 +190,7 @@ fn single_server_an_ended_wait_frees_a_lock_handed_to_it() {
                 .set("retry_delay", OptionValue::Number(5.0))
                 .unwrap();
             let mut lock = Lock::new(key, 10.0, &urls, options).unwrap();
-            lock.acquire(Duration::from_secs(5), &never)
+            lock.acquire(Duration::from_secs(5))
         })
         .unwrap();
     wait_until("the waiter queues", Duration::from_secs(5), || {
@@ -227,7 +228,7 @@ fn a_delayed_release_never_deletes_the_same_owners_next_hold() {
         .unwrap();
     let url = [proxy.url()];
     let mut l1 = Lock::new(key.clone(), 10.0, &url, options.clone()).unwrap();
-    assert!(l1.acquire(Duration::ZERO, &never).unwrap());
+    assert!(l1.acquire(Duration::ZERO).unwrap());
     proxy.delay_request_to_all(&[RELEASE.hash().as_bytes(), &key], Duration::from_secs(2));
     let released = std::time::Instant::now();
     let first = l1.release();
@@ -236,10 +237,7 @@ fn a_delayed_release_never_deletes_the_same_owners_next_hold() {
         values(std::slice::from_ref(&server), &key) == [None]
     });
     let mut l2 = Lock::new(key.clone(), 10.0, &url, options).unwrap();
-    assert!(
-        l2.acquire(Duration::ZERO, &never).unwrap(),
-        "L2 takes the lock"
-    );
+    assert!(l2.acquire(Duration::ZERO).unwrap(), "L2 takes the lock");
     // The first copy reaches Redis 2 s after it was sent.
     std::thread::sleep(Duration::from_millis(2_400).saturating_sub(released.elapsed()));
     assert!(

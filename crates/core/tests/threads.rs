@@ -10,7 +10,7 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use common::{RedisServer, exists, lock, never, unique_key};
+use common::{RedisServer, exists, lock, unique_key};
 use redislock_core::{Semaphore, end_request_scope, release_all};
 
 #[test]
@@ -18,7 +18,7 @@ fn another_thread_competes_and_its_request_end_leaves_ours() {
     let server = Arc::new(RedisServer::start());
     let key = unique_key("thread");
     let mut ours = lock(&server, &key, 10.0);
-    assert!(ours.acquire(Duration::ZERO, &never).unwrap());
+    assert!(ours.acquire(Duration::ZERO).unwrap());
     let token = ours.token();
 
     let other = {
@@ -26,9 +26,9 @@ fn another_thread_competes_and_its_request_end_leaves_ours() {
         std::thread::spawn(move || {
             // Reentrant by default, yet it does not join our hold.
             let mut theirs = lock(&server, &key, 10.0);
-            let got = theirs.acquire(Duration::ZERO, &never).unwrap();
+            let got = theirs.acquire(Duration::ZERO).unwrap();
             let mut own = lock(&server, &unique_key("thread-own"), 10.0);
-            assert!(own.acquire(Duration::ZERO, &never).unwrap());
+            assert!(own.acquire(Duration::ZERO).unwrap());
             // Its request end: only its own hold.
             let released = release_all();
             let scope = end_request_scope();
@@ -45,7 +45,7 @@ fn another_thread_competes_and_its_request_end_leaves_ours() {
     assert!(ours.is_acquired().unwrap());
     // Reentrancy on our own thread is unchanged.
     let mut again = lock(&server, &key, 10.0);
-    assert!(again.acquire(Duration::ZERO, &never).unwrap());
+    assert!(again.acquire(Duration::ZERO).unwrap());
     assert_eq!(again.token(), token);
     assert_eq!(release_all(), 1);
     assert!(!exists(&server, &key));
@@ -67,7 +67,7 @@ fn threads_exclude_each_other_on_one_key() {
                 start.wait();
                 for _ in 0..rounds {
                     let mut l = lock(&server, &key, 10.0);
-                    assert!(l.acquire(Duration::from_secs(20), &never).unwrap());
+                    assert!(l.acquire(Duration::from_secs(20)).unwrap());
                     let n = inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     assert_eq!(n, 0, "two threads inside at once");
                     std::thread::sleep(Duration::from_millis(2));
@@ -92,7 +92,7 @@ fn a_moved_object_reaches_its_hold_and_its_thread_ends_it() {
         let (server, key, name) = (server.clone(), key.clone(), name.clone());
         std::thread::spawn(move || {
             let mut l = lock(&server, &key, 10.0);
-            assert!(l.acquire(Duration::ZERO, &never).unwrap());
+            assert!(l.acquire(Duration::ZERO).unwrap());
             let mut s = Semaphore::new(
                 name,
                 1,
@@ -101,7 +101,7 @@ fn a_moved_object_reaches_its_hold_and_its_thread_ends_it() {
                 redislock_core::LockOptions::default(),
             )
             .unwrap();
-            assert!(s.acquire(Duration::ZERO, &never).unwrap());
+            assert!(s.acquire(Duration::ZERO).unwrap());
             (l, s)
         })
         .join()

@@ -12,7 +12,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{RedisServer, never, unique_key};
+use common::{RedisServer, unique_key};
 use redislock_core::{Lock, LockError, LockOptions, OptionValue, Severity, stats};
 
 /// A server of 2 MB that evicts nothing, filled up with cache entries.
@@ -40,7 +40,7 @@ fn an_acquire_on_a_full_server_says_it_is_full_and_takes_nothing() {
     for wait in [Duration::ZERO, Duration::from_millis(200)] {
         let mut lock =
             Lock::new(key.clone(), 10.0, &[server.url()], LockOptions::default()).unwrap();
-        let err = lock.acquire(wait, &never).unwrap_err();
+        let err = lock.acquire(wait).unwrap_err();
         let message = err.to_string();
         println!("wait {wait:?}: {message}");
         assert!(matches!(err, LockError::Server { .. }), "{err:?}");
@@ -93,7 +93,7 @@ fn an_evicting_server_is_refused_under_refuse_for_every_policy() {
         let server = persistent(&["--maxmemory", "64mb", "--maxmemory-policy", policy]);
         let key = unique_key("evicting");
         let mut lock = Lock::new(key.clone(), 10.0, &[server.url()], refusing()).unwrap();
-        let err = lock.acquire(Duration::ZERO, &never).unwrap_err();
+        let err = lock.acquire(Duration::ZERO).unwrap_err();
         let message = err.to_string();
         assert!(matches!(err, LockError::Unsafe(_)), "{policy}: {err:?}");
         for part in [
@@ -108,14 +108,14 @@ fn an_evicting_server_is_refused_under_refuse_for_every_policy() {
         // A semaphore's permit and a read hold are refused alike.
         let mut reader = Lock::new(key.clone(), 10.0, &[server.url()], refusing()).unwrap();
         assert!(matches!(
-            reader.acquire_read(Duration::ZERO, &never),
+            reader.acquire_read(Duration::ZERO),
             Err(LockError::Unsafe(_))
         ));
         let mut sem =
             redislock_core::Semaphore::new(key.clone(), 2, 10.0, &[server.url()], refusing())
                 .unwrap();
         assert!(matches!(
-            sem.acquire(Duration::ZERO, &never),
+            sem.acquire(Duration::ZERO),
             Err(LockError::Unsafe(_))
         ));
     }
@@ -133,7 +133,7 @@ fn warn_takes_the_lock_and_records_the_server_once() {
             LockOptions::default(),
         )
         .unwrap();
-        assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+        assert!(lock.acquire(Duration::ZERO).unwrap());
         assert!(lock.release().unwrap());
     }
     let name = format!("127.0.0.1:{}", server.port);
@@ -160,10 +160,7 @@ fn warn_takes_the_lock_and_records_the_server_once() {
 fn a_server_without_an_append_only_file_is_refused_for_its_restarts() {
     let server = RedisServer::start();
     let mut lock = Lock::new(unique_key("no-aof"), 10.0, &[server.url()], refusing()).unwrap();
-    let message = lock
-        .acquire(Duration::ZERO, &never)
-        .unwrap_err()
-        .to_string();
+    let message = lock.acquire(Duration::ZERO).unwrap_err().to_string();
     assert!(message.contains("no append-only file"), "{message}");
     assert!(message.contains("appendonly yes"), "{message}");
 }
@@ -172,7 +169,7 @@ fn a_server_without_an_append_only_file_is_refused_for_its_restarts() {
 fn a_safe_server_is_used_and_an_unreadable_one_is_not_taken_for_unsafe() {
     let safe = persistent(&["--maxmemory", "64mb", "--maxmemory-policy", "noeviction"]);
     let mut lock = Lock::new(unique_key("safe"), 10.0, &[safe.url()], refusing()).unwrap();
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     assert!(lock.release().unwrap());
     // INFO refused by the ACL: unknown, not unsafe (the server has no
     // append-only file, which only INFO would tell).
@@ -182,7 +179,7 @@ fn a_safe_server_is_used_and_an_unreadable_one_is_not_taken_for_unsafe() {
     ]);
     let url = server.url().replacen("redis://", "redis://no-info:pw@", 1);
     let mut lock = Lock::new(unique_key("unknown"), 10.0, &[url], refusing()).unwrap();
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     assert!(lock.release().unwrap());
 }
 
@@ -196,7 +193,7 @@ fn ignore_neither_reads_nor_refuses() {
         .set("unsafe_server", OptionValue::Text(b"ignore".to_vec()))
         .unwrap();
     let mut lock = Lock::new(unique_key("ignored"), 10.0, &[server.url()], options).unwrap();
-    assert!(lock.acquire(Duration::ZERO, &never).unwrap());
+    assert!(lock.acquire(Duration::ZERO).unwrap());
     assert!(lock.release().unwrap());
     assert_eq!(
         info_calls(&server) - before,
@@ -318,7 +315,7 @@ fn a_master_that_does_not_answer_costs_no_second_timeout_per_acquire() {
     for _ in 0..3 {
         let mut lock = Lock::new(unique_key("silent"), 10.0, &urls, options.clone()).unwrap();
         let began = std::time::Instant::now();
-        let got = lock.acquire(Duration::ZERO, &never);
+        let got = lock.acquire(Duration::ZERO);
         times.push(began.elapsed());
         if matches!(got, Ok(true)) {
             let _ = lock.release();

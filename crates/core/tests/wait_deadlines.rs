@@ -16,7 +16,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, command_stats, never, release_as, unique_key, wait_until};
+use common::{RedisServer, command_stats, release_as, unique_key, wait_until};
 use redislock_core::protocol::commands::Successor;
 use redislock_core::protocol::keys;
 use redislock_core::semaphore_calls::SemKeys;
@@ -132,7 +132,7 @@ fn a_first_wait_survives_a_dropped_connection() {
             let (url, key) = (url.clone(), key.clone());
             std::thread::spawn(move || {
                 let mut l = lock_at(&url, &key, None);
-                let got = l.acquire(Duration::from_secs(5), &never);
+                let got = l.acquire(Duration::from_secs(5));
                 let at = Instant::now();
                 if matches!(got, Ok(true)) {
                     assert!(l.release().unwrap());
@@ -157,7 +157,7 @@ fn a_first_permit_wait_survives_a_dropped_connection() {
     let name = unique_key("killed-first-permit-wait");
     let url = server.url();
     let mut holder = semaphore_at(&url, &name, None);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     first_waits_survive(
         "permit",
         &server,
@@ -166,7 +166,7 @@ fn a_first_permit_wait_survives_a_dropped_connection() {
             let (url, name) = (url.clone(), name.clone());
             std::thread::spawn(move || {
                 let mut s = semaphore_at(&url, &name, None);
-                let got = s.acquire(Duration::from_secs(5), &never);
+                let got = s.acquire(Duration::from_secs(5));
                 let at = Instant::now();
                 if matches!(got, Ok(true)) {
                     assert!(s.release().unwrap());
@@ -238,7 +238,7 @@ fn small_waits_are_kept() {
     let key = unique_key("small-waits");
     hold(&server, &key, "raw-holder", 10_000);
     let mut l = lock_at(&server.url(), &key, None);
-    small_waits("lock", |wait| l.acquire(wait, &never).unwrap());
+    small_waits("lock", |wait| l.acquire(wait).unwrap());
 }
 
 #[test]
@@ -246,9 +246,9 @@ fn small_permit_waits_are_kept() {
     let server = RedisServer::start();
     let name = unique_key("small-permit-waits");
     let mut holder = semaphore_at(&server.url(), &name, None);
-    assert!(holder.acquire(Duration::ZERO, &never).unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
     let mut s = semaphore_at(&server.url(), &name, None);
-    small_waits("permit", |wait| s.acquire(wait, &never).unwrap());
+    small_waits("permit", |wait| s.acquire(wait).unwrap());
     assert!(holder.release().unwrap());
 }
 
@@ -271,7 +271,7 @@ fn retry_delay_is_kept() {
     let (url, k) = (server.url(), key.clone());
     let waiter = std::thread::spawn(move || {
         let mut l = lock_at(&url, &k, Some(RETRY_DELAY));
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        let got = l.acquire(Duration::from_secs(5)).unwrap();
         if got {
             assert!(l.release().unwrap());
         }

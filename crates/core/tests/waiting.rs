@@ -11,7 +11,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, lock, never, queue_len, release_as, unique_key, wait_until};
+use common::{RedisServer, lock, queue_len, release_as, unique_key, wait_until};
 use redislock_core::protocol::call::{Attempt, Call};
 use redislock_core::protocol::step::Step;
 use redislock_core::protocol::{commands, keys};
@@ -42,7 +42,7 @@ fn spawn_waiter(
 ) -> std::thread::JoinHandle<(bool, Instant, Lock)> {
     std::thread::spawn(move || {
         let mut l = Lock::new(key, 5.0, &[url], options).unwrap();
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        let got = l.acquire(Duration::from_secs(5)).unwrap();
         (got, Instant::now(), l)
     })
 }
@@ -66,7 +66,7 @@ fn spawn_ttl_waiter(
 ) -> std::thread::JoinHandle<(bool, Option<f64>, Lock)> {
     std::thread::spawn(move || {
         let mut l = Lock::new(key, ttl, &[url], options).unwrap();
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        let got = l.acquire(Duration::from_secs(5)).unwrap();
         (got, l.remaining_ttl().unwrap(), l)
     })
 }
@@ -153,7 +153,7 @@ fn a_crashed_holder_is_replaced_when_its_lease_ends() {
     // end of the holder's lease explains an acquire well before it.
     let mut waiter = Lock::new(key.clone(), 5.0, &[server.url()], with_retry_delay(5.0)).unwrap();
     let start = Instant::now();
-    assert!(waiter.acquire(Duration::from_secs(8), &never).unwrap());
+    assert!(waiter.acquire(Duration::from_secs(8)).unwrap());
     let took = start.elapsed();
     assert!(took >= Duration::from_millis(250), "{took:?}");
     // Generous for a busy machine (seen: 834 ms at load 12 on 2 cores).
@@ -213,7 +213,7 @@ fn the_wait_deadline_is_honoured() {
         Duration::from_millis(700),
     ] {
         let start = Instant::now();
-        assert!(!waiter.acquire(wait, &never).unwrap());
+        assert!(!waiter.acquire(wait).unwrap());
         let took = start.elapsed();
         assert!(took >= wait, "returned early: {took:?} < {wait:?}");
         // Generous for a busy machine, well below the 5 s fallback a wait
@@ -230,15 +230,35 @@ fn the_wait_deadline_is_honoured() {
     }
 }
 
+thread_local! {
+    /// This thread's "PHP time limit", for the host of
+    /// [`php_s_time_limit_ends_the_wait_early`].
+    static TIME_LIMIT_HIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// PHP's time limit, asked of the host between the requests of a wait,
+/// ends it early with `false`, leaving the queue. The host installed here
+/// is the pure-Rust default otherwise (main flow, no wait ended by a
+/// signal, nothing done for a lost lease), so the other tests of this
+/// file see no difference.
 #[test]
-fn stop_ends_the_wait_early() {
+fn php_s_time_limit_ends_the_wait_early() {
+    redislock_core::host::install(redislock_core::host::Host {
+        context: || 0,
+        wait_should_end: || false,
+        time_limit_hit: || TIME_LIMIT_HIT.with(|hit| hit.get()),
+        lease_lost: || {},
+    });
     let server = RedisServer::start();
     let key = unique_key("stop");
     hold(&server, &key, "holder", 10_000);
     let mut waiter = lock(&server, &key, 5.0);
+    TIME_LIMIT_HIT.with(|hit| hit.set(true));
     let start = Instant::now();
-    assert!(!waiter.acquire(Duration::from_secs(10), &|| true).unwrap());
-    // The stop is asked at least every 100 ms; a wait that ignored it would
+    let got = waiter.acquire(Duration::from_secs(10)).unwrap();
+    TIME_LIMIT_HIT.with(|hit| hit.set(false));
+    assert!(!got);
+    // The limit is asked at least every 100 ms; a wait that ignored it would
     // take the whole 10 s. 3 s leaves room for a loaded machine (over 1 s
     // was seen beside a second copy of the suite and two other builds).
     let took = start.elapsed();
@@ -257,7 +277,7 @@ fn waiters_are_served_first_come_first_served() {
         let (url, k, order) = (server.url(), key.clone(), order.clone());
         threads.push(std::thread::spawn(move || {
             let mut l = Lock::new(k, 5.0, &[url], LockOptions::default()).unwrap();
-            assert!(l.acquire(Duration::from_secs(10), &never).unwrap());
+            assert!(l.acquire(Duration::from_secs(10)).unwrap());
             order.lock().unwrap().push(id);
             std::thread::sleep(Duration::from_millis(20));
             assert!(l.release().unwrap());
@@ -281,13 +301,13 @@ fn a_queued_waiter_is_handed_the_lock_at_the_next_release() {
     let server = RedisServer::start();
     let key = unique_key("starving");
     let mut a = lock(&server, &key, 5.0);
-    assert!(a.acquire(Duration::ZERO, &never).unwrap());
+    assert!(a.acquire(Duration::ZERO).unwrap());
     // Another process queues up.
     let url = server.url().replace("127.0.0.1", "localhost");
     let k = key.clone();
     let waiter = std::thread::spawn(move || {
         let mut l = Lock::new(k, 5.0, &[url], LockOptions::default()).unwrap();
-        let got = l.acquire(Duration::from_secs(5), &never).unwrap();
+        let got = l.acquire(Duration::from_secs(5)).unwrap();
         let token = l.token();
         std::thread::sleep(Duration::from_millis(300));
         assert!(l.release().unwrap());
@@ -298,7 +318,7 @@ fn a_queued_waiter_is_handed_the_lock_at_the_next_release() {
     });
     assert!(a.release().unwrap());
     assert!(
-        !a.acquire(Duration::ZERO, &never).unwrap(),
+        !a.acquire(Duration::ZERO).unwrap(),
         "the releaser took the lock back past a waiter"
     );
     let owner: Option<Vec<u8>> = redis::cmd("GET")
@@ -344,7 +364,7 @@ fn waiting_costs_a_few_commands_per_second() {
     hold(&server, &key, "holder", 10_000);
     let mut waiter = lock(&server, &key, 5.0);
     let _: () = server.cmd(&["CONFIG", "RESETSTAT"]);
-    assert!(!waiter.acquire(Duration::from_secs(2), &never).unwrap());
+    assert!(!waiter.acquire(Duration::from_secs(2)).unwrap());
     // What the waiter sent (the scripts' own SETs count as "set" calls).
     let sent = server.calls("evalsha") + server.calls("blpop");
     // The first step with its first block (100 ms at most) and the step
@@ -459,7 +479,7 @@ fn an_unanswered_unblock_does_not_switch_it_off() {
     let (u, k, o) = (url.clone(), key.clone(), options.clone());
     let paused = std::thread::spawn(move || {
         let mut l = Lock::new(k, 5.0, &[u], o).unwrap();
-        l.acquire(Duration::from_secs(2), &never)
+        l.acquire(Duration::from_secs(2))
     });
     wait_until("the waiter queues", Duration::from_secs(5), || {
         queue_len(&server, &key) == 1
@@ -474,7 +494,7 @@ fn an_unanswered_unblock_does_not_switch_it_off() {
     // Another wait on the same server, in the same process: its blocks
     // end at their time again.
     let mut l = Lock::new(key.clone(), 5.0, &[url], options).unwrap();
-    assert!(!l.acquire(Duration::from_millis(700), &never).unwrap());
+    assert!(!l.acquire(Duration::from_millis(700)).unwrap());
     let after = common::command_stats(&server, "client|unblock").0;
     println!(
         "the wait during the pause: {during:?}; CLIENT UNBLOCK calls {before} before, \
@@ -520,7 +540,7 @@ fn a_refused_unblock_is_asked_once() {
             options.clone(),
         )
         .unwrap();
-        assert!(!l.acquire(Duration::from_millis(700), &never).unwrap());
+        assert!(!l.acquire(Duration::from_millis(700)).unwrap());
     }
     let info: String = server.cmd(&["INFO", "commandstats"]);
     let line = info

@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, never, unique_key, wait_until};
+use common::{RedisServer, unique_key, wait_until};
 use redislock_core::semaphore_calls::SemKeys;
 use redislock_core::{LockError, LockOptions, OptionValue, Semaphore};
 
@@ -39,15 +39,13 @@ fn a_waiter_asking_more_than_is_free_holds_the_ones_behind_it() {
     let server = RedisServer::start();
     let name = unique_key("weighted-fifo");
     let mut a = semaphore(&server, &name, 3);
-    assert!(a.acquire_permits(Duration::ZERO, 2, &never).unwrap());
+    assert!(a.acquire_permits(Duration::ZERO, 2).unwrap());
     assert_eq!(held(&server, &name), 2);
     // B asks for 2 with 1 free: it waits.
     let (url, n) = (server.url(), name.clone());
     let b = std::thread::spawn(move || {
         let mut b = Semaphore::new(n, 3, 10.0, &[url], LockOptions::default()).unwrap();
-        let got = b
-            .acquire_permits(Duration::from_secs(5), 2, &never)
-            .unwrap();
+        let got = b.acquire_permits(Duration::from_secs(5), 2).unwrap();
         (b, got, Instant::now())
     });
     wait_until("B queues", Duration::from_secs(5), || {
@@ -55,14 +53,12 @@ fn a_waiter_asking_more_than_is_free_holds_the_ones_behind_it() {
     });
     // A newcomer asking for the 1 free permit does not pass B.
     let mut c = semaphore(&server, &name, 3);
-    assert!(!c.acquire_permits(Duration::ZERO, 1, &never).unwrap());
+    assert!(!c.acquire_permits(Duration::ZERO, 1).unwrap());
     // Nor does a newcomer that waits: it queues behind B.
     let (url, n) = (server.url(), name.clone());
     let d = std::thread::spawn(move || {
         let mut d = Semaphore::new(n, 3, 10.0, &[url], LockOptions::default()).unwrap();
-        let got = d
-            .acquire_permits(Duration::from_secs(5), 1, &never)
-            .unwrap();
+        let got = d.acquire_permits(Duration::from_secs(5), 1).unwrap();
         (d, got, Instant::now())
     });
     wait_until("D queues behind B", Duration::from_secs(5), || {
@@ -77,11 +73,11 @@ fn a_waiter_asking_more_than_is_free_holds_the_ones_behind_it() {
     assert!(got_b && got_d);
     assert!(b_at - released < Duration::from_secs(1) && d_at - released < Duration::from_secs(1));
     assert_eq!(held(&server, &name), 3);
-    assert!(!c.acquire(Duration::ZERO, &never).unwrap(), "all 3 taken");
+    assert!(!c.acquire(Duration::ZERO).unwrap(), "all 3 taken");
     // release() gives all of a holder's permits back.
     assert!(b.release().unwrap());
     assert_eq!(held(&server, &name), 1);
-    assert!(c.acquire_permits(Duration::ZERO, 2, &never).unwrap());
+    assert!(c.acquire_permits(Duration::ZERO, 2).unwrap());
     assert!(c.release().unwrap() && d.release().unwrap());
     assert_eq!(held(&server, &name), 0);
 }
@@ -94,7 +90,7 @@ fn refresh_and_renewal_extend_every_permit_of_a_holder() {
     let mut options = LockOptions::default();
     options.set("auto_renew", OptionValue::Bool(true)).unwrap();
     let mut s = Semaphore::new(name.clone(), 5, 0.6, &[server.url()], options).unwrap();
-    assert!(s.acquire_permits(Duration::ZERO, 3, &never).unwrap());
+    assert!(s.acquire_permits(Duration::ZERO, 3).unwrap());
     let scores = || -> Vec<f64> {
         let members: Vec<(String, f64)> =
             server.cmd(&["ZRANGEBYSCORE", &holders, "(0", "+inf", "WITHSCORES"]);
@@ -124,7 +120,7 @@ fn a_count_outside_the_semaphore_is_refused_before_anything_is_sent() {
     let name = unique_key("weighted-bad");
     let mut s = semaphore(&server, &name, 3);
     for count in [0, -1, 4] {
-        match s.acquire_permits(Duration::ZERO, count, &never) {
+        match s.acquire_permits(Duration::ZERO, count) {
             Err(LockError::InvalidArgument {
                 param,
                 reason: message,
@@ -137,7 +133,7 @@ fn a_count_outside_the_semaphore_is_refused_before_anything_is_sent() {
     }
     let mut big = semaphore(&server, &name, 1_000_000);
     assert!(matches!(
-        big.acquire_permits(Duration::ZERO, 1_001, &never),
+        big.acquire_permits(Duration::ZERO, 1_001),
         Err(LockError::InvalidArgument { .. })
     ));
     assert_eq!(server.calls("evalsha"), 0, "nothing sent");

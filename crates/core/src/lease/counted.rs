@@ -87,13 +87,7 @@ impl Counter<'_> {
     /// did not answer goes first (the caller's own unreleased hold never
     /// keeps it out). A try or wait whose outcome is unknown is given back
     /// later ([`pending`]).
-    pub fn acquire(
-        &self,
-        token: &[u8],
-        count: u32,
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<Taken> {
+    pub fn acquire(&self, token: &[u8], count: u32, wait: Duration) -> Result<Taken> {
         // A wait goes on through dropped connections from its start.
         let deadline = Instant::now() + wait;
         queue::through_drops(deadline, || {
@@ -117,7 +111,7 @@ impl Counter<'_> {
             // free permits as a try does (one round trip when nobody
             // waits) or joins the queue: a try first would cost a script
             // call of its own whenever the semaphore is full.
-            return self.wait_or_give_back(token, count, &steps, wait, stop, false);
+            return self.wait_or_give_back(token, count, &steps, wait, false);
         }
         // A read hold tries the free lock key first, as a writer does (a
         // lone reader: one SET); found held, it goes on with the script.
@@ -144,7 +138,7 @@ impl Counter<'_> {
             // hold that wait takes under the same token.
             Ok(Step::Won { .. }) if Instant::now() < deadline => {
                 let left = deadline.saturating_duration_since(Instant::now());
-                self.wait_or_give_back(token, count, &steps, left, stop, true)?
+                self.wait_or_give_back(token, count, &steps, left, true)?
             }
             Ok(Step::Won { .. }) => {
                 self.give_back_late(token, count, &steps);
@@ -154,10 +148,10 @@ impl Counter<'_> {
             // A try whose connection dropped: the wait's steps find what it
             // took, if anything.
             Err(err) if err.is_retryable() && !wait.is_zero() => {
-                self.wait_or_give_back(token, count, &steps, wait, stop, true)?
+                self.wait_or_give_back(token, count, &steps, wait, true)?
             }
             Ok(Step::Waiting { .. }) => {
-                self.wait_or_give_back(token, count, &steps, wait, stop, false)?
+                self.wait_or_give_back(token, count, &steps, wait, false)?
             }
             Ok(Step::Mismatch(n)) => Taken::Mismatch(n),
             Ok(Step::GaveUp | Step::Gone | Step::Again) => Taken::Out,
@@ -180,10 +174,9 @@ impl Counter<'_> {
         count: u32,
         steps: &dyn Steps,
         wait: Duration,
-        stop: &dyn Fn() -> bool,
         unknown: bool,
     ) -> Result<Taken> {
-        match self.wait(steps, wait, stop, unknown) {
+        match self.wait(steps, wait, unknown) {
             Ok(Waited::Won { sent, .. }) => Ok(Taken::Won(sent)),
             Ok(Waited::Mismatch(n)) => Ok(Taken::Mismatch(n)),
             Ok(Waited::Out | Waited::Gone) => Ok(Taken::Out),
@@ -198,13 +191,7 @@ impl Counter<'_> {
     /// Turns the read hold of `token` into the write hold of `lock` once no
     /// other reader holds the lock, waiting up to `wait` (in the lock's
     /// queue as a writer, so new readers wait behind).
-    pub fn promote(
-        &self,
-        lock: &LockKeys,
-        token: &[u8],
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<Promoted> {
+    pub fn promote(&self, lock: &LockKeys, token: &[u8], wait: Duration) -> Result<Promoted> {
         let steps = Promotion {
             counter: self,
             lock,
@@ -223,13 +210,11 @@ impl Counter<'_> {
                 self.on_master(&|_| steps.give_back(false))?;
                 Promoted::Out
             }
-            Step::Waiting { .. } if !wait.is_zero() => {
-                match self.wait(&steps, wait, stop, false)? {
-                    Waited::Won { sent, .. } => Promoted::Won(sent),
-                    Waited::Gone => Promoted::Gone,
-                    Waited::Out | Waited::Mismatch(_) => Promoted::Out,
-                }
-            }
+            Step::Waiting { .. } if !wait.is_zero() => match self.wait(&steps, wait, false)? {
+                Waited::Won { sent, .. } => Promoted::Won(sent),
+                Waited::Gone => Promoted::Gone,
+                Waited::Out | Waited::Mismatch(_) => Promoted::Out,
+            },
             Step::Gone => Promoted::Gone,
             _ => Promoted::Out,
         })
@@ -283,14 +268,8 @@ impl Counter<'_> {
     /// Waits in the queue with `steps` (the lease engine's loop);
     /// `unknown`: the first step replays (a try before it may have taken a
     /// hold).
-    fn wait(
-        &self,
-        steps: &dyn Steps,
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
-        unknown: bool,
-    ) -> Result<Waited> {
-        let deadline = Deadline::new(wait, self.options.retry_delay, stop);
+    fn wait(&self, steps: &dyn Steps, wait: Duration, unknown: bool) -> Result<Waited> {
+        let deadline = Deadline::new(wait, self.options.retry_delay);
         queue::wait_in_queue(
             &queue::Wait {
                 topology: self.topology,

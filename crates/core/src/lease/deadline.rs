@@ -6,27 +6,27 @@
 
 use std::time::{Duration, Instant};
 
+use crate::host;
+
 /// Margin added to the holder's remaining lease, so the step after an
 /// expiry finds the key gone.
 pub(crate) const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
 
 /// When a wait ends, and what bounds its blocks.
-pub(crate) struct Deadline<'a> {
+pub(crate) struct Deadline {
     wait: Duration,
     end: Instant,
     retry_delay: Duration,
-    stop: &'a dyn Fn() -> bool,
 }
 
-impl<'a> Deadline<'a> {
+impl Deadline {
     /// A wait of `wait` from now, each block at most `retry_delay` (the
-    /// option), `stop` asked whether PHP's time limit ended it.
-    pub(crate) fn new(wait: Duration, retry_delay: Duration, stop: &'a dyn Fn() -> bool) -> Self {
+    /// option).
+    pub(crate) fn new(wait: Duration, retry_delay: Duration) -> Self {
         Self {
             wait,
             end: Instant::now() + wait,
             retry_delay,
-            stop,
         }
     }
 
@@ -51,9 +51,9 @@ impl<'a> Deadline<'a> {
     }
 
     /// Whether the wait is over: the end has passed, or PHP's time limit
-    /// ended it.
+    /// was hit ([`host::time_limit_hit`]).
     pub(crate) fn over(&self) -> bool {
-        self.passed() || (self.stop)()
+        self.passed() || host::time_limit_hit()
     }
 
     /// The option `retry_delay`: the longest block.
@@ -90,10 +90,6 @@ pub(crate) fn block_time(remaining: Duration, holder_pttl_ms: i64, fallback: Dur
 mod tests {
     use super::*;
 
-    fn never() -> bool {
-        false
-    }
-
     #[test]
     fn a_block_ends_with_the_wait_the_holders_lease_or_retry_delay() {
         let s = Duration::from_secs;
@@ -110,19 +106,13 @@ mod tests {
     }
 
     #[test]
-    fn a_wait_is_over_at_its_end_or_when_php_says_so() {
-        let wait = Deadline::new(Duration::from_secs(10), Duration::from_millis(500), &never);
+    fn a_wait_is_over_at_its_end() {
+        // PHP's time limit: tests/waiting.rs, through a host.
+        let wait = Deadline::new(Duration::from_secs(10), Duration::from_millis(500));
         assert!(!wait.over() && !wait.passed());
         assert!(wait.left() > Duration::from_secs(9));
         assert_eq!(wait.block(-1), Duration::from_millis(500));
-        let stopped = || true;
-        let limit = Deadline::new(
-            Duration::from_secs(10),
-            Duration::from_millis(500),
-            &stopped,
-        );
-        assert!(limit.over() && !limit.passed(), "PHP's time limit ends it");
-        let ended = Deadline::new(Duration::ZERO, Duration::from_millis(500), &never);
+        let ended = Deadline::new(Duration::ZERO, Duration::from_millis(500));
         assert!(ended.over() && ended.passed());
         assert_eq!(ended.left(), Duration::ZERO);
         assert_eq!(ended.block(300), Duration::from_millis(1));

@@ -163,7 +163,7 @@ pub(crate) fn through_drops<T>(
 pub(crate) struct Wait<'a> {
     pub topology: &'a Topology,
     pub ttl_ms: u64,
-    pub deadline: &'a Deadline<'a>,
+    pub deadline: &'a Deadline,
     /// The caller's try got no answer (its connection dropped): its
     /// outcome is unknown, so the first step is sent as a replay.
     pub unknown: bool,

@@ -30,22 +30,22 @@ impl Lock {
     /// object) the hold is counted after one round trip that confirms the
     /// lease is still ours and makes it last at least this lock's ttl.
     /// Otherwise, with no wait: one `SET NX PX` on every server of the key
-    /// at once. With a wait: as the topology says ([`Waiting`]). `stop` is
-    /// polled after every wake-up timeout; when it returns true the wait
-    /// ends early with `false` (the binding uses it for PHP's execution
-    /// time limit).
-    pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+    /// at once. With a wait: as the topology says ([`Waiting`]). PHP's
+    /// execution time limit ([`crate::host::time_limit_hit`]) is asked
+    /// between the requests of the wait: once hit, the wait ends early
+    /// with `false`.
+    pub fn acquire(&mut self, wait: Duration) -> Result<bool> {
         let tally = Tally::start(Primitive::Lock);
-        let result = self.acquire_write(wait, stop);
+        let result = self.acquire_write(wait);
         tally.finish(&self.key, wait, &result);
         result
     }
 
     /// [`Lock::acquire`], uncounted.
-    fn acquire_write(&mut self, mut wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+    fn acquire_write(&mut self, mut wait: Duration) -> Result<bool> {
         if let Some(read) = self.entry().filter(|e| !e.is_write()) {
             let started = Instant::now();
-            match self.promote(&read, wait, stop)? {
+            match self.promote(&read, wait)? {
                 Promoted::Won(_) => return Ok(true),
                 // Still a reader: other readers hold the lock.
                 Promoted::Out => return Ok(false),
@@ -55,18 +55,18 @@ impl Lock {
                 Promoted::Gone => wait = wait.saturating_sub(started.elapsed()),
             }
         }
-        self.acquire_free(wait, stop)
+        self.acquire_free(wait)
     }
 
     /// [`Lock::acquire`] on an object that holds no read hold (in this
     /// Fiber).
-    fn acquire_free(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+    fn acquire_free(&mut self, wait: Duration) -> Result<bool> {
         if self.reenter()? {
             return Ok(true);
         }
         // A wait goes on through dropped connections from its start, and
         // ends `wait` after it, whatever way it waits.
-        let deadline = Deadline::new(wait, self.options.retry_delay, stop);
+        let deadline = Deadline::new(wait, self.options.retry_delay);
         // Earlier work on this key that Redis did not answer goes first.
         let scriptless = queue::through_drops(deadline.end(), || {
             pending::flush(self.topology.scope(), &self.keys.lock)?;

@@ -127,7 +127,7 @@ impl Lock {
     pub(super) fn wait_in_queue(
         &self,
         claim: &Claim,
-        deadline: &Deadline<'_>,
+        deadline: &Deadline,
         unknown: bool,
     ) -> Result<Option<Won>> {
         let writer = Writer {

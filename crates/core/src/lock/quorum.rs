@@ -40,7 +40,7 @@ impl Lock {
     pub(super) fn wait_for_quorum(
         &mut self,
         claim: &mut Claim,
-        deadline: &Deadline<'_>,
+        deadline: &Deadline,
     ) -> Result<Option<Won>> {
         let arrival = commands::arrival_now();
         let mut listening: Option<usize> = None;

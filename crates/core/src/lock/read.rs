@@ -34,15 +34,15 @@ impl Lock {
     /// this Fiber), turns it into a read hold (demotion; at once, never
     /// waits); on one that holds a read hold, extends its lease. True when
     /// this object now holds a read hold.
-    pub fn acquire_read(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+    pub fn acquire_read(&mut self, wait: Duration) -> Result<bool> {
         let tally = Tally::start(Primitive::Read);
-        let result = self.acquire_read_uncounted(wait, stop);
+        let result = self.acquire_read_uncounted(wait);
         tally.finish(&self.key, wait, &result);
         result
     }
 
     /// [`Lock::acquire_read`], uncounted.
-    fn acquire_read_uncounted(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
+    fn acquire_read_uncounted(&mut self, wait: Duration) -> Result<bool> {
         self.check_read_options()?;
         let keys = Arc::new(SemKeys::readers(&self.keys));
         match self.entry() {
@@ -58,7 +58,7 @@ impl Lock {
             _ => {}
         }
         let token = crate::protocol::token::new_token()?.into_bytes();
-        let taken = self.readers(&keys).acquire(&token, 1, wait, stop)?;
+        let taken = self.readers(&keys).acquire(&token, 1, wait)?;
         match taken {
             Taken::Won(sent) => {
                 let id = self.readers(&keys).adopt(token, 1, sent);
@@ -95,7 +95,7 @@ impl Lock {
         }
         let demoted = self
             .readers(keys)
-            .acquire(&entry.token, 1, Duration::ZERO, &|| false)?;
+            .acquire(&entry.token, 1, Duration::ZERO)?;
         // The write hold is now a read hold (or was lost): forgotten here
         // without a release.
         if let Some(write) = holds::remove(entry.id)
@@ -115,16 +115,9 @@ impl Lock {
     /// Turns this object's read hold `read` into the write hold once no
     /// other reader holds the lock, waiting up to `wait` ([`Lock::acquire`]
     /// on a read-holding object). A read hold found gone is forgotten.
-    pub(super) fn promote(
-        &mut self,
-        read: &Entry,
-        wait: Duration,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<Promoted> {
+    pub(super) fn promote(&mut self, read: &Entry, wait: Duration) -> Result<Promoted> {
         let keys = Arc::new(SemKeys::readers(&self.keys));
-        let promoted = self
-            .readers(&keys)
-            .promote(&self.keys, &read.token, wait, stop)?;
+        let promoted = self.readers(&keys).promote(&self.keys, &read.token, wait)?;
         match promoted {
             Promoted::Won(sent) => {
                 holds::remove(read.id);

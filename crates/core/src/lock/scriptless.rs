@@ -109,7 +109,7 @@ impl Lock {
     pub(super) fn acquire_scriptless(
         &mut self,
         claim: &Claim,
-        deadline: &Deadline<'_>,
+        deadline: &Deadline,
     ) -> Result<Option<Won>> {
         let token = &claim.token[..];
         let keys = &*self.keys;
@@ -144,7 +144,7 @@ impl Lock {
     /// waits and tries `SET NX`; between steps it blocks on the shared
     /// wake-up list, never longer than the wait left, the holder's lease
     /// or `retry_delay`. A last step is taken when the wait runs out.
-    fn wait_scriptless(&mut self, claim: &Claim, deadline: &Deadline<'_>) -> Result<Option<Won>> {
+    fn wait_scriptless(&mut self, claim: &Claim, deadline: &Deadline) -> Result<Option<Won>> {
         let token = &claim.token[..];
         let alive_ms = alive_window(self.options.retry_delay);
         let ttl_ms = self.ttl_ms;

@@ -174,14 +174,14 @@ impl Semaphore {
     /// Takes a permit, waiting up to `wait` for one. One round trip when a
     /// permit is free; otherwise the caller queues and sleeps until a
     /// release hands it a permit (or a lease may have ended, or
-    /// `retry_delay` passed). `stop` is asked between wake-ups; true ends
-    /// the wait with `false`.
+    /// `retry_delay` passed). PHP's time limit ends the wait with `false`,
+    /// as for a lock ([`crate::Lock::acquire`]).
     ///
     /// An object holds at most one hold: acquiring again while it holds
     /// one is an error (use another object for another). One whose lease
     /// is over holds none.
-    pub fn acquire(&mut self, wait: Duration, stop: &dyn Fn() -> bool) -> Result<bool> {
-        self.acquire_permits(wait, 1, stop)
+    pub fn acquire(&mut self, wait: Duration) -> Result<bool> {
+        self.acquire_permits(wait, 1)
     }
 
     /// [`Semaphore::acquire`] of `count` permits at once (1 to the
@@ -189,25 +189,15 @@ impl Semaphore {
     /// served as Go's `semaphore.Weighted`: a waiter asking more than is
     /// free holds the ones behind it. They are released, refreshed and
     /// renewed together.
-    pub fn acquire_permits(
-        &mut self,
-        wait: Duration,
-        count: i64,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<bool> {
+    pub fn acquire_permits(&mut self, wait: Duration, count: i64) -> Result<bool> {
         let tally = Tally::start(Primitive::Permit);
-        let result = self.acquire_uncounted(wait, count, stop);
+        let result = self.acquire_uncounted(wait, count);
         tally.finish(&self.name, wait, &result);
         result
     }
 
     /// [`Semaphore::acquire_permits`], uncounted.
-    fn acquire_uncounted(
-        &mut self,
-        wait: Duration,
-        count: i64,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<bool> {
+    fn acquire_uncounted(&mut self, wait: Duration, count: i64) -> Result<bool> {
         let max = MAX_COUNT.min(i64::from(self.permits));
         if !(1..=max).contains(&count) {
             return Err(LockError::invalid(
@@ -234,7 +224,7 @@ impl Semaphore {
         }
         let token = token::new_token()?.into_bytes();
         let counter = self.counter();
-        match counter.acquire(&token, count, wait, stop)? {
+        match counter.acquire(&token, count, wait)? {
             Taken::Won(sent) => {
                 let id = counter.adopt(token, count, sent);
                 self.hold = Some(id);

@@ -117,11 +117,6 @@ pub fn release_as(server: &RedisServer, key: &[u8], token: &[u8], successor: Suc
         == Released::Yes
 }
 
-/// Never stop waiting early.
-pub fn never() -> bool {
-    false
-}
-
 /// Forks `forks` children, one every few milliseconds, while this process's
 /// renewal thread renews a hold on `urls` (ttl 1 s: a renewal about every
 /// 330 ms, which asks a Sentinel for its master or a Cluster for its map
@@ -137,7 +132,7 @@ pub fn forks_hung_while_renewing(urls: &[String], options: &LockOptions, forks: 
         .set("auto_renew", redislock_core::OptionValue::Bool(true))
         .unwrap();
     let mut held = Lock::new(unique_key("fork-renewed"), 1.0, urls, renewed).unwrap();
-    assert!(held.acquire(Duration::ZERO, &never).unwrap());
+    assert!(held.acquire(Duration::ZERO).unwrap());
     let mut children = Vec::new();
     for i in 0..forks {
         let key = unique_key(&format!("fork-child-{i}"));
@@ -147,7 +142,7 @@ pub fn forks_hung_while_renewing(urls: &[String], options: &LockOptions, forks: 
         assert!(pid >= 0, "fork failed");
         if pid == 0 {
             let ok = Lock::new(key, 5.0, urls, options.clone())
-                .and_then(|mut l| Ok(l.acquire(Duration::ZERO, &never)? && l.release()?))
+                .and_then(|mut l| Ok(l.acquire(Duration::ZERO)? && l.release()?))
                 .unwrap_or(false);
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
         }

@@ -29,6 +29,7 @@ pub fn install_counting_host() {
     host::install(Host {
         context: || 0,
         wait_should_end: || false,
+        time_limit_hit: || false,
         lease_lost: count_lost_hook,
     });
 }
