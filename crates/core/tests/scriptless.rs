@@ -195,6 +195,49 @@ fn a_blocked_acquire_is_woken_by_the_release() {
     }
 }
 
+/// A woken waiter's try rides behind its `BLPOP`: Redis runs it the moment
+/// the release wakes the waiter, and the waiter sends nothing more to win.
+/// Counted from the moment the waiter blocks: the server reads the
+/// holder's two requests (its release, then the wake-up it pushes) and
+/// none of the waiter's (a try sent after the wake-up would be a third).
+#[test]
+fn a_woken_waiter_tries_in_the_request_of_its_wake_up() {
+    for (setup, server, url) in setups("a_woken_waiter_tries_in_the_request_of_its_wake_up") {
+        let key = unique_key("scriptless-behind");
+        let mut holder = lock_at(&url, &key, 10.0, LockOptions::default());
+        assert!(holder.acquire(Duration::ZERO).unwrap());
+        let (waiter_url, k) = (elsewhere(&url), key.clone());
+        let waiter = std::thread::spawn(move || {
+            let options = options(&[("retry_delay", OptionValue::Number(3.0))]);
+            let mut l = lock_at(&waiter_url, &k, 5.0, options);
+            let got = l.acquire(Duration::from_secs(8)).unwrap();
+            (got, l)
+        });
+        // Its try, its first step, then its BLPOP with a step behind it
+        // (blocked for its retry_delay, 3 s).
+        std::thread::sleep(Duration::from_millis(400));
+        let mut admin = server.client();
+        let _: () = redis::cmd("CONFIG")
+            .arg("RESETSTAT")
+            .query(&mut admin)
+            .unwrap();
+        assert!(holder.release().unwrap(), "{setup}");
+        let (got, mut l) = waiter.join().unwrap();
+        assert!(got, "{setup}: the waiter got the lock");
+        let stats: String = redis::cmd("INFO").arg("stats").query(&mut admin).unwrap();
+        let reads: u64 = stats
+            .lines()
+            .find_map(|line| line.strip_prefix("total_reads_processed:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Less the INFO itself.
+        assert_eq!(reads - 1, 2, "{setup}: the release and its wake-up only");
+        assert!(l.release().unwrap());
+    }
+}
+
 #[test]
 fn fencing_is_refused_without_scripts() {
     for (setup, server, url) in setups("fencing_is_refused_without_scripts") {

@@ -1,7 +1,9 @@
 //! The queue-wait loop of every blocked acquire where one server decides
 //! (single server, Sentinel, Cluster): the lock's writers, its readers and
-//! promotions, and a semaphore's permits. Each primitive says how to step
-//! ([`Steps`]); the loop is the same for all of them:
+//! promotions, a semaphore's permits, and the lock on a server without
+//! scripts (whose steps only try, with no queue: `lock/scriptless.rs`).
+//! Each says how to step ([`Steps`]); the loop is the same for all of
+//! them:
 //!
 //! 1. a first step joins the queue (FIFO, by arrival) with a mark that
 //!    lives `2 x retry_delay + 0.5 s` after each step; a writer that
@@ -36,7 +38,9 @@
 //!    waiter keeps its place (its arrival), until the wait ends; a server
 //!    that stalls (a read timeout) ends the wait with that error;
 //! 5. at the wait's end the step behind the last wait gives up (it still
-//!    claims a hold handed over meanwhile); when PHP ends the wait (a
+//!    claims a hold handed over meanwhile; a wake-up that ended that wait
+//!    early lets the wait go on, its next step joining again at its
+//!    place); when PHP ends the wait (a
 //!    [`crate::topology::Woken::Ended`], or its time limit through the
 //!    [`Deadline`]) or the server refuses a step, the waiter leaves the
 //!    queue and gives back whatever it may have been handed.
@@ -378,7 +382,16 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 }
                 queued = None;
             }
-            Step::Waiting { .. } if mode == Mode::GiveUp => return Ok(Waited::Out),
+            // The step behind the last block gave up; when a wake-up ended
+            // that block before the wait's end (a release that only woke
+            // it, a push left from an earlier wait), the wait goes on: its
+            // next step joins again at its arrival, its place.
+            Step::Waiting { .. } | Step::GaveUp if mode == Mode::GiveUp => {
+                if d.over() {
+                    return Ok(Waited::Out);
+                }
+                queued = None;
+            }
             Step::Waiting { hint_ms } => {
                 if !std::mem::replace(&mut announced, true) {
                     stats::contended();

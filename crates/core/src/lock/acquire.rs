@@ -85,7 +85,7 @@ impl Lock {
         }
         let mut claim = Claim::fresh(self.options.owner.as_ref().map(|o| &o.0[..]))?;
         let attempt = match self.topology.waiting() {
-            _ if scriptless.is_some() => self.acquire_scriptless(&claim, &deadline),
+            _ if let Some(how) = scriptless => self.acquire_scriptless(&claim, &deadline, how),
             _ if wait.is_zero() => self.try_once(&claim),
             // While this process's last wait for the key had to queue, the
             // queue's first step takes the lock if it is free (one round

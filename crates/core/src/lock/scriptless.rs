@@ -4,20 +4,22 @@
 //! check's script and a look at the server's commands (never a write).
 //!
 //! Only where one server decides ([`Waiting::HandOver`]: a single server,
-//! Sentinel, Cluster). A blocked acquire polls with `SET NX`, woken early
-//! by the release's push: no queue, no FIFO, no hand-over. Fencing is
-//! refused.
+//! Sentinel, Cluster). A blocked acquire waits on the lease engine's one
+//! wait ([`crate::lease::queue`]) with steps that try `SET NX`, each sent
+//! behind a `BLPOP` on the shared wake-up list that a release pushes to:
+//! no queue, no FIFO, no hand-over. Fencing and `owner` are refused.
 
 use std::time::Instant;
 
 use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::deadline::Deadline;
-use crate::lease::queue::alive_window;
+use crate::lease::queue::{self, Steps, Waited, alive_window};
 use crate::net::pool::Role;
+use crate::protocol::call::Call;
 use crate::protocol::scriptless::{self, CompareDelete};
-use crate::stats;
-use crate::topology::{Waiting, Woken};
+use crate::protocol::step::{Mode, Step};
+use crate::topology::Waiting;
 
 /// What the permission check's refusal says when the server refuses
 /// scripts themselves (see [`LockError::from_redis`]), as opposed to a
@@ -104,12 +106,14 @@ impl Lock {
         ))
     }
 
-    /// An acquire without scripts: one `SET NX PX`; when the lock is held
-    /// and the `deadline` waits, a wait woken by releases ([`Lock::wait_scriptless`]).
+    /// An acquire without scripts (the server deletes with `how`): one
+    /// `SET NX PX`; when the lock is held and the `deadline` waits, the lease engine's wait
+    /// ([`queue::wait_in_queue`]) with a poller's steps ([`Poller`]).
     pub(super) fn acquire_scriptless(
         &mut self,
         claim: &Claim,
         deadline: &Deadline,
+        how: CompareDelete,
     ) -> Result<Option<Won>> {
         let token = &claim.token[..];
         let keys = &*self.keys;
@@ -136,57 +140,67 @@ impl Lock {
         if !deadline.waits() {
             return Ok(None);
         }
-        stats::contended();
-        self.wait_scriptless(claim, deadline)
+        let poller = Poller {
+            lock: self,
+            token,
+            how,
+            alive_ms: alive_window(self.options.retry_delay),
+        };
+        let waited = queue::wait_in_queue(
+            &queue::Wait {
+                topology: &self.topology,
+                ttl_ms,
+                deadline,
+                unknown: false,
+                first_wait: None,
+            },
+            &poller,
+        )?;
+        Ok(match waited {
+            Waited::Won { sent, .. } => Some(Won { fence: None, sent }),
+            _ => None,
+        })
+    }
+}
+
+/// A blocked acquire's steps on a server without scripts, on the lease
+/// engine's wait: each step marks that someone waits and tries `SET NX`
+/// ([`scriptless::wait_step`]); between steps the waiter blocks on the
+/// shared wake-up list with its next step behind the `BLPOP`, so Redis
+/// tries for it the moment a release wakes it. No queue: whoever's
+/// `SET NX` comes first wins. A win too late, or a wait that PHP ended, is
+/// given back with the compare-and-delete (it deletes only this token's
+/// hold).
+struct Poller<'a> {
+    lock: &'a Lock,
+    token: &'a [u8],
+    how: CompareDelete,
+    alive_ms: u64,
+}
+
+impl Steps for Poller<'_> {
+    fn key(&self) -> &[u8] {
+        &self.lock.keys.lock
     }
 
-    /// A blocked acquire without scripts: each step marks that someone
-    /// waits and tries `SET NX`; between steps it blocks on the shared
-    /// wake-up list, never longer than the wait left, the holder's lease
-    /// or `retry_delay`. A last step is taken when the wait runs out.
-    fn wait_scriptless(&mut self, claim: &Claim, deadline: &Deadline) -> Result<Option<Won>> {
-        let token = &claim.token[..];
-        let alive_ms = alive_window(self.options.retry_delay);
-        let ttl_ms = self.ttl_ms;
-        let keys = self.keys.clone();
-        let keys = &*keys;
-        loop {
-            let sent = Instant::now();
-            let (set, owner, pttl) = self.topology.run_on(0, Role::Command, &keys.lock, &|_| {
-                self.acked(scriptless::wait_step(keys, token, ttl_ms, alive_ms), |r| {
-                    r.0
-                })
-            })?;
-            if set || owner.as_deref() == Some(token) {
-                if self.topology.validity(ttl_ms, sent.elapsed()).is_some() {
-                    return Ok(Some(Won { fence: None, sent }));
-                }
-                // Won, but this process was paused until the lease was
-                // over: it may be someone else's by now. Undone; an undo
-                // without an answer ends the wait (see above).
-                if let Some(err) = self.undo(claim) {
-                    return Err(err);
-                }
-            }
-            if deadline.over() {
-                return Ok(None);
-            }
-            if owner.is_none() {
-                // Freed between the SET and the GET: try again at once.
-                continue;
-            }
-            let block = deadline.block(pttl);
-            match self
-                .topology
-                .wait_on(0, &keys.lock, &|_| scriptless::wait_for_wake(keys, block))
-            {
-                // PHP ended the wait (the wake-up wait took nothing).
-                Ok(Woken::Ended(_)) => return Err(LockError::Interrupted),
-                Ok(Woken::Answered(_)) => {}
-                // A late reply: the next step looks.
-                Err(e) if e.is_timeout() => {}
-                Err(e) => return Err(e),
-            }
-        }
+    fn wake_list(&self) -> Vec<u8> {
+        scriptless::wake_list(&self.lock.keys.lock)
+    }
+
+    fn step(&self, _mode: Mode, _replay: bool) -> Call<Step> {
+        // Every step is a try, the last one too, and safe to replay (a
+        // lock that holds the token already is set again, from this send).
+        let keys = &self.lock.keys;
+        let call = scriptless::wait_step(keys, self.token, self.lock.ttl_ms, self.alive_ms);
+        self.lock.acked(call, Step::is_won)
+    }
+
+    fn top_up(&self) -> Call<bool> {
+        let call = scriptless::refresh(&self.lock.keys.lock, self.token, self.lock.ttl_ms);
+        self.lock.acked(call, |ours| *ours)
+    }
+
+    fn give_back(&self, _answered: bool) -> Call<bool> {
+        scriptless::abandon(&self.lock.keys, self.token, self.how)
     }
 }

@@ -10,7 +10,7 @@
 //! | release | `DELIFEQ K token` + `EXISTS K~~nw`; then, when waiters are marked, `RPUSH K~~n 1` + `PEXPIRE K~~n 1000` |
 //! | refresh, reentrant acquire | `SET K token IFEQ token PX ttl` |
 //! | `remainingTtl` | `GET K` + `PTTL K` |
-//! | a blocked acquire's step | `SET K~~nw 1 PX alive` + `SET K token NX PX ttl` + `GET K` + `PTTL K`, then `BLPOP K~~n timeout` |
+//! | a blocked acquire's step | `BLPOP K~~n timeout` (not before the first step) + `SET K~~nw 1 PX alive` + `SET K token NX PX ttl` + `SET K token IFEQ token PX ttl` + `PTTL K`: the step rides behind the wait, so Redis runs it the moment a release wakes the waiter |
 //!
 //! Waiters share one wake-up list, `K~~n`, and mark their presence in
 //! `K~~nw`: a release that deleted the lock and finds the mark pushes one
@@ -22,8 +22,6 @@
 //!
 //! Nothing here is used on a server that runs scripts.
 
-use std::time::Duration;
-
 use redis::{RedisResult, Value};
 
 use crate::protocol::call::{Attempt, Call};
@@ -31,6 +29,7 @@ use crate::protocol::command::Command;
 use crate::protocol::commands::{Released, set_nx};
 use crate::protocol::keys::{LockKeys, helper_key};
 use crate::protocol::reply::{one, two, unexpected, value};
+use crate::protocol::step::Step;
 
 /// How a script-less server compares and deletes in one command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,42 +156,40 @@ pub fn acquire(
 }
 
 /// One step of a blocked acquire: marks that someone waits (`K~~nw`, for
-/// `alive_ms`), tries `SET NX PX`, and reads the owner and its remaining
-/// lease. Returns `(taken, owner, pttl ms)`; safe to replay (the owner
-/// tells whether a first try went through).
-pub fn wait_step(
-    keys: &LockKeys,
-    token: &[u8],
-    ttl_ms: u64,
-    alive_ms: u64,
-) -> Call<(bool, Option<Vec<u8>>, i64)> {
+/// `alive_ms`), tries `SET NX PX`, sets the lease again when the lock
+/// holds `token` already (`SET IFEQ`: a replay whose first step went
+/// through, its lease counted from this send), and reads the holder's
+/// remaining lease. [`Step::Won`] (no fencing token), or
+/// [`Step::Waiting`] with that lease, or [`Step::Again`] when the lock was
+/// freed between the `SET`s. Safe to replay.
+pub fn wait_step(keys: &LockKeys, token: &[u8], ttl_ms: u64, alive_ms: u64) -> Call<Step> {
     let mark = waiters_mark(&keys.lock);
     let alive = alive_ms.to_string();
     Call::new(
         vec![
             Command::of(&[b"SET", &mark, b"1", b"PX", alive.as_bytes()]),
             set_nx(keys, token, ttl_ms),
-            Command::of(&[b"GET", &keys.lock]),
+            refresh_cmd(&keys.lock, token, ttl_ms),
             Command::of(&[b"PTTL", &keys.lock]),
         ],
         |r| {
-            let [marked, set, owner, pttl] =
+            let [marked, set, ours, pttl] =
                 <[Value; 4]>::try_from(r).map_err(|_| unexpected("four replies"))?;
             marked.extract_error()?;
-            Ok((set_ok(set)?, value(owner)?, value(pttl)?))
+            if set_ok(set)? || set_ok(ours)? {
+                return Ok(Step::Won {
+                    fence: None,
+                    left_ms: None,
+                });
+            }
+            Ok(match value::<i64>(pttl)? {
+                // Freed between the SETs: step again at once.
+                -2 => Step::Again,
+                pttl => Step::Waiting {
+                    hint_ms: u64::try_from(pttl).ok(),
+                },
+            })
         },
-    )
-}
-
-/// Blocks up to `timeout` for a wake-up pushed by a release (`BLPOP` on
-/// the shared list). True when woken.
-pub fn wait_for_wake(keys: &LockKeys, timeout: Duration) -> Call<bool> {
-    let seconds = format!("{:.3}", timeout.as_secs_f64().max(0.001));
-    let list = wake_list(&keys.lock);
-    Call::blocking(
-        timeout,
-        vec![Command::of(&[b"BLPOP", &list, seconds.as_bytes()])],
-        |r| Ok(value::<Option<(Vec<u8>, Vec<u8>)>>(one(r)?)?.is_some()),
     )
 }
 
