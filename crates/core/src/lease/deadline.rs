@@ -60,13 +60,6 @@ impl Deadline {
     pub(crate) fn retry_delay(&self) -> Duration {
         self.retry_delay
     }
-
-    /// How long the next block may last: until the wait ends, the holder's
-    /// lease ends (`holder_pttl_ms`; negative: unknown), or `retry_delay`
-    /// passes, whichever comes first ([`block_time`]).
-    pub(crate) fn block(&self, holder_pttl_ms: i64) -> Duration {
-        block_time(self.left(), holder_pttl_ms, self.retry_delay)
-    }
 }
 
 /// How long to block for a wake-up: until the wait ends (`remaining`), the
@@ -111,10 +104,8 @@ mod tests {
         let wait = Deadline::new(Duration::from_secs(10), Duration::from_millis(500));
         assert!(!wait.over() && !wait.passed());
         assert!(wait.left() > Duration::from_secs(9));
-        assert_eq!(wait.block(-1), Duration::from_millis(500));
         let ended = Deadline::new(Duration::ZERO, Duration::from_millis(500));
         assert!(ended.over() && ended.passed());
         assert_eq!(ended.left(), Duration::ZERO);
-        assert_eq!(ended.block(300), Duration::from_millis(1));
     }
 }

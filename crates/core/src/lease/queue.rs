@@ -1,9 +1,13 @@
-//! The queue-wait loop of every blocked acquire where one server decides
-//! (single server, Sentinel, Cluster): the lock's writers, its readers and
-//! promotions, a semaphore's permits, and the lock on a server without
-//! scripts (whose steps only try, with no queue: `lock/scriptless.rs`).
-//! Each says how to step ([`Steps`]); the loop is the same for all of
-//! them:
+//! The one wait loop of every blocked acquire ([`wait`]). A waiter says
+//! how to send its requests ([`Waiter`]): where one server decides (single
+//! server, Sentinel, Cluster) the lock's writers, its readers and
+//! promotions, a semaphore's permits and the lock on a server without
+//! scripts (whose steps only try, with no queue: `lock/scriptless.rs`)
+//! give their steps as calls ([`Steps`], run on that server by
+//! [`wait_in_queue`]); a Redlock quorum sends a try to every master and
+//! waits in one master's wake-up queue (`lock/quorum.rs`: steps 1 and 4
+//! below do not apply, nothing is handed over). The loop is the same for
+//! all of them:
 //!
 //! 1. a first step joins the queue (FIFO, by arrival) with a mark that
 //!    lives `2 x retry_delay + 0.5 s` after each step; a writer that
@@ -93,6 +97,104 @@ pub(crate) trait Steps {
     fn marked_barging(&self) -> bool {
         false
     }
+    /// See [`Waiter::hands_over`].
+    fn hands_over(&self) -> bool {
+        true
+    }
+}
+
+/// What the wait's loop asks of a waiter, each request run by the waiter
+/// on its servers: the primitives where one server decides give their
+/// [`Steps`] as calls ([`wait_in_queue`] runs them on that server); a
+/// Redlock quorum (`lock/quorum.rs`) sends its own requests to every
+/// master. The loop owns the rest: the deadline, the blocks, the policy,
+/// late and unanswered wins, replays through dropped connections.
+pub(crate) trait Waiter {
+    /// One step alone; `replay` when an earlier request's outcome is
+    /// unknown.
+    fn send_step(&self, mode: Mode, replay: bool) -> Result<Step>;
+    /// A wait for a wake-up of up to `block`, then the next step; how the
+    /// wait ended ([`Woken`]).
+    fn send_wait(&self, block: Duration, mode: Mode, replay: bool) -> Result<Woken<Step>>;
+    /// See [`Steps::top_up`].
+    fn send_top_up(&self) -> Result<bool>;
+    /// See [`Steps::give_back`].
+    fn send_give_back(&self, answered: bool) -> Result<bool>;
+    /// When the request whose win this process counts from was sent, given
+    /// the send of the loop's last request (`sent`): that send itself for
+    /// a step sent behind a wait (it ran at some time after).
+    fn won_at(&self, sent: Instant) -> Instant {
+        sent
+    }
+    /// Whether a win after queuing was handed over by a release (counted
+    /// in the `handovers` statistics): not for a waiter with no queue.
+    fn hands_over(&self) -> bool {
+        true
+    }
+    /// See [`Steps::clock_judged`].
+    fn clock_judged(&self) -> bool {
+        false
+    }
+    /// See [`Steps::starving_in`].
+    fn starving_in(&self) -> Option<Duration> {
+        None
+    }
+    /// See [`Steps::marked_barging`].
+    fn marked_barging(&self) -> bool {
+        false
+    }
+}
+
+/// A [`Steps`]'s calls run on the server that decides.
+struct OnServer<'a> {
+    topology: &'a Topology,
+    steps: &'a dyn Steps,
+    /// The waiter's wake-up list.
+    wake: Vec<u8>,
+}
+
+impl OnServer<'_> {
+    fn run<T>(&self, build: &dyn Fn(Attempt) -> Call<T>) -> Result<T> {
+        self.topology
+            .run_on(0, Role::Command, self.steps.key(), build)
+    }
+}
+
+impl Waiter for OnServer<'_> {
+    fn send_step(&self, mode: Mode, replay: bool) -> Result<Step> {
+        self.run(&|attempt| self.steps.step(mode, replay || attempt == Attempt::Replay))
+    }
+
+    fn send_wait(&self, block: Duration, mode: Mode, replay: bool) -> Result<Woken<Step>> {
+        self.topology.wait_on(0, self.steps.key(), &|attempt| {
+            let step = self.steps.step(mode, replay || attempt == Attempt::Replay);
+            Call::after_wake(blpop(&self.wake, block), block, step)
+        })
+    }
+
+    fn send_top_up(&self) -> Result<bool> {
+        self.run(&|_| self.steps.top_up())
+    }
+
+    fn send_give_back(&self, answered: bool) -> Result<bool> {
+        self.run(&|_| self.steps.give_back(answered))
+    }
+
+    fn hands_over(&self) -> bool {
+        self.steps.hands_over()
+    }
+
+    fn clock_judged(&self) -> bool {
+        self.steps.clock_judged()
+    }
+
+    fn starving_in(&self) -> Option<Duration> {
+        self.steps.starving_in()
+    }
+
+    fn marked_barging(&self) -> bool {
+        self.steps.marked_barging()
+    }
 }
 
 /// How a wait ended.
@@ -173,22 +275,30 @@ pub(crate) struct Wait<'a> {
     pub unknown: bool,
     /// The first step and the first wait in one request, for a waiter
     /// that expects to queue (the lock was just found held): given a block
-    /// time, the mode of the step behind the wait and whether the request
-    /// is a replay, the call; it answers that step's [`Step`] and whether
-    /// the first step queued ([`crate::protocol::commands::first_wait`]).
-    /// `None`: the first step goes alone.
+    /// time and the mode of the step behind the wait, sends it; it answers
+    /// how the wait ended, with that step's [`Step`] and whether the first
+    /// step queued ([`crate::protocol::commands::first_wait`]). `None`:
+    /// the first step goes alone.
     pub first_wait: Option<FirstWait<'a>>,
 }
 
 /// See [`Wait::first_wait`].
-pub(crate) type FirstWait<'a> = &'a dyn Fn(Duration, Mode, bool) -> Call<(Step, bool)>;
+pub(crate) type FirstWait<'a> = &'a dyn Fn(Duration, Mode) -> Result<Woken<(Step, bool)>>;
 
-/// Waits in the queue (see the module documentation).
+/// Waits in the queue of the server that decides, with `steps` (see the
+/// module documentation).
 pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
+    let on_server = OnServer {
+        topology: w.topology,
+        steps,
+        wake: steps.wake_list(),
+    };
+    wait(w, &on_server)
+}
+
+/// The wait's loop (see the module documentation), for any waiter.
+pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
     let d = w.deadline;
-    let key = steps.key();
-    let wake = steps.wake_list();
-    let run = |call: &dyn Fn(Attempt) -> Call<Step>| w.topology.run_on(0, Role::Command, key, call);
     // The last step's hint while queued; None before the first answered
     // step (and after a request whose outcome is unknown).
     let mut queued: Option<Option<u64>> = None;
@@ -235,21 +345,15 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                     // until it starves or its block ends, then steps.
                     Some(_) => {
                         if !sleep_for(block) {
-                            let _ = w
-                                .topology
-                                .run_on(0, Role::Command, key, &|_| steps.give_back(false));
+                            let _ = steps.send_give_back(false);
                             return Err(LockError::Interrupted);
                         }
                         // A win counts from this send, not from before
                         // the sleep.
                         sent = Instant::now();
-                        run(&|attempt| steps.step(mode, unknown || attempt == Attempt::Replay))
-                            .map(Woken::Answered)
+                        steps.send_step(mode, unknown).map(Woken::Answered)
                     }
-                    None => w.topology.wait_on(0, key, &|attempt| {
-                        let replay = unknown || attempt == Attempt::Replay;
-                        Call::after_wake(blpop(&wake, block), block, steps.step(mode, replay))
-                    }),
+                    None => steps.send_wait(block, mode, unknown),
                 };
                 (mode, result, stale)
             }
@@ -263,10 +367,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 } else {
                     Mode::Wait
                 };
-                let result = w.topology.wait_on(0, key, &|attempt| {
-                    first_wait(block, mode, attempt == Attempt::Replay)
-                });
-                let result = result.map(|woken| {
+                let result = first_wait(block, mode).map(|woken| {
                     woken.map(|(step, queued)| {
                         if queued && !std::mem::replace(&mut announced, true) {
                             stats::contended();
@@ -278,8 +379,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
             }
             _ => {
                 let mode = if ending { Mode::GiveUp } else { Mode::Wait };
-                let result =
-                    run(&|attempt| steps.step(mode, unknown || attempt == Attempt::Replay));
+                let result = steps.send_step(mode, unknown);
                 (mode, result.map(Woken::Answered), false)
             }
         };
@@ -294,9 +394,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 // behind it holds when it answered; when it did not, it
                 // may have run (claimed a hold handed over) or not.
                 let answered = outcome.is_some_and(|step| !step.is_won());
-                let _ = w
-                    .topology
-                    .run_on(0, Role::Command, key, &|_| steps.give_back(answered));
+                let _ = steps.send_give_back(answered);
                 return Err(LockError::Interrupted);
             }
             Ok(Woken::Answered(step)) => {
@@ -312,9 +410,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 queued = None;
                 let now = Instant::now();
                 if ending || now + pause >= d.end() {
-                    let _ = w
-                        .topology
-                        .run_on(0, Role::Command, key, &|_| steps.give_back(false));
+                    let _ = steps.send_give_back(false);
                     return Err(error);
                 }
                 std::thread::sleep(pause);
@@ -322,15 +418,13 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 continue;
             }
             Err(error) => {
-                let answered = !unknown;
-                let _ = w
-                    .topology
-                    .run_on(0, Role::Command, key, &|_| steps.give_back(answered));
+                let _ = steps.send_give_back(!unknown);
                 return Err(error);
             }
         };
         match step {
             Step::Won { fence, left_ms } => {
+                let sent = steps.won_at(sent);
                 let lease_ms = left_ms.map_or(w.ttl_ms, |left| left.min(w.ttl_ms));
                 let topped = match w.topology.validity(lease_ms, sent.elapsed()) {
                     Some(_) => top_up(w, steps, sent),
@@ -338,7 +432,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 };
                 match topped {
                     TopUp::InTime(sent) => {
-                        if announced {
+                        if announced && steps.hands_over() {
                             stats::handed();
                         }
                         return Ok(Waited::Won {
@@ -356,9 +450,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                         // given back and the wait ends with the error
                         // (what the give-back leaves undone, the caller
                         // leaves pending).
-                        let _ = w
-                            .topology
-                            .run_on(0, Role::Command, key, &|_| steps.give_back(false));
+                        let _ = steps.send_give_back(false);
                         return Err(error);
                     }
                 }
@@ -371,8 +463,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
                 // token, and release that win: the wait ends with its
                 // failure instead (the caller leaves the clean-up
                 // pending).
-                w.topology
-                    .run_on(0, Role::Command, key, &|_| steps.give_back(false))?;
+                steps.send_give_back(false)?;
                 // The step behind the last block gave up with it; a
                 // hand-over may have ended that block early, and the wait
                 // goes on while it has time left (its next step joins
@@ -410,9 +501,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
             Step::Again => queued = None,
             Step::GaveUp => return Ok(Waited::Out),
             Step::Mismatch(n) => {
-                let _ = w
-                    .topology
-                    .run_on(0, Role::Command, key, &|_| steps.give_back(true));
+                let _ = steps.send_give_back(true);
                 return Ok(Waited::Mismatch(n));
             }
             Step::Gone => return Ok(Waited::Gone),
@@ -459,15 +548,12 @@ enum TopUp {
 /// extension set: a late reply, or none, never stands for one (the lease
 /// counted from the win's own send is a good part over, and the hold
 /// would be cheaper to lose than another of the same ttl).
-fn top_up(w: &Wait<'_>, steps: &dyn Steps, sent: Instant) -> TopUp {
+fn top_up(w: &Wait<'_>, steps: &dyn Waiter, sent: Instant) -> TopUp {
     if sent.elapsed() <= Duration::from_millis(w.ttl_ms / 4) {
         return TopUp::InTime(sent);
     }
     let again = Instant::now();
-    match w
-        .topology
-        .run_on(0, Role::Command, steps.key(), &|_| steps.top_up())
-    {
+    match steps.send_top_up() {
         Ok(true) if w.topology.validity(w.ttl_ms, again.elapsed()).is_some() => {
             TopUp::InTime(again)
         }

@@ -203,7 +203,7 @@ impl Lock {
     /// Takes back a failed or ended attempt of `claim` on every server at
     /// once (leaves queues, releases what it took); the failure of an undo
     /// that a server left unanswered (see [`Lock::undo_where`]).
-    pub(super) fn undo(&mut self, claim: &Claim) -> Option<LockError> {
+    pub(super) fn undo(&self, claim: &Claim) -> Option<LockError> {
         self.undo_where(claim, &vec![true; self.topology.servers_per_key()])
     }
 
@@ -216,7 +216,7 @@ impl Lock {
     /// answer stays pending ([`pending`]): then its failure is returned,
     /// and the claim must not win again (the resend would release what it
     /// wins).
-    pub(super) fn undo_where(&mut self, claim: &Claim, on: &[bool]) -> Option<LockError> {
+    pub(super) fn undo_where(&self, claim: &Claim, on: &[bool]) -> Option<LockError> {
         if !on.contains(&true) {
             return None;
         }

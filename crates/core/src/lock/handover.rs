@@ -145,15 +145,13 @@ impl Lock {
         };
         // A writer that starves from the start sends its first step with
         // its first wait.
-        let first_wait = |block, mode, replay: bool| {
-            let attempt = if replay {
-                Attempt::Replay
-            } else {
-                Attempt::First
-            };
+        let first_wait = |block, mode| {
             let give_up = mode == Mode::GiveUp;
-            let call = commands::first_wait(&self.keys, &writer.waiter, block, give_up, attempt);
-            self.acked(call, |(step, _)| step.is_won())
+            self.topology.wait_on(0, &self.keys.lock, &|attempt| {
+                let call =
+                    commands::first_wait(&self.keys, &writer.waiter, block, give_up, attempt);
+                self.acked(call, |(step, _)| step.is_won())
+            })
         };
         let starving = writer.starving_in().is_none();
         let waited = queue::wait_in_queue(

@@ -1,5 +1,7 @@
 //! A blocked acquire over Redlock, where a quorum of independent servers
-//! decides. No server can hand the lock over, so a waiter:
+//! decides, on the lease engine's one wait ([`queue::wait`], which owns
+//! the deadline, the blocks, late wins and the ends) with a [`Voter`]'s
+//! requests. No server can hand the lock over, so a waiter:
 //!
 //! 1. tries every server at once (`SET NX PX`, and the lease left);
 //! 2. when it does not win, undoes what it took and joins the wake-up queue
@@ -21,102 +23,55 @@
 //! [`SPLIT_BACKOFF_MAX`] (or `retry_delay` when smaller): one of them soon
 //! wins all servers, so split votes never livelock.
 
+use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::deadline::Deadline;
-use crate::lease::queue::alive_window;
+use crate::lease::queue::{self, Waited, alive_window};
 use crate::net::pool::Role;
 use crate::protocol::commands::{self, Waiter};
-use crate::stats;
+use crate::protocol::step::{Mode, Step};
 use crate::topology::{Votes, Woken};
 
 /// Longest random pause after a split vote.
 const SPLIT_BACKOFF_MAX: Duration = Duration::from_millis(50);
 
 impl Lock {
-    /// The blocking acquire of Redlock (see the module documentation).
+    /// The blocking acquire of Redlock (see the module documentation), on
+    /// the lease engine's wait ([`queue::wait`]) with a [`Voter`]. A round
+    /// whose undo a server left unanswered moves `claim` to a fresh token
+    /// (or nonce).
     pub(super) fn wait_for_quorum(
         &mut self,
         claim: &mut Claim,
         deadline: &Deadline,
     ) -> Result<Option<Won>> {
-        let arrival = commands::arrival_now();
-        let mut listening: Option<usize> = None;
-        let mut first = true;
-        let outcome = loop {
-            let sent = Instant::now();
-            let votes = self.try_with_lease(claim);
-            if votes.agree(|(won, _)| *won)
-                && self
-                    .topology
-                    .validity(self.ttl_ms, sent.elapsed())
-                    .is_some()
-            {
-                break Ok(Some(Won { fence: None, sent }));
-            }
-            if std::mem::take(&mut first) {
-                stats::contended();
-            }
-            let took_some = votes.count(|(won, _)| *won) > 0;
-            // Only where this try may have written: a server that refused
-            // it may hold the same token for another object (`owner`).
-            let pending = self.undo_where(claim, &votes.may_have_written(|(won, _)| *won));
-            if votes.answered() < votes.quorum() {
-                break Err(votes.failure());
-            }
-            if pending.is_some() {
-                // The undo stays pending on a server that did not answer,
-                // and its resend would release what this claim wins
-                // there later: the next rounds use a fresh token (a fresh
-                // nonce with an `owner` token, which cannot change).
-                if let Some(node) = listening.take() {
-                    self.leave_wake_queue(node, &self.waiter(&claim.token, arrival));
-                }
-                claim.renew()?;
-            }
-            let waiter = self.waiter(&claim.token, arrival);
-            if deadline.over() {
-                break Ok(None);
-            }
-            let block = if took_some {
-                split_backoff(self.options.retry_delay).min(deadline.left())
-            } else {
-                deadline.block(holder_lease(&votes))
-            };
-            if listening.is_none() {
-                listening = self.join_wake_queue(&waiter);
-            }
-            match listening {
-                Some(node) => {
-                    let keys = &*self.keys;
-                    let woken = self.topology.wait_on(node, &keys.lock, &|_| {
-                        commands::wait_for_quorum_wake(keys, &waiter, block)
-                    });
-                    match woken {
-                        // PHP ended the wait (the wake-up wait takes
-                        // nothing, answered or not).
-                        Ok(Woken::Ended(_)) => break Err(LockError::Interrupted),
-                        Ok(Woken::Answered(_)) => {}
-                        // A refused command (an ACL without BLPOP) stays
-                        // refused: say so instead of retrying until the
-                        // deadline.
-                        Err(e @ LockError::Server { .. }) => break Err(e),
-                        Err(e) if e.is_timeout() => {}
-                        // That server failed: listen on another one next time.
-                        Err(_) => listening = None,
-                    }
-                }
-                // No server took our queue entry (a quorum still answered
-                // the try): sleep out the pause, then try again.
-                None => std::thread::sleep(block.min(Duration::from_millis(100))),
-            }
+        let voter = Voter {
+            lock: self,
+            claim: RefCell::new(claim),
+            arrival: commands::arrival_now(),
+            listening: Cell::new(None),
+            tried: Cell::new(Instant::now()),
+            written: RefCell::new(Vec::new()),
         };
-        if let Some(node) = listening {
-            self.leave_wake_queue(node, &self.waiter(&claim.token, arrival));
-        }
-        outcome
+        let waited = queue::wait(
+            &queue::Wait {
+                topology: &self.topology,
+                ttl_ms: self.ttl_ms,
+                deadline,
+                unknown: false,
+                first_wait: None,
+            },
+            &voter,
+        );
+        // (A failed wait left the wake-up queue with its give-back.)
+        voter.leave_wake_queue();
+        Ok(match waited? {
+            Waited::Won { sent, .. } => Some(Won { fence: None, sent }),
+            _ => None,
+        })
     }
 
     /// The waiter `token` that began to wait at `arrival`, as the wake-up
@@ -132,14 +87,6 @@ impl Lock {
         }
     }
 
-    /// Leaves the wake-up queue of server `node` (as far as it answers).
-    fn leave_wake_queue(&self, node: usize, waiter: &Waiter<'_>) {
-        let keys = &*self.keys;
-        let _ = self.topology.run_on(node, Role::Command, &keys.lock, &|_| {
-            commands::leave_wake_queue(keys, waiter)
-        });
-    }
-
     /// One try on every server, with each server's remaining lease.
     fn try_with_lease(&self, claim: &Claim) -> Votes<(bool, i64)> {
         let keys = &*self.keys;
@@ -148,17 +95,168 @@ impl Lock {
             commands::try_acquire_pttl(keys, &claim.token, claim.nonce(), ttl_ms, attempt)
         })
     }
+}
 
-    /// Joins the wake-up queue of the first server that answers.
-    fn join_wake_queue(&self, waiter: &Waiter<'_>) -> Option<usize> {
-        let keys = &*self.keys;
-        (0..self.topology.servers_per_key()).find(|&node| {
-            self.topology
+/// A Redlock waiter's requests for the lease engine's wait: each step is a
+/// try on every master (undone where it may have written when it does
+/// not win, and its wake-up queue joined on one master); each wait is a
+/// `BLPOP` in that queue, then the step.
+struct Voter<'a> {
+    lock: &'a Lock,
+    claim: RefCell<&'a mut Claim>,
+    /// When the waiter began to wait (its place in the wake-up queue).
+    arrival: u64,
+    /// The master whose wake-up queue it is in, if any.
+    listening: Cell<Option<usize>>,
+    /// The send of the last try: a win counts from it.
+    tried: Cell<Instant>,
+    /// The masters where the last try may have written and was not undone
+    /// (it won there, or gave no reply): where a give-back undoes it.
+    written: RefCell<Vec<bool>>,
+}
+
+impl Voter<'_> {
+    /// Joins the wake-up queue of the first master that answers, unless
+    /// in one already.
+    fn join_wake_queue(&self) {
+        if self.listening.get().is_some() {
+            return;
+        }
+        let (lock, keys) = (self.lock, &*self.lock.keys);
+        let claim = self.claim.borrow();
+        let waiter = lock.waiter(&claim.token, self.arrival);
+        let node = (0..lock.topology.servers_per_key()).find(|&node| {
+            lock.topology
                 .run_on(node, Role::Command, &keys.lock, &|_| {
-                    commands::join_wake_queue(keys, waiter)
+                    commands::join_wake_queue(keys, &waiter)
                 })
                 .is_ok()
-        })
+        });
+        self.listening.set(node);
+    }
+
+    /// Leaves the wake-up queue it is in (as far as its master answers).
+    fn leave_wake_queue(&self) {
+        let Some(node) = self.listening.take() else {
+            return;
+        };
+        let (lock, keys) = (self.lock, &*self.lock.keys);
+        let claim = self.claim.borrow();
+        let waiter = lock.waiter(&claim.token, self.arrival);
+        let _ = lock.topology.run_on(node, Role::Command, &keys.lock, &|_| {
+            commands::leave_wake_queue(keys, &waiter)
+        });
+    }
+
+    /// After an undo that a master left unanswered (it stays pending, and
+    /// its resend would release what the claim wins there later): the
+    /// next rounds use a fresh token (a fresh nonce with an `owner` token,
+    /// which cannot change), in the wake-up queue under that token.
+    fn renew_claim(&self) -> Result<()> {
+        self.leave_wake_queue();
+        self.claim.borrow_mut().renew()
+    }
+}
+
+impl queue::Waiter for Voter<'_> {
+    fn send_step(&self, mode: Mode, _replay: bool) -> Result<Step> {
+        self.tried.set(Instant::now());
+        let votes = self.lock.try_with_lease(&self.claim.borrow());
+        // Only where this try may have written: a server that refused it
+        // may hold the same token for another object (`owner`).
+        let written = votes.may_have_written(|(won, _)| *won);
+        if votes.agree(|(won, _)| *won) {
+            *self.written.borrow_mut() = written;
+            return Ok(Step::Won {
+                fence: None,
+                left_ms: None,
+            });
+        }
+        self.written.borrow_mut().clear();
+        let took_some = votes.count(|(won, _)| *won) > 0;
+        let pending = self.lock.undo_where(&self.claim.borrow(), &written);
+        if votes.answered() < votes.quorum() {
+            return Err(votes.failure());
+        }
+        if pending.is_some() {
+            self.renew_claim()?;
+        }
+        if mode == Mode::Wait {
+            self.join_wake_queue();
+        }
+        // Split votes: a random pause, after which one of the waiters soon
+        // wins every master; else until the holder's lease ends.
+        let hint = match took_some {
+            true => Some(split_backoff(self.lock.options.retry_delay).as_millis() as u64),
+            false => u64::try_from(holder_lease(&votes)).ok(),
+        };
+        Ok(Step::Waiting { hint_ms: hint })
+    }
+
+    fn send_wait(&self, block: Duration, mode: Mode, replay: bool) -> Result<Woken<Step>> {
+        match self.listening.get() {
+            Some(node) => {
+                let keys = &*self.lock.keys;
+                let woken = {
+                    let claim = self.claim.borrow();
+                    let waiter = self.lock.waiter(&claim.token, self.arrival);
+                    self.lock.topology.wait_on(node, &keys.lock, &|_| {
+                        commands::wait_for_quorum_wake(keys, &waiter, block)
+                    })
+                };
+                match woken {
+                    // PHP ended the wait: the wake-up wait takes nothing,
+                    // and the last try was undone where it did not win.
+                    Ok(Woken::Ended(_)) => {
+                        return Ok(Woken::Ended(Some(Step::Waiting { hint_ms: None })));
+                    }
+                    Ok(Woken::Answered(_)) => {}
+                    // A refused command (an ACL without BLPOP) stays
+                    // refused: say so instead of retrying until the end.
+                    Err(e @ LockError::Server { .. }) => return Err(e),
+                    Err(e) if e.is_timeout() => {}
+                    // That master failed: the next step joins another.
+                    Err(_) => self.listening.set(None),
+                }
+            }
+            // No master took the queue entry (a quorum still answered the
+            // try): the pause is slept out, then it tries again.
+            None => std::thread::sleep(block.min(Duration::from_millis(100))),
+        }
+        self.send_step(mode, replay).map(Woken::Answered)
+    }
+
+    fn send_top_up(&self) -> Result<bool> {
+        let (keys, ttl_ms) = (&*self.lock.keys, self.lock.ttl_ms);
+        let claim = self.claim.borrow();
+        let votes = self.lock.run(Role::Command, &|_| {
+            commands::refresh(&keys.lock, None, &claim.token, claim.nonce(), ttl_ms)
+        });
+        Ok(votes.agree(|ours| *ours))
+    }
+
+    fn send_give_back(&self, answered: bool) -> Result<bool> {
+        self.leave_wake_queue();
+        // A try that did not win was undone at once, and no master hands
+        // anything over: only a win (too late, or its top-up unanswered)
+        // is left to give back, where it may have written.
+        let written = std::mem::take(&mut *self.written.borrow_mut());
+        if answered || !written.contains(&true) {
+            return Ok(false);
+        }
+        let pending = self.lock.undo_where(&self.claim.borrow(), &written);
+        if pending.is_some() {
+            self.renew_claim()?;
+        }
+        Ok(true)
+    }
+
+    fn won_at(&self, _sent: Instant) -> Instant {
+        self.tried.get()
+    }
+
+    fn hands_over(&self) -> bool {
+        false
     }
 }
 

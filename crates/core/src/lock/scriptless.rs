@@ -203,4 +203,8 @@ impl Steps for Poller<'_> {
     fn give_back(&self, _answered: bool) -> Call<bool> {
         scriptless::abandon(&self.lock.keys, self.token, self.how)
     }
+
+    fn hands_over(&self) -> bool {
+        false
+    }
 }
