@@ -519,3 +519,46 @@ fn a_rounds_pending_undo_never_removes_a_later_rounds_win_of_a_random_token() {
 fn a_rounds_pending_undo_never_removes_a_later_rounds_win_of_a_fixed_owner() {
     a_rounds_pending_undo_never_removes_a_later_rounds_win(Some("job-7"));
 }
+
+/// A Redlock wait goes on through dropped connections, as a wait on one
+/// server does: while two of three masters drop every request (behind
+/// proxies that close each connection a request comes on), the woken
+/// waiter's try reaches no quorum; it pauses and tries again, and takes
+/// the lock once they answer, within its wait. (Before the quorum waited
+/// on the lease engine's loop, that try ended the wait with the failure.)
+#[test]
+fn a_wait_goes_on_through_dropped_connections() {
+    let servers = masters(3);
+    let proxies: Vec<common::proxy::Proxy> =
+        servers.iter().map(common::proxy::Proxy::start).collect();
+    let key = unique_key("redlock-drops");
+    hold_elsewhere(&servers.iter().collect::<Vec<_>>(), &key, "holder", 30_000);
+    let through: Vec<String> = proxies.iter().map(common::proxy::Proxy::url).collect();
+    let k = key.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut l = Lock::new(k, 10.0, &through, options(&[("retry_delay", 5.0)])).unwrap();
+        let got = l.acquire(Duration::from_secs(8));
+        (got, Instant::now(), l)
+    });
+    let queue = format!("{}~~q", std::str::from_utf8(&key).unwrap());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while servers
+        .iter()
+        .all(|s| s.cmd::<i64>(&["ZCARD", &queue]) == 0)
+    {
+        assert!(Instant::now() < deadline, "the waiter never queued");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    // Every request (a RESP array) to two masters is dropped for 1.5 s.
+    let dropped_until = Instant::now() + Duration::from_millis(1500);
+    for proxy in &proxies[..2] {
+        proxy.refuse_requests_with(&[b"*"], Duration::from_millis(1500));
+    }
+    assert_eq!(release_elsewhere(&servers, &key, "holder"), 3);
+    let (got, acquired_at, mut l) = waiter.join().unwrap();
+    assert!(matches!(got, Ok(true)), "the wait went on: {got:?}");
+    assert!(acquired_at >= dropped_until, "only once they answered");
+    assert!(proxies[0].refused() + proxies[1].refused() > 0);
+    assert!(l.release().unwrap());
+}
