@@ -175,11 +175,13 @@ impl queue::Waiter for Voter<'_> {
         self.written.borrow_mut().clear();
         let took_some = votes.count(|(won, _)| *won) > 0;
         let pending = self.lock.undo_where(&self.claim.borrow(), &written);
+        if pending.is_some() {
+            // Before anything else: a wait that goes on after a failure
+            // (a dropped connection) must not win again under this token.
+            self.renew_claim()?;
+        }
         if votes.answered() < votes.quorum() {
             return Err(votes.failure());
-        }
-        if pending.is_some() {
-            self.renew_claim()?;
         }
         if mode == Mode::Wait {
             self.join_wake_queue();
