@@ -163,9 +163,15 @@ local first = redis.call('ZRANGEBYSCORE', holders, '(' .. dead_at, '+inf', 'WITH
 local hint = first[2] and (tonumber(first[2]) - now + grace) or -1
 if mode == '1' then
   local alive = tonumber(ARGV[6])
-  join_queue(holders, queue, token, ARGV[7], ttl .. ':0:0:' .. count, alive)
-  -- N stays while someone waits.
-  if redis.call('PTTL', holders) < alive + 1000 then
+  -- The mark: "<ttl>:0:0:<permits asked>:<its end, by our clock>".
+  join_queue(holders, queue, token, ARGV[7],
+    ttl .. ':0:0:' .. count .. ':' .. string.format('%d', now + alive), alive)
+  -- N stays while someone waits: S~~s lives at least as long as the
+  -- mark. A live lease that ends after the mark does (by any caller's
+  -- clock, within the grace) keeps it so already: every claim made S~~s
+  -- live a second beyond its lease and grace.
+  if not (first[2] and tonumber(first[2]) - now >= alive + grace)
+    and redis.call('PTTL', holders) < alive + 1000 then
     redis.call('ZADD', holders, -permits, '~~n')
     redis.call('PEXPIRE', holders, alive + 1000)
   end

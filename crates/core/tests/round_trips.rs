@@ -183,6 +183,49 @@ fn a_permit_cycle_is_one_evalsha_of_seven_commands() {
     assert_eq!(seen, expected);
 }
 
+/// A contended permit section, counted from the holder's acquire to the
+/// waiter's win: the waiter's join, the release that hands it the permit
+/// and its claim run one `PTTL` in all (the claim's, which keeps the
+/// holders' set alive for its lease). A grant reads the end of the
+/// waiter's mark from the mark itself, and a join skips the holders'
+/// set's `PTTL` while a live lease outlives its mark (each `PTTL` cost a
+/// command of every contended section).
+#[test]
+fn a_handed_permit_costs_one_pttl() {
+    let server = RedisServer::start();
+    let name = unique_key("rt-permit-handed");
+    let new_semaphore = || {
+        let url = server.url().replace("127.0.0.1", "localhost");
+        redislock_core::Semaphore::new(name.clone(), 1, 10.0, &[url], LockOptions::default())
+            .unwrap()
+    };
+    let mut holder = common::semaphore(&server, &name, 1, 10.0);
+    let mut waiter = new_semaphore();
+    // Warm up: scripts loaded, connections open.
+    assert!(waiter.acquire(Duration::ZERO).unwrap());
+    assert!(waiter.release().unwrap());
+    assert!(holder.acquire(Duration::ZERO).unwrap());
+    let mut admin = reset_counts(&server);
+    let waiting = std::thread::spawn(move || {
+        let got = waiter.acquire(Duration::from_secs(5)).unwrap();
+        (got, waiter)
+    });
+    let queue = redislock_core::semaphore_calls::SemKeys::new(&name).queue;
+    common::wait_until("the waiter is queued", Duration::from_secs(5), || {
+        server.cmd::<i64>(&["ZCARD", std::str::from_utf8(&queue).unwrap()]) == 1
+    });
+    assert!(holder.release().unwrap());
+    let (got, mut waiter) = waiting.join().unwrap();
+    assert!(got);
+    let seen = command_counts(&mut admin);
+    let pttl = seen
+        .iter()
+        .find(|(n, _)| n == "pttl")
+        .map_or(0, |(_, c)| *c);
+    assert_eq!(pttl, 1, "{seen:?}");
+    assert!(waiter.release().unwrap());
+}
+
 /// The server's command counts for one `acquire(wait)` of `waiter` on the
 /// lock `holder` holds (the wait runs out), without `CLIENT` commands
 /// (`CLIENT UNBLOCK` ends the `BLPOP` when Redis's timer is late, and

@@ -34,7 +34,9 @@ end
 -- number it asked for, as long as the first asks no more than is free: a
 -- waiter asking more than is free holds the ones behind it (Go's
 -- semaphore.Weighted). Each becomes a holder for what is left of its
--- mark's life (at most its ttl), counted live until the mark would have
+-- mark's life (at most its ttl; the end the mark carries, by the waiter's
+-- clock, 1 ms at least while the mark lives; a mark without one, of an
+-- older version: its PTTL), counted live until the mark would have
 -- ended (by this clock, grace included: its score is the grace short of
 -- it, half the lease at least, for a mark shorter than the grace); it
 -- leaves the queue and is woken; the step it sent behind its wake-up wait
@@ -66,8 +68,9 @@ local function grant(base, holders, queue, now, free, grace, me, head)
     if served == SCAN then
       return free, true, false, mine
     end
-    local at = mark_key(base, token)
-    local claim = math.min(tonumber(string.match(mark, '^(%d+)')) or 0, redis.call('PTTL', at))
+    local ends = tonumber(string.match(mark, '^%d+:%d:%d:%d+:(%d+)'))
+    local left = ends and math.max(1, ends - now) or redis.call('PTTL', mark_key(base, token))
+    local claim = math.min(tonumber(string.match(mark, '^(%d+)')) or 0, left)
     redis.call('ZREM', queue, token)
     if claim > 0 then
       local score = now + claim - math.min(grace, math.floor(claim / 2))
