@@ -297,7 +297,7 @@ pub(crate) fn wait_in_queue(w: &Wait<'_>, steps: &dyn Steps) -> Result<Waited> {
 }
 
 /// The wait's loop (see the module documentation), for any waiter.
-pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
+pub(crate) fn wait(w: &Wait<'_>, waiter: &dyn Waiter) -> Result<Waited> {
     let d = w.deadline;
     // The last step's hint while queued; None before the first answered
     // step (and after a request whose outcome is unknown).
@@ -317,11 +317,11 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
                 // whether the step behind it gives up (block >= left).
                 let left = d.left();
                 let hint = hint_ms.map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX));
-                let mut barging = steps.starving_in();
+                let mut barging = waiter.starving_in();
                 let mut block = block_time(left, hint, d.retry_delay());
                 if let Some(starving_in) = barging {
                     block = block.min(starving_in.max(Duration::from_millis(1)));
-                } else if steps.marked_barging() {
+                } else if waiter.marked_barging() {
                     // Starving since its last step, which said it barges:
                     // it steps at once to say it starves.
                     barging = Some(Duration::ZERO);
@@ -329,7 +329,7 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
                 }
                 // Judged with the reading of before the wait, which lasts
                 // until a hold may have ended.
-                let stale = steps.clock_judged()
+                let stale = waiter.clock_judged()
                     && hint_ms.is_some_and(|ms| {
                         Duration::from_millis(ms) + EXPIRY_MARGIN <= d.retry_delay().min(left)
                     });
@@ -342,18 +342,18 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
                 let result = match barging {
                     // Not starving: nobody wakes it (a release frees the
                     // lock for whoever asks first), so it sleeps here
-                    // until it starves or its block ends, then steps.
+                    // until it starves or its block ends, then waiter.
                     Some(_) => {
                         if !sleep_for(block) {
-                            let _ = steps.send_give_back(false);
+                            let _ = waiter.send_give_back(false);
                             return Err(LockError::Interrupted);
                         }
                         // A win counts from this send, not from before
                         // the sleep.
                         sent = Instant::now();
-                        steps.send_step(mode, unknown).map(Woken::Answered)
+                        waiter.send_step(mode, unknown).map(Woken::Answered)
                     }
-                    None => steps.send_wait(block, mode, unknown),
+                    None => waiter.send_wait(block, mode, unknown),
                 };
                 (mode, result, stale)
             }
@@ -379,7 +379,7 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
             }
             _ => {
                 let mode = if ending { Mode::GiveUp } else { Mode::Wait };
-                let result = steps.send_step(mode, unknown);
+                let result = waiter.send_step(mode, unknown);
                 (mode, result.map(Woken::Answered), false)
             }
         };
@@ -394,7 +394,7 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
                 // behind it holds when it answered; when it did not, it
                 // may have run (claimed a hold handed over) or not.
                 let answered = outcome.is_some_and(|step| !step.is_won());
-                let _ = steps.send_give_back(answered);
+                let _ = waiter.send_give_back(answered);
                 return Err(LockError::Interrupted);
             }
             Ok(Woken::Answered(step)) => {
@@ -410,7 +410,7 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
                 queued = None;
                 let now = Instant::now();
                 if ending || now + pause >= d.end() {
-                    let _ = steps.send_give_back(false);
+                    let _ = waiter.send_give_back(false);
                     return Err(error);
                 }
                 std::thread::sleep(pause);
@@ -418,21 +418,21 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
                 continue;
             }
             Err(error) => {
-                let _ = steps.send_give_back(!unknown);
+                let _ = waiter.send_give_back(!unknown);
                 return Err(error);
             }
         };
         match step {
             Step::Won { fence, left_ms } => {
-                let sent = steps.won_at(sent);
+                let sent = waiter.won_at(sent);
                 let lease_ms = left_ms.map_or(w.ttl_ms, |left| left.min(w.ttl_ms));
                 let topped = match w.topology.validity(lease_ms, sent.elapsed()) {
-                    Some(_) => top_up(w, steps, sent),
+                    Some(_) => top_up(w, waiter, sent),
                     None => TopUp::Late,
                 };
                 match topped {
                     TopUp::InTime(sent) => {
-                        if announced && steps.hands_over() {
+                        if announced && waiter.hands_over() {
                             stats::handed();
                         }
                         return Ok(Waited::Won {
@@ -450,7 +450,7 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
                         // given back and the wait ends with the error
                         // (what the give-back leaves undone, the caller
                         // leaves pending).
-                        let _ = steps.send_give_back(false);
+                        let _ = waiter.send_give_back(false);
                         return Err(error);
                     }
                 }
@@ -463,7 +463,7 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
                 // token, and release that win: the wait ends with its
                 // failure instead (the caller leaves the clean-up
                 // pending).
-                steps.send_give_back(false)?;
+                waiter.send_give_back(false)?;
                 // The step behind the last block gave up with it; a
                 // hand-over may have ended that block early, and the wait
                 // goes on while it has time left (its next step joins
@@ -491,7 +491,7 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
                 // from its send. After a wait until a hold may have ended,
                 // the step behind it judged with the reading of before: a
                 // fresh one now.
-                let hint_ms = match steps.clock_judged() {
+                let hint_ms = match waiter.clock_judged() {
                     true => hint_ms.map(|ms| ms.saturating_sub(sent.elapsed().as_millis() as u64)),
                     false => hint_ms,
                 };
@@ -501,7 +501,7 @@ pub(crate) fn wait(w: &Wait<'_>, steps: &dyn Waiter) -> Result<Waited> {
             Step::Again => queued = None,
             Step::GaveUp => return Ok(Waited::Out),
             Step::Mismatch(n) => {
-                let _ = steps.send_give_back(true);
+                let _ = waiter.send_give_back(true);
                 return Ok(Waited::Mismatch(n));
             }
             Step::Gone => return Ok(Waited::Gone),
@@ -548,12 +548,12 @@ enum TopUp {
 /// extension set: a late reply, or none, never stands for one (the lease
 /// counted from the win's own send is a good part over, and the hold
 /// would be cheaper to lose than another of the same ttl).
-fn top_up(w: &Wait<'_>, steps: &dyn Waiter, sent: Instant) -> TopUp {
+fn top_up(w: &Wait<'_>, waiter: &dyn Waiter, sent: Instant) -> TopUp {
     if sent.elapsed() <= Duration::from_millis(w.ttl_ms / 4) {
         return TopUp::InTime(sent);
     }
     let again = Instant::now();
-    match steps.send_top_up() {
+    match waiter.send_top_up() {
         Ok(true) if w.topology.validity(w.ttl_ms, again.elapsed()).is_some() => {
             TopUp::InTime(again)
         }
