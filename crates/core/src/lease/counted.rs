@@ -25,7 +25,6 @@ use crate::lease::holds::{self, Entry, Kind};
 use crate::lease::queue::{self, Steps, Waited};
 use crate::lease::renewal::{Job, Renewed};
 use crate::lease::{pending, worker};
-use crate::net::pool::Role;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Successor};
 use crate::protocol::counted::{self as clock, Counted, SemKeys};
@@ -34,6 +33,7 @@ use crate::protocol::readers;
 use crate::protocol::semaphore as calls;
 use crate::protocol::step::{Mode, Step};
 use crate::stats::Primitive;
+use crate::topology::Role;
 use crate::topology::Topology;
 
 /// How counted holds of one name are taken: the keys, the number of

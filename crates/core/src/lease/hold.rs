@@ -11,7 +11,6 @@ use crate::error::Result;
 use crate::lease::belief::{Applied, Effect};
 use crate::lease::holds::{Entry, Kind};
 use crate::lease::{contended, pending, worker};
-use crate::net::pool::Role;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Released, Successor};
 use crate::protocol::counted::{Counted, GRACE, SemKeys};
@@ -19,6 +18,7 @@ use crate::protocol::keys::LockKeys;
 use crate::protocol::scriptless;
 use crate::protocol::semaphore as calls;
 use crate::stats;
+use crate::topology::Role;
 use crate::topology::{Topology, Waiting};
 
 /// How long after a hold's lease its pending release or clean-up is still

@@ -53,11 +53,11 @@ use std::time::{Duration, Instant};
 
 use super::deadline::{Deadline, EXPIRY_MARGIN, block_time};
 use crate::error::{LockError, Result};
-use crate::net::pool::Role;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{Fence, blpop};
 use crate::protocol::step::{Mode, Step};
 use crate::stats;
+use crate::topology::Role;
 use crate::topology::{Topology, Woken};
 
 /// One primitive's steps on the server that decides.

@@ -21,11 +21,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::lease::belief::{Applied, Effect, Lease, Sent};
-use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::protocol::command::Command;
 use crate::protocol::commands;
 use crate::stats;
+use crate::topology::Role;
 use crate::topology::Topology;
 
 /// A hold to keep renewed.

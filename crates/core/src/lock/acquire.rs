@@ -15,12 +15,12 @@ use crate::lease::hold::{abandon_later, successor_on};
 use crate::lease::holds::{self, Entry, Kind};
 use crate::lease::renewal::{Job, Renewed};
 use crate::lease::{contended, counted::Promoted, pending, queue, worker};
-use crate::net::pool::Role;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Fence};
 use crate::protocol::scriptless::CompareDelete;
 use crate::protocol::token;
 use crate::stats::{Primitive, Tally};
+use crate::topology::Role;
 use crate::topology::{Topology, Votes, Waiting};
 
 impl Lock {

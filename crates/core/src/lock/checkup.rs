@@ -5,17 +5,13 @@
 //! compare-and-delete command, the ACL of docs/protocol.md). Reads and
 //! writes no key.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::{LockError, Result};
-use crate::net::connection::{Known, ServerConfig};
-use crate::net::exchange;
-use crate::net::facts::ServerFacts;
-use crate::net::pool::Role;
 use crate::protocol::call::Call;
 use crate::protocol::scriptless::{self, CompareDelete};
 use crate::protocol::{checkup as probes, commands};
+use crate::topology::{Node, ServerFacts};
 
 use super::Lock;
 
@@ -163,8 +159,8 @@ impl Lock {
         Ok(nodes.iter().map(|node| self.check_node(node)).collect())
     }
 
-    fn check_node(&self, node: &Arc<ServerConfig>) -> NodeCheckup {
-        let on = |call: &dyn Fn() -> Call<()>| exchange::run_one(node, Role::Command, &|_| call());
+    fn check_node(&self, node: &Node) -> NodeCheckup {
+        let on = |call: &dyn Fn() -> Call<()>| node.run(call);
         let mut report = NodeCheckup {
             server: node.name(),
             round_trip: None,
@@ -208,17 +204,10 @@ impl Lock {
                 on(&probes::ping).ok().map(|()| sent.elapsed())
             })
             .min();
-        match exchange::run_one(node, Role::Command, &|_| commands::info()) {
-            Ok(text) => {
-                let facts = ServerFacts::parse(&text);
-                read_facts(&facts, &mut report);
-                node.facts.set(Known::Facts(facts));
-            }
+        match node.read_facts() {
+            Ok(facts) => read_facts(&facts, &mut report),
             Err(e) => {
                 let refused = matches!(e, LockError::Server { .. });
-                if refused {
-                    node.facts.set(Known::Refused(e.to_string()));
-                }
                 report.findings.push(Finding {
                     severity: Severity::Unknown,
                     reason: "info_refused",
@@ -236,8 +225,7 @@ impl Lock {
             }
         }
         if report.aof == Some(true) {
-            let fsync =
-                exchange::run_one(node, Role::Command, &|_| probes::config_get(b"appendfsync"));
+            let fsync = node.run(&|| probes::config_get(b"appendfsync"));
             report.appendfsync = fsync.ok().flatten();
             let lost = match report.appendfsync.as_deref() {
                 Some("everysec") => Some("second"),
@@ -262,9 +250,7 @@ impl Lock {
             on(&probes::client_unblock),
             "a release wakes a blocked waiter at once",
         );
-        report.compare_delete = match exchange::run_one(node, Role::Command, &|_| {
-            scriptless::probe()
-        }) {
+        report.compare_delete = match node.run(&scriptless::probe) {
             Ok(probe) => match probe.how {
                 Some(CompareDelete::DelIfEq) => Capability::Yes("DELIFEQ".into()),
                 Some(CompareDelete::DelEx) => Capability::Yes("DELEX IFEQ".into()),
@@ -276,7 +262,7 @@ impl Lock {
         };
         let keys = &*self.keys;
         report.acl = Capability::of(
-            exchange::run_one(node, Role::Command, &|_| commands::check_scripts(keys)),
+            node.run(&|| commands::check_scripts(keys)),
             "the lock's commands on its keys",
         );
         report.findings.sort_by_key(|f| f.severity as u8);

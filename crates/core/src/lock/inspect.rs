@@ -2,9 +2,9 @@
 //! writer or readers), and of the semaphore of the same name.
 
 use crate::error::Result;
-use crate::net::pool::Role;
 use crate::protocol::inspect::{self, Holders, Seen};
 use crate::protocol::readers::READ_MARK;
+use crate::topology::Role;
 
 use super::Lock;
 

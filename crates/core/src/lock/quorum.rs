@@ -30,9 +30,9 @@ use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::deadline::Deadline;
 use crate::lease::queue::{self, Waited, alive_window};
-use crate::net::pool::Role;
 use crate::protocol::commands::{self, Waiter};
 use crate::protocol::step::{Mode, Step};
+use crate::topology::Role;
 use crate::topology::{Votes, Woken};
 
 /// Longest random pause after a split vote.

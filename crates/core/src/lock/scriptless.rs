@@ -15,10 +15,10 @@ use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::deadline::Deadline;
 use crate::lease::queue::{self, Steps, Waited, alive_window};
-use crate::net::pool::Role;
 use crate::protocol::call::Call;
 use crate::protocol::scriptless::{self, CompareDelete};
 use crate::protocol::step::{Mode, Step};
+use crate::topology::Role;
 use crate::topology::Waiting;
 
 /// What the permission check's refusal says when the server refuses

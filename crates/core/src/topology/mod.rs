@@ -28,6 +28,7 @@
 //! the servers and options are not for it) and one line in [`TOPOLOGIES`].
 
 pub mod cluster;
+mod node;
 pub mod redlock;
 pub mod route;
 pub mod sentinel;
@@ -40,6 +41,12 @@ use std::any::Any;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// What a server's `INFO` says ([`Node::read_facts`]).
+pub use crate::net::facts::ServerFacts;
+/// Which connection of a server a call goes on: the floors above ask for
+/// it here, not in `net`.
+pub use crate::net::pool::Role;
+pub use node::Node;
 #[cfg(feature = "internals")]
 pub use route::Servers;
 pub use route::{Builder, Next, Route, Tried, Waiting};
@@ -51,7 +58,6 @@ use crate::config::url::ServerUrl;
 use crate::error::{LockError, Result};
 use crate::net::connection::ServerConfig;
 use crate::net::exchange;
-use crate::net::pool::Role;
 use crate::process::PerProcess;
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::keys::LockKeys;
@@ -215,9 +221,9 @@ impl Topology {
             .filter(|left| !left.is_zero())
     }
 
-    /// Every server that holds locks ([`Route::nodes`]).
-    pub fn nodes(&self) -> Result<Vec<Arc<ServerConfig>>> {
-        self.route.nodes()
+    /// Every server that holds locks ([`Route::nodes`]), each on its own.
+    pub fn nodes(&self) -> Result<Vec<Node>> {
+        Ok(self.route.nodes()?.into_iter().map(Node::new).collect())
     }
 
     /// How many servers hold each key.
