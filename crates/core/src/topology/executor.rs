@@ -1,0 +1,402 @@
+//! The executor of [`Topology`]: every call goes out from here. A call is
+//! sent to the servers of its key (all at once over several), and a server
+//! that failed is followed where the route says ([`Next`]): at most
+//! [`MAX_HOPS`] tries, a growing pause on [`Next::Retry`], `ASKING` on
+//! [`Next::Ask`], a replay staying a replay. [`Topology::run`],
+//! [`Topology::run_where`], [`Topology::run_on`] and [`Topology::run_batch`]
+//! are the ways to ask; [`hop`] reads a route's [`Next`] in one place.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Next, Role, Topology, Tried, Votes};
+use crate::error::{LockError, Result};
+use crate::net::connection::ServerConfig;
+use crate::net::exchange;
+use crate::protocol::call::{Attempt, Call};
+
+/// Most tries of one call (redirects, waits for a reconfiguring topology,
+/// a failover).
+pub(super) const MAX_HOPS: u32 = 8;
+
+/// The first pause after [`Next::Retry`]; doubled each time up to
+/// [`RETRY_PAUSE_MAX`] (about a second over [`MAX_HOPS`] tries).
+pub(super) const RETRY_PAUSE: Duration = Duration::from_millis(10);
+const RETRY_PAUSE_MAX: Duration = Duration::from_millis(200);
+
+/// Builds the call for a batch of keys (their indices), one result each.
+pub type BatchCall<'a, T> = dyn Fn(&[usize], Attempt) -> Call<Vec<T>> + 'a;
+
+impl Topology {
+    /// Runs a call on every server that holds `key`, all at once; a server
+    /// that fails is followed where the topology says ([`Next`]).
+    pub fn run<T>(&self, role: Role, key: &[u8], build: &dyn Fn(Attempt) -> Call<T>) -> Votes<T> {
+        let servers = match self.route.servers(key) {
+            Ok(servers) => servers,
+            Err(e) => return self.votes(vec![Err(e)]),
+        };
+        let results = match &*servers {
+            [one] => vec![self.follow(role, key, 0, one, build)],
+            all => self.follow_all(role, key, all, &|node| node, build),
+        };
+        self.votes(results)
+    }
+
+    /// Runs a call on the servers of `key` that `on` marks (in the order
+    /// of [`Topology::run`]'s votes), all at once, each followed where the
+    /// topology says, as [`Topology::run`] does for all of them. A server
+    /// not marked (also one beyond the end of `on`) is sent nothing and
+    /// counts as having answered `skipped`; the votes are one per server
+    /// of the key, counted against the quorum of all of them.
+    pub fn run_where<T: Clone>(
+        &self,
+        role: Role,
+        key: &[u8],
+        on: &[bool],
+        skipped: T,
+        build: &dyn Fn(Attempt) -> Call<T>,
+    ) -> Votes<T> {
+        let marked = |node: usize| on.get(node).is_some_and(|&here| here);
+        let servers = match self.route.servers(key) {
+            Ok(servers) => servers,
+            Err(e) => {
+                let results = (0..on.len())
+                    .map(|node| match marked(node) {
+                        true => Err(e.clone()),
+                        false => Ok(skipped.clone()),
+                    })
+                    .collect();
+                return self.votes(results);
+            }
+        };
+        let chosen: Vec<usize> = (0..servers.len()).filter(|&node| marked(node)).collect();
+        let mut results: Vec<Result<T>> = servers.iter().map(|_| Ok(skipped.clone())).collect();
+        match chosen[..] {
+            [] => {}
+            [node] => results[node] = self.follow(role, key, node, &servers[node], build),
+            _ => {
+                let subset: Vec<Arc<ServerConfig>> =
+                    chosen.iter().map(|&node| servers[node].clone()).collect();
+                let replies = self.follow_all(role, key, &subset, &|i| chosen[i], build);
+                for (&node, reply) in chosen.iter().zip(replies) {
+                    results[node] = reply;
+                }
+            }
+        }
+        self.votes(results)
+    }
+
+    /// Runs a call on the `node`-th server that holds `key` (a blocking
+    /// wait listens on one server), followed where the topology says.
+    pub fn run_on<T>(
+        &self,
+        node: usize,
+        role: Role,
+        key: &[u8],
+        build: &dyn Fn(Attempt) -> Call<T>,
+    ) -> Result<T> {
+        let servers = self.route.servers(key)?;
+        let server = servers.get(node).ok_or_else(|| no_server(node))?;
+        self.follow(role, key, node, server, build)
+    }
+
+    /// Runs one call per server for many keys at once (the renewal
+    /// thread): `build` gets the indices of the keys that server holds and
+    /// returns one result per index. The keys of a server whose call
+    /// failed go where the topology says, key by key (those sent to one
+    /// server again share a call). Returns the votes of each key.
+    pub fn run_batch<T>(
+        &self,
+        role: Role,
+        keys: &[&[u8]],
+        build: &BatchCall<'_, T>,
+    ) -> Vec<Votes<T>> {
+        // Each key's results, one per server of the key, in its order.
+        let mut results: Vec<Vec<Option<Result<T>>>> = Vec::with_capacity(keys.len());
+        let mut legs: Vec<Leg> = Vec::new();
+        let shared = (!self.route.by_key()).then(|| self.route.servers(&[]));
+        for (i, key) in keys.iter().enumerate() {
+            let own;
+            let servers: Result<&[Arc<ServerConfig>]> = match &shared {
+                Some(Ok(servers)) => Ok(servers),
+                Some(Err(e)) => Err(e.clone()),
+                None => {
+                    own = self.route.servers(key);
+                    match &own {
+                        Ok(servers) => Ok(servers),
+                        Err(e) => Err(e.clone()),
+                    }
+                }
+            };
+            match servers {
+                Ok(servers) => {
+                    results.push(servers.iter().map(|_| None).collect());
+                    legs.extend(servers.iter().enumerate().map(|(node, server)| Leg {
+                        key: i,
+                        node,
+                        to: Some(server.clone()),
+                        asking: false,
+                        replay: false,
+                    }));
+                }
+                Err(e) => results.push(vec![Some(Err(e))]),
+            }
+        }
+        let (mut tries, mut pauses) = (0, 0);
+        while !legs.is_empty() {
+            tries += 1;
+            // One call per server (and way of sending): the legs that a
+            // route sent elsewhere are routed now.
+            let mut groups: Vec<Group> = Vec::new();
+            for (l, leg) in legs.iter_mut().enumerate() {
+                let to = match leg.to.take() {
+                    Some(to) => to,
+                    None => match self.nth(keys[leg.key], leg.node) {
+                        Ok(to) => to,
+                        Err(e) => {
+                            results[leg.key][leg.node] = Some(Err(e));
+                            continue;
+                        }
+                    },
+                };
+                let (asking, replay) = (leg.asking, leg.replay);
+                match groups
+                    .iter_mut()
+                    .find(|g| Arc::ptr_eq(&g.to, &to) && g.asking == asking && g.replay == replay)
+                {
+                    Some(group) => {
+                        group.legs.push(l);
+                        group.keys.push(leg.key);
+                    }
+                    None => groups.push(Group {
+                        to,
+                        asking,
+                        replay,
+                        legs: vec![l],
+                        keys: vec![leg.key],
+                    }),
+                }
+            }
+            let servers: Vec<Arc<ServerConfig>> = groups.iter().map(|g| g.to.clone()).collect();
+            let replies = exchange::run_all(&servers, role, &|g, attempt| {
+                let group = &groups[g];
+                let mut call = build(
+                    &group.keys,
+                    if group.replay {
+                        Attempt::Replay
+                    } else {
+                        attempt
+                    },
+                );
+                call.asking = group.asking;
+                call
+            });
+            let mut again = Vec::new();
+            let mut retry = false;
+            for (group, reply) in groups.iter().zip(replies) {
+                let err = match reply {
+                    Ok(values) if values.len() == group.keys.len() => {
+                        for (&l, value) in group.legs.iter().zip(values) {
+                            results[legs[l].key][legs[l].node] = Some(Ok(value));
+                        }
+                        continue;
+                    }
+                    Ok(_) => LockError::Internal("short batch reply".into()),
+                    Err(err) => err,
+                };
+                for &l in &group.legs {
+                    let Leg { key, node, .. } = legs[l];
+                    let tried = Tried {
+                        key: keys[key],
+                        server: &group.to,
+                        asking: group.asking,
+                        replay: group.replay,
+                    };
+                    let (to, asking, replay) = match self.route.on_error(&tried, &err) {
+                        Next::Done => {
+                            results[key][node] = Some(Err(err.clone()));
+                            continue;
+                        }
+                        _ if tries >= MAX_HOPS => {
+                            results[key][node] = Some(Err(self.route.lost_way(MAX_HOPS, &err)));
+                            continue;
+                        }
+                        Next::Retry => {
+                            retry = true;
+                            (None, false, group.replay)
+                        }
+                        Next::Reroute => (None, false, group.replay),
+                        Next::Redirect(to) => (Some(to), false, group.replay),
+                        Next::Ask(to) => (Some(to), true, group.replay),
+                        Next::Replay(to) => (Some(to), false, true),
+                    };
+                    again.push(Leg {
+                        key,
+                        node,
+                        to,
+                        asking,
+                        replay,
+                    });
+                }
+            }
+            if retry {
+                pauses = pause(pauses);
+            }
+            legs = again;
+        }
+        results
+            .into_iter()
+            .map(|key| {
+                let key = key
+                    .into_iter()
+                    .map(|r| r.unwrap_or_else(|| Err(LockError::Internal("no reply".into()))))
+                    .collect();
+                self.votes(key)
+            })
+            .collect()
+    }
+
+    /// Runs a call on `server`, the `node`-th server of `key`; an error is
+    /// followed where the topology says. The first try is the plain call
+    /// (the path of every uncontended lock: nothing added to it).
+    fn follow<T>(
+        &self,
+        role: Role,
+        key: &[u8],
+        node: usize,
+        server: &Arc<ServerConfig>,
+        build: &dyn Fn(Attempt) -> Call<T>,
+    ) -> Result<T> {
+        let err = match exchange::run_one(server, role, build) {
+            Ok(value) => return Ok(value),
+            Err(err) => err,
+        };
+        let tried = Tried {
+            key,
+            server,
+            asking: false,
+            replay: false,
+        };
+        let next = self.route.on_error(&tried, &err);
+        self.reroute(role, key, node, build, next, err)
+    }
+
+    /// Runs a call on every server of `servers` at once (the `i`-th of
+    /// them is the `node(i)`-th server of `key`); a server that failed is
+    /// followed where the topology says. One result per server, in order.
+    fn follow_all<T>(
+        &self,
+        role: Role,
+        key: &[u8],
+        servers: &[Arc<ServerConfig>],
+        node: &dyn Fn(usize) -> usize,
+        build: &dyn Fn(Attempt) -> Call<T>,
+    ) -> Vec<Result<T>> {
+        let mut results = exchange::run_all(servers, role, &|_, attempt| build(attempt));
+        for (i, (result, server)) in results.iter_mut().zip(servers).enumerate() {
+            let Err(err) = result else { continue };
+            let tried = Tried {
+                key,
+                server,
+                asking: false,
+                replay: false,
+            };
+            let next = self.route.on_error(&tried, err);
+            if !matches!(next, Next::Done) {
+                *result = self.reroute(role, key, node(i), build, next, err.clone());
+            }
+        }
+        results
+    }
+
+    /// The executor's loop for one call after its first try failed with
+    /// `err`: goes where `next` says until a server answers, the route says
+    /// [`Next::Done`], or [`MAX_HOPS`] tries were made.
+    fn reroute<T>(
+        &self,
+        role: Role,
+        key: &[u8],
+        node: usize,
+        build: &dyn Fn(Attempt) -> Call<T>,
+        mut next: Next,
+        mut err: LockError,
+    ) -> Result<T> {
+        let (mut replay, mut pauses) = (false, 0);
+        for _ in 1..MAX_HOPS {
+            let (server, asking) = match next {
+                Next::Done => return Err(err),
+                Next::Retry => {
+                    pauses = pause(pauses);
+                    (self.nth(key, node)?, false)
+                }
+                Next::Reroute => (self.nth(key, node)?, false),
+                Next::Redirect(server) => (server, false),
+                Next::Ask(server) => (server, true),
+                Next::Replay(server) => {
+                    replay = true;
+                    (server, false)
+                }
+            };
+            let result = exchange::run_one(&server, role, &|attempt| {
+                let mut call = build(if replay { Attempt::Replay } else { attempt });
+                call.asking = asking;
+                call
+            });
+            err = match result {
+                Ok(value) => return Ok(value),
+                Err(err) => err,
+            };
+            let tried = Tried {
+                key,
+                server: &server,
+                asking,
+                replay,
+            };
+            next = self.route.on_error(&tried, &err);
+        }
+        match next {
+            Next::Done => Err(err),
+            _ => Err(self.route.lost_way(MAX_HOPS, &err)),
+        }
+    }
+
+    /// The `node`-th server of `key` now.
+    fn nth(&self, key: &[u8], node: usize) -> Result<Arc<ServerConfig>> {
+        let servers = self.route.servers(key)?;
+        servers.get(node).cloned().ok_or_else(|| no_server(node))
+    }
+}
+
+/// One key's call to one of its servers, in a batch.
+struct Leg {
+    key: usize,
+    /// Which of the key's servers.
+    node: usize,
+    /// Where it goes next; `None`: where the route says then.
+    to: Option<Arc<ServerConfig>>,
+    asking: bool,
+    replay: bool,
+}
+
+/// The legs of a batch sent to one server in one call.
+struct Group {
+    to: Arc<ServerConfig>,
+    asking: bool,
+    replay: bool,
+    /// Indices of the legs.
+    legs: Vec<usize>,
+    /// Their keys' indices, in the same order (for the call).
+    keys: Vec<usize>,
+}
+
+/// The error of a call for a server a key does not have.
+fn no_server(node: usize) -> LockError {
+    LockError::Internal(format!("no server number {node}"))
+}
+
+/// Sleeps before the `pauses`-th retry of a reconfiguring topology;
+/// returns the next count.
+fn pause(pauses: u32) -> u32 {
+    std::thread::sleep((RETRY_PAUSE * 2u32.pow(pauses.min(10))).min(RETRY_PAUSE_MAX));
+    pauses + 1
+}
