@@ -212,30 +212,21 @@ impl Topology {
                         asking: group.asking,
                         replay: group.replay,
                     };
-                    let (to, asking, replay) = match self.route.on_error(&tried, &err) {
-                        Next::Done => {
-                            results[key][node] = Some(Err(err.clone()));
-                            continue;
-                        }
-                        _ if tries >= MAX_HOPS => {
-                            results[key][node] = Some(Err(self.route.lost_way(MAX_HOPS, &err)));
-                            continue;
-                        }
-                        Next::Retry => {
-                            retry = true;
-                            (None, false, group.replay)
-                        }
-                        Next::Reroute => (None, false, group.replay),
-                        Next::Redirect(to) => (Some(to), false, group.replay),
-                        Next::Ask(to) => (Some(to), true, group.replay),
-                        Next::Replay(to) => (Some(to), false, true),
+                    let Some(hop) = hop(self.route.on_error(&tried, &err), group.replay) else {
+                        results[key][node] = Some(Err(err.clone()));
+                        continue;
                     };
+                    if tries >= MAX_HOPS {
+                        results[key][node] = Some(Err(self.route.lost_way(MAX_HOPS, &err)));
+                        continue;
+                    }
+                    retry |= hop.pause;
                     again.push(Leg {
                         key,
                         node,
-                        to,
-                        asking,
-                        replay,
+                        to: hop.to,
+                        asking: hop.asking,
+                        replay: hop.replay,
                     });
                 }
             }
@@ -323,20 +314,18 @@ impl Topology {
     ) -> Result<T> {
         let (mut replay, mut pauses) = (false, 0);
         for _ in 1..MAX_HOPS {
-            let (server, asking) = match next {
-                Next::Done => return Err(err),
-                Next::Retry => {
-                    pauses = pause(pauses);
-                    (self.nth(key, node)?, false)
-                }
-                Next::Reroute => (self.nth(key, node)?, false),
-                Next::Redirect(server) => (server, false),
-                Next::Ask(server) => (server, true),
-                Next::Replay(server) => {
-                    replay = true;
-                    (server, false)
-                }
+            let Some(hop) = hop(next, replay) else {
+                return Err(err);
             };
+            if hop.pause {
+                pauses = pause(pauses);
+            }
+            let server = match hop.to {
+                Some(server) => server,
+                None => self.nth(key, node)?,
+            };
+            let asking = hop.asking;
+            replay = hop.replay;
             let result = exchange::run_one(&server, role, &|attempt| {
                 let mut call = build(if replay { Attempt::Replay } else { attempt });
                 call.asking = asking;
@@ -365,6 +354,40 @@ impl Topology {
         let servers = self.route.servers(key)?;
         servers.get(node).cloned().ok_or_else(|| no_server(node))
     }
+}
+
+/// Where a call goes after a failure, as the route said.
+struct Hop {
+    /// The server named by the route; `None`: the key's server as the
+    /// route says at the next try (it may have moved).
+    to: Option<Arc<ServerConfig>>,
+    /// Sent with `ASKING` first (a slot on its way to another node).
+    asking: bool,
+    /// Sent as a replay: the earlier try's outcome is unknown (a replay
+    /// stays a replay).
+    replay: bool,
+    /// A pause before it (the topology is reconfiguring).
+    pause: bool,
+}
+
+/// The one reading of a route's [`Next`]: where a call whose last try was
+/// a replay (`replay`) goes next; `None` when it is done (its error
+/// stands).
+fn hop(next: Next, replay: bool) -> Option<Hop> {
+    let (to, asking, replay, pause) = match next {
+        Next::Done => return None,
+        Next::Retry => (None, false, replay, true),
+        Next::Reroute => (None, false, replay, false),
+        Next::Redirect(to) => (Some(to), false, replay, false),
+        Next::Ask(to) => (Some(to), true, replay, false),
+        Next::Replay(to) => (Some(to), false, true, false),
+    };
+    Some(Hop {
+        to,
+        asking,
+        replay,
+        pause,
+    })
 }
 
 /// One key's call to one of its servers, in a batch.

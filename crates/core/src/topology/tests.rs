@@ -2,9 +2,9 @@
 //! local servers that answer as a test says.
 
 use super::executor::{MAX_HOPS, RETRY_PAUSE};
+use super::*;
 use crate::net::connection::ServerConfig;
 use crate::protocol::call::{Attempt, Call};
-use super::*;
 use crate::protocol::command::Command;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixListener;
