@@ -22,7 +22,7 @@ use crate::lease::belief::Lease;
 use crate::lease::deadline::Deadline;
 use crate::lease::hold::give_back_later;
 use crate::lease::holds::{self, Entry, Kind};
-use crate::lease::queue::{self, Steps, Waited};
+use crate::lease::queue::{self, Barging, Steps, Waited};
 use crate::lease::renewal::{Job, Renewed};
 use crate::lease::{pending, worker};
 use crate::protocol::call::{Attempt, Call};
@@ -102,9 +102,8 @@ impl Counter<'_> {
             count,
             alive_ms: queue::alive_window(self.options.retry_delay),
             arrival: clock::now_us(),
-            began: Instant::now(),
             stepped: Cell::new(false),
-            barging: Cell::new(false),
+            barging: Barging::new(self.options.starve_after),
         };
         if self.permits > 0 && !wait.is_zero() {
             // A semaphore's wait starts with its first step, which takes
@@ -332,12 +331,11 @@ struct Holder<'a> {
     count: u32,
     alive_ms: u64,
     arrival: u64,
-    /// When its acquire began: it barges until `starve_after` from then.
-    began: Instant,
+    /// Whether it barges (from its acquire's start); its last step did
+    /// (a plain try that left it out of the queue).
+    barging: Barging,
     /// A step was built already: the token may be queued or hold.
     stepped: Cell<bool>,
-    /// Its last step barged: a plain try that left it out of the queue.
-    barging: Cell<bool>,
 }
 
 impl Holder<'_> {
@@ -393,7 +391,7 @@ impl Steps for Holder<'_> {
         // (Its last step, at the wait's end, is a try too: it has no
         // place to give up.)
         let barging = mode != Mode::Try && self.starving_in().is_some();
-        self.barging.set(barging);
+        self.barging.mark(barging);
         if barging {
             return self.script_step(Mode::Try, replay, false);
         }
@@ -404,15 +402,11 @@ impl Steps for Holder<'_> {
     }
 
     fn starving_in(&self) -> Option<Duration> {
-        self.counter
-            .options
-            .starve_after
-            .checked_sub(self.began.elapsed())
-            .filter(|left| !left.is_zero())
+        self.barging.starving_in()
     }
 
     fn marked_barging(&self) -> bool {
-        self.barging.get()
+        self.barging.marked()
     }
 
     fn top_up(&self) -> Call<bool> {

@@ -49,6 +49,7 @@
 //!    [`Deadline`]) or the server refuses a step, the waiter leaves the
 //!    queue and gives back whatever it may have been handed.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use super::deadline::{Deadline, EXPIRY_MARGIN, block_time};
@@ -100,6 +101,46 @@ pub(crate) trait Steps {
     /// See [`Waiter::hands_over`].
     fn hands_over(&self) -> bool {
         true
+    }
+}
+
+/// A waiter's barging policy (option `starve_after`), the same for every
+/// primitive: it barges until it has waited `starve_after` from its start,
+/// then it starves. Kept with the waiter ([`Steps::starving_in`],
+/// [`Steps::marked_barging`]).
+pub(crate) struct Barging {
+    starve_after: Duration,
+    began: Instant,
+    /// The last step built said it barges.
+    last: Cell<bool>,
+}
+
+impl Barging {
+    /// The policy of a wait that starts now.
+    pub(crate) fn new(starve_after: Duration) -> Self {
+        Self {
+            starve_after,
+            began: Instant::now(),
+            last: Cell::new(false),
+        }
+    }
+
+    /// How long until the waiter starves; `None` once it does (at once
+    /// with `starve_after` 0).
+    pub(crate) fn starving_in(&self) -> Option<Duration> {
+        self.starve_after
+            .checked_sub(self.began.elapsed())
+            .filter(|left| !left.is_zero())
+    }
+
+    /// Notes whether the step being built barges.
+    pub(crate) fn mark(&self, barging: bool) {
+        self.last.set(barging);
+    }
+
+    /// Whether the last step built said it barges.
+    pub(crate) fn marked(&self) -> bool {
+        self.last.get()
     }
 }
 

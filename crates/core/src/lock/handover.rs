@@ -27,14 +27,13 @@
 //!   connection closed) never runs that step: what it was handed ends with
 //!   its mark.
 
-use std::cell::Cell;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{Claim, Lock, Won};
 use crate::error::Result;
 use crate::lease::contended;
 use crate::lease::deadline::Deadline;
-use crate::lease::queue::{self, Steps, Waited};
+use crate::lease::queue::{self, Barging, Steps, Waited};
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::commands::{self, Successor, Waiter};
 use crate::protocol::step::{Mode, Step};
@@ -43,10 +42,9 @@ use crate::protocol::step::{Mode, Step};
 struct Writer<'a> {
     lock: &'a Lock,
     waiter: Waiter<'a>,
-    /// When its wait began (its plain try had lost).
-    began: Instant,
-    /// Its last step said it barges (mark `0`).
-    barging: Cell<bool>,
+    /// Whether it barges (from when its plain try had lost); its last
+    /// step said so with mark `0`.
+    barging: Barging,
 }
 
 impl Steps for Writer<'_> {
@@ -60,7 +58,7 @@ impl Steps for Writer<'_> {
 
     fn step(&self, mode: Mode, replay: bool) -> Call<Step> {
         let starving = self.starving_in().is_none();
-        self.barging.set(!starving);
+        self.barging.mark(!starving);
         let attempt = if replay {
             Attempt::Replay
         } else {
@@ -79,15 +77,11 @@ impl Steps for Writer<'_> {
     }
 
     fn starving_in(&self) -> Option<Duration> {
-        self.lock
-            .options
-            .starve_after
-            .checked_sub(self.began.elapsed())
-            .filter(|left| !left.is_zero())
+        self.barging.starving_in()
     }
 
     fn marked_barging(&self) -> bool {
-        self.barging.get()
+        self.barging.marked()
     }
 
     fn top_up(&self) -> Call<bool> {
@@ -140,8 +134,7 @@ impl Lock {
                 fencing: self.options.fencing,
                 arrival: commands::arrival_now(),
             },
-            began: Instant::now(),
-            barging: Cell::new(false),
+            barging: Barging::new(self.options.starve_after),
         };
         // A writer that starves from the start sends its first step with
         // its first wait.
