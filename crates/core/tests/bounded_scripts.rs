@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use common::{RedisServer, release_as, unique_key, wait_until};
 use redislock_core::protocol::call::Attempt;
-use redislock_core::protocol::commands::{self, Successor, Waiter};
 use redislock_core::protocol::keys::{self, LockKeys};
+use redislock_core::protocol::lock_calls::{self, Successor, Waiter};
 use redislock_core::protocol::step::Step;
 use redislock_core::{Lock, LockOptions, OptionValue};
 
@@ -70,11 +70,11 @@ fn a_hundred_thousand_departed_waiters_cost_their_own_removal() {
         ttl_ms: 30_000,
         alive_ms: 1_000,
         fencing: false,
-        arrival: commands::arrival_now(),
+        arrival: lock_calls::arrival_now(),
     };
     let _: () = server.cmd(&["DEL", &name]);
     let before = queued();
-    let step = commands::wait_step(&lock_keys, &stepper, false, false, Attempt::First)
+    let step = lock_calls::wait_step(&lock_keys, &stepper, false, false, Attempt::First)
         .query(&mut con)
         .unwrap();
     assert_eq!(step, Step::Again);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use common::{RedisServer, release_as, unique_key};
 use redislock_core::protocol::call::Attempt;
 use redislock_core::protocol::step::Step;
-use redislock_core::protocol::{commands, keys};
+use redislock_core::protocol::{keys, lock_calls};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 fn fenced(server: &RedisServer, key: &[u8], host: &str) -> Lock {
@@ -147,7 +147,7 @@ fn a_replayed_claim_of_a_handoff_takes_a_new_token() {
         .arg(10_000)
         .query(&mut con)
         .unwrap();
-    let w = commands::Waiter {
+    let w = lock_calls::Waiter {
         token: b"w1",
         nonce: None,
         ttl_ms: 5_000,
@@ -156,7 +156,7 @@ fn a_replayed_claim_of_a_handoff_takes_a_new_token() {
         arrival: 1,
     };
     let step = |con: &mut redis::Connection, attempt| {
-        commands::wait_step(&lock_keys, &w, true, false, attempt)
+        lock_calls::wait_step(&lock_keys, &w, true, false, attempt)
             .query(con)
             .unwrap()
     };
@@ -168,7 +168,7 @@ fn a_replayed_claim_of_a_handoff_takes_a_new_token() {
         &server,
         &key,
         b"holder",
-        commands::Successor::HandOver
+        lock_calls::Successor::HandOver
     ));
     let Step::Won {
         fence: Some(handed),
@@ -204,7 +204,7 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
         .arg(10_000)
         .query(&mut server.client())
         .unwrap();
-    let w = commands::Waiter {
+    let w = lock_calls::Waiter {
         token: b"w1",
         nonce: None,
         ttl_ms: 5_000,
@@ -215,7 +215,7 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
     let mut con = server.client();
     let lock_keys = keys::LockKeys::new(key.clone(), b"~~fence".to_vec());
     let step = |con: &mut redis::Connection, starving| {
-        commands::wait_step(&lock_keys, &w, starving, false, Attempt::First)
+        lock_calls::wait_step(&lock_keys, &w, starving, false, Attempt::First)
             .query(con)
             .unwrap()
     };
@@ -226,7 +226,7 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
         &server,
         &key,
         b"holder",
-        commands::Successor::HandOver
+        lock_calls::Successor::HandOver
     ));
     let before = counter(&server);
     let _: () = redis::cmd("DEL")
@@ -246,7 +246,7 @@ fn a_handoff_with_a_lost_wake_up_still_reports_the_token() {
         &server,
         &key,
         b"w1",
-        commands::Successor::HandOver
+        lock_calls::Successor::HandOver
     ));
     // And through a Lock: the next token is greater.
     let mut next = fenced(&server, &key, "127.0.0.1");

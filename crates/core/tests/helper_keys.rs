@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use common::{RedisServer, release_as, unique_key};
 use redislock_core::protocol::call::Attempt;
-use redislock_core::protocol::commands::{self, Successor, Waiter};
 use redislock_core::protocol::keys::LockKeys;
+use redislock_core::protocol::lock_calls::{self, Successor, Waiter};
 use redislock_core::protocol::step::Step;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
@@ -121,7 +121,7 @@ fn helper_keys_of_vanished_owners_expire() {
         fencing: true,
         arrival: 1,
     };
-    let step = commands::wait_step(&keys_of_lock, &waiter, true, false, Attempt::First);
+    let step = lock_calls::wait_step(&keys_of_lock, &waiter, true, false, Attempt::First);
     let queued = step.query(&mut server.client()).unwrap();
     assert!(matches!(queued, Step::Waiting { .. }), "{queued:?}");
     // The holder releases: the lock is handed to the starving waiter, which

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use common::{RedisServer, lock, unique_key};
 use redislock_core::protocol::call::Attempt;
-use redislock_core::protocol::commands::{self, Released, Successor};
 use redislock_core::protocol::keys::LockKeys;
+use redislock_core::protocol::lock_calls::{self, Released, Successor};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 #[test]
@@ -227,7 +227,7 @@ fn a_release_replay_that_finds_the_lock_gone_says_so() {
     let key = unique_key("released");
     let keys = LockKeys::new(key.clone(), b"~~fence".to_vec());
     let release = |token: &[u8], attempt| {
-        commands::release(&keys, token, None, Successor::HandOver, false, attempt)
+        lock_calls::release(&keys, token, None, Successor::HandOver, false, attempt)
             .query(&mut server.client())
             .unwrap()
     };

@@ -2,7 +2,7 @@
 //! server URLs ([`ServerUrl::parse`], redaction), lock options
 //! ([`LockOptions::set`] / `validate`), the php.ini settings, the numeric
 //! coercions ([`numeric`], [`duration`]) and the reply parsers of the lock
-//! protocol's calls ([`commands`], [`Call::finish`]).
+//! protocol's calls ([`lock_calls`], [`Call::finish`]).
 //!
 //! Each property runs `PROPTEST_CASES` cases (proptest's default, 256);
 //! the whole file takes a few seconds. A longer hunt:
@@ -28,8 +28,8 @@ use redislock_core::config::php_numeric::{float_to_string, parse_numeric};
 use redislock_core::config::settings;
 use redislock_core::config::url::{DEFAULT_PORT, Endpoint, MAX_DB, ServerUrl, redact_raw};
 use redislock_core::protocol::call::{Attempt, Call};
-use redislock_core::protocol::commands::{self, Released, Successor, Waiter};
 use redislock_core::protocol::keys::LockKeys;
+use redislock_core::protocol::lock_calls::{self, Released, Successor, Waiter};
 use redislock_core::protocol::step::Step;
 use redislock_core::protocol::token::MAX_TOKEN_LEN;
 use redislock_core::{LockError, LockOptions, OptionValue, semaphore_calls};
@@ -1173,29 +1173,30 @@ fn waiter(fencing: bool) -> Waiter<'static> {
     }
 }
 
-/// Every call of [`commands`], in every variant.
+/// Every call of [`lock_calls`], in every variant.
 fn exercise_all_calls(e: &Exercise<'_>) {
     let k = keys();
     let wait = Duration::from_millis(10);
     for attempt in [Attempt::First, Attempt::Replay] {
         for (fencing, nonce) in [(false, None), (true, None), (false, Some(NONCE))] {
             e.run(
-                commands::try_acquire(&k, TOKEN, nonce, 1000, fencing, attempt),
+                lock_calls::try_acquire(&k, TOKEN, nonce, 1000, fencing, attempt),
                 Option::is_some,
             );
         }
         for nonce in [None, Some(NONCE)] {
             e.run(
-                commands::try_acquire_pttl(&k, TOKEN, nonce, 1000, attempt),
+                lock_calls::try_acquire_pttl(&k, TOKEN, nonce, 1000, attempt),
                 |r| r.0,
             );
         }
     }
-    e.run(commands::check_scripts(&k), |_| false);
+    e.run(lock_calls::check_scripts(&k), |_| false);
     for (fence, nonce) in [(None, None), (Some(&k.fence[..]), Some(NONCE))] {
-        e.run(commands::reenter(&k.lock, fence, TOKEN, nonce, 1000), |b| {
-            *b
-        });
+        e.run(
+            lock_calls::reenter(&k.lock, fence, TOKEN, nonce, 1000),
+            |b| *b,
+        );
     }
     for successor in [Successor::HandOver, Successor::Wake] {
         for (fenced, attempt, nonce) in [
@@ -1204,16 +1205,18 @@ fn exercise_all_calls(e: &Exercise<'_>) {
             (false, Attempt::First, Some(NONCE)),
         ] {
             e.run(
-                commands::release(&k, TOKEN, nonce, successor, fenced, attempt),
+                lock_calls::release(&k, TOKEN, nonce, successor, fenced, attempt),
                 |r| *r == Released::Yes,
             );
         }
         for nonce in [None, Some(NONCE)] {
-            e.run(commands::abandon(&k, TOKEN, nonce, successor), |b| *b);
+            e.run(lock_calls::abandon(&k, TOKEN, nonce, successor), |b| *b);
         }
     }
-    e.run(commands::abandon_if_handed(&k, TOKEN, Some(NONCE)), |b| *b);
-    e.run(commands::owner_and_nonce(&k), |(o, _)| o.is_some());
+    e.run(lock_calls::abandon_if_handed(&k, TOKEN, Some(NONCE)), |b| {
+        *b
+    });
+    e.run(lock_calls::owner_and_nonce(&k), |(o, _)| o.is_some());
     for fencing in [false, true] {
         let w = waiter(fencing);
         for (starving, give_up, attempt) in [
@@ -1222,32 +1225,33 @@ fn exercise_all_calls(e: &Exercise<'_>) {
             (false, true, Attempt::First),
         ] {
             e.run(
-                commands::wait_step(&k, &w, starving, give_up, attempt),
+                lock_calls::wait_step(&k, &w, starving, give_up, attempt),
                 Step::is_won,
             );
             e.run(
                 Call::after_wake(
-                    commands::blpop(&k.wake(w.token), wait),
+                    lock_calls::blpop(&k.wake(w.token), wait),
                     wait,
-                    commands::wait_step(&k, &w, starving, give_up, attempt),
+                    lock_calls::wait_step(&k, &w, starving, give_up, attempt),
                 ),
                 Step::is_won,
             );
         }
-        e.run(commands::join_wake_queue(&k, &w), |_| false);
-        e.run(commands::leave_wake_queue(&k, &w), |_| false);
-        e.run(commands::wait_for_quorum_wake(&k, &w, wait), |b| *b);
+        e.run(lock_calls::join_wake_queue(&k, &w), |_| false);
+        e.run(lock_calls::leave_wake_queue(&k, &w), |_| false);
+        e.run(lock_calls::wait_for_quorum_wake(&k, &w, wait), |b| *b);
     }
-    e.run(commands::owner(&k.lock), Option::is_some);
+    e.run(lock_calls::owner(&k.lock), Option::is_some);
     for (fence, nonce) in [(None, None), (Some(&k.fence[..]), Some(NONCE))] {
-        e.run(commands::refresh(&k.lock, fence, TOKEN, nonce, 1000), |b| {
-            *b
-        });
+        e.run(
+            lock_calls::refresh(&k.lock, fence, TOKEN, nonce, 1000),
+            |b| *b,
+        );
     }
     let batch = || {
         vec![
-            commands::refresh_command(&k.lock, None, TOKEN, None, 1000),
-            commands::refresh_command(b"other", Some(b"other~~f"), TOKEN, Some(NONCE), 2000),
+            lock_calls::refresh_command(&k.lock, None, TOKEN, None, 1000),
+            lock_calls::refresh_command(b"other", Some(b"other~~f"), TOKEN, Some(NONCE), 2000),
             semaphore_calls::lease_command(&semaphore_calls::SemKeys::new(b"s"), b"t", 1, 2),
             semaphore_calls::lease_command(&semaphore_calls::SemKeys::readers(&k), b"t", 1, 1),
         ]
@@ -1255,12 +1259,15 @@ fn exercise_all_calls(e: &Exercise<'_>) {
     for n in 0..=batch().len() {
         let mut cmds = batch();
         cmds.truncate(n);
-        e.run(commands::extend_many(cmds), |v| v.iter().any(|b| *b));
+        e.run(lock_calls::extend_many(cmds), |v| v.iter().any(|b| *b));
     }
     for nonce in [None, Some(NONCE)] {
-        e.run(commands::owned_pttl(&k.lock, TOKEN, nonce), Option::is_some);
+        e.run(
+            lock_calls::owned_pttl(&k.lock, TOKEN, nonce),
+            Option::is_some,
+        );
     }
-    e.run(commands::force_release(&k, b"k~~r"), |b| *b);
+    e.run(lock_calls::force_release(&k, b"k~~r"), |b| *b);
 }
 
 proptest! {
@@ -1301,17 +1308,17 @@ proptest! {
         let k = keys();
         let parse_one = |call: Call<bool>, v: Value| (call.parse)(vec![v]).unwrap();
         let released = |attempt| {
-            (commands::release(&k, TOKEN, None, Successor::HandOver, false, attempt).parse)(vec![Value::Int(n)]).unwrap()
+            (lock_calls::release(&k, TOKEN, None, Successor::HandOver, false, attempt).parse)(vec![Value::Int(n)]).unwrap()
         };
         // Bit 1: what the first call found (bit 2: it is sent again).
         prop_assert_eq!(released(Attempt::First), if n & 1 == 1 { Released::Yes } else { Released::NotOurs });
         prop_assert_eq!(released(Attempt::Replay), if n & 1 == 1 { Released::Yes } else { Released::GoneOnReplay });
-        prop_assert_eq!(parse_one(commands::refresh(&k.lock, None, TOKEN, None, 1), Value::Int(n)), n == 1);
-        prop_assert_eq!(parse_one(commands::force_release(&k, b"r"), Value::Int(n)), n >= 1);
-        let pttl = (commands::owned_pttl(&k.lock, TOKEN, None).parse)(vec![Value::Int(n)]).unwrap();
+        prop_assert_eq!(parse_one(lock_calls::refresh(&k.lock, None, TOKEN, None, 1), Value::Int(n)), n == 1);
+        prop_assert_eq!(parse_one(lock_calls::force_release(&k, b"r"), Value::Int(n)), n >= 1);
+        let pttl = (lock_calls::owned_pttl(&k.lock, TOKEN, None).parse)(vec![Value::Int(n)]).unwrap();
         prop_assert_eq!(pttl, (n != -2 && n != -3).then_some(n));
         let w = waiter(true);
-        let queued = |v: Vec<Value>| (commands::wait_step(&k, &w, false, false, Attempt::First).parse)(vec![Value::Array(v)]);
+        let queued = |v: Vec<Value>| (lock_calls::wait_step(&k, &w, false, false, Attempt::First).parse)(vec![Value::Array(v)]);
         prop_assert_eq!(
             queued(vec![Value::Int(1), Value::Int(n)]).unwrap(),
             Step::Won { fence: (n >= 0).then_some(n), left_ms: None }
@@ -1322,14 +1329,14 @@ proptest! {
         if !(0..=3).contains(&n) {
             prop_assert!(queued(vec![Value::Int(n), Value::Int(m)]).is_err());
         }
-        let fenced = commands::try_acquire(&k, TOKEN, None, 1, true, Attempt::First);
+        let fenced = lock_calls::try_acquire(&k, TOKEN, None, 1, true, Attempt::First);
         prop_assert_eq!((fenced.parse)(vec![Value::Int(n)]).unwrap(), Some(Some(n)));
         prop_assert_eq!((fenced.parse)(vec![Value::Nil]).unwrap(), None);
-        let plain = commands::try_acquire(&k, TOKEN, None, 1, false, Attempt::Replay);
+        let plain = lock_calls::try_acquire(&k, TOKEN, None, 1, false, Attempt::Replay);
         prop_assert_eq!((plain.parse)(vec![Value::Int(n)]).unwrap(), (n == 1).then_some(None));
         prop_assert_eq!((plain.parse)(vec![Value::Okay]).unwrap(), Some(None));
-        let many = commands::extend_many(vec![
-            commands::refresh_command(b"a", None, b"t", None, 1),
+        let many = lock_calls::extend_many(vec![
+            lock_calls::refresh_command(b"a", None, b"t", None, 1),
             semaphore_calls::lease_command(&semaphore_calls::SemKeys::new(b"b"), b"t", 1, 1),
         ]);
         prop_assert_eq!(

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, release_as, unique_key};
-use redislock_core::protocol::commands;
+use redislock_core::protocol::lock_calls;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 fn masters(n: usize) -> Vec<RedisServer> {
@@ -152,7 +152,7 @@ fn hold_elsewhere(servers: &[&RedisServer], key: &[u8], token: &str, ttl_ms: u64
 fn release_elsewhere(servers: &[RedisServer], key: &[u8], token: &str) -> usize {
     servers
         .iter()
-        .filter(|s| release_as(s, key, token.as_bytes(), commands::Successor::Wake))
+        .filter(|s| release_as(s, key, token.as_bytes(), lock_calls::Successor::Wake))
         .count()
 }
 

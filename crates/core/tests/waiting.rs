@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::{RedisServer, lock, queue_len, release_as, unique_key, wait_until};
 use redislock_core::protocol::call::{Attempt, Call};
 use redislock_core::protocol::step::Step;
-use redislock_core::protocol::{commands, keys};
+use redislock_core::protocol::{keys, lock_calls};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 /// Takes `key` for `token` as another process would.
@@ -30,7 +30,12 @@ fn hold(server: &RedisServer, key: &[u8], token: &str, ttl_ms: u64) {
 
 /// Releases `key` held by `token` with the real release script.
 fn release(server: &RedisServer, key: &[u8], token: &str) -> bool {
-    release_as(server, key, token.as_bytes(), commands::Successor::HandOver)
+    release_as(
+        server,
+        key,
+        token.as_bytes(),
+        lock_calls::Successor::HandOver,
+    )
 }
 
 /// A thread that waits up to 5 s for `key` (another process, as far as the
@@ -167,7 +172,7 @@ fn a_crashed_waiter_is_skipped() {
     let key = unique_key("deadwaiter");
     hold(&server, &key, "holder", 10_000);
     // A waiter that queued and died: it never renews its entry.
-    let dead = commands::Waiter {
+    let dead = lock_calls::Waiter {
         token: b"dead",
         nonce: None,
         ttl_ms: 5_000,
@@ -176,7 +181,7 @@ fn a_crashed_waiter_is_skipped() {
         arrival: 1,
     };
     let lock_keys = keys::LockKeys::new(key.clone(), b"~~fence".to_vec());
-    let queued = commands::wait_step(&lock_keys, &dead, true, false, Attempt::First)
+    let queued = lock_calls::wait_step(&lock_keys, &dead, true, false, Attempt::First)
         .query(&mut server.client())
         .unwrap();
     assert!(matches!(queued, Step::Waiting { .. }), "{queued:?}");
@@ -385,7 +390,7 @@ fn a_stale_hand_over_never_lets_a_waiter_enter() {
     let key = unique_key("staleh");
     hold(&server, &key, "holder", 10_000);
     let lock_keys = keys::LockKeys::new(key.clone(), b"~~fence".to_vec());
-    let w = commands::Waiter {
+    let w = lock_calls::Waiter {
         token: b"w1",
         nonce: None,
         ttl_ms: 5_000,
@@ -395,7 +400,7 @@ fn a_stale_hand_over_never_lets_a_waiter_enter() {
     };
     let mut con = server.client();
     let step = |con: &mut redis::Connection| {
-        commands::wait_step(&lock_keys, &w, true, false, Attempt::First)
+        lock_calls::wait_step(&lock_keys, &w, true, false, Attempt::First)
             .query(con)
             .unwrap()
     };
@@ -411,9 +416,9 @@ fn a_stale_hand_over_never_lets_a_waiter_enter() {
     // not claim a lock that holds another token.
     let block = Duration::from_millis(50);
     let woken = Call::after_wake(
-        commands::blpop(&lock_keys.wake(b"w1"), block),
+        lock_calls::blpop(&lock_keys.wake(b"w1"), block),
         block,
-        commands::wait_step(&lock_keys, &w, true, false, Attempt::First),
+        lock_calls::wait_step(&lock_keys, &w, true, false, Attempt::First),
     )
     .query(&mut con)
     .unwrap();

@@ -21,14 +21,14 @@ use crate::host;
 use crate::lease::belief::Lease;
 use crate::lease::deadline::Deadline;
 use crate::lease::hold::give_back_later;
-use crate::lease::holds::{self, Entry, Kind};
 use crate::lease::queue::{self, Barging, Steps, Waited};
 use crate::lease::renewal::{Job, Renewed};
+use crate::lease::table::{self, Entry, Kind};
 use crate::lease::{pending, worker};
 use crate::protocol::call::{Attempt, Call};
-use crate::protocol::commands::{self, Successor};
 use crate::protocol::counted::{self as clock, Counted, SemKeys};
 use crate::protocol::keys::LockKeys;
+use crate::protocol::lock_calls::{self, Successor};
 use crate::protocol::readers;
 use crate::protocol::semaphore as calls;
 use crate::protocol::step::{Mode, Step};
@@ -244,7 +244,7 @@ impl Counter<'_> {
                 lease.clone(),
             );
         }
-        holds::insert(Entry {
+        table::insert(Entry {
             id: 0,
             kind: Kind::Counted {
                 keys: self.keys.clone(),
@@ -458,12 +458,12 @@ impl Steps for Promotion<'_> {
     }
 
     fn top_up(&self) -> Call<bool> {
-        commands::refresh(&self.lock.lock, None, self.token, None, self.counter.ttl_ms)
+        lock_calls::refresh(&self.lock.lock, None, self.token, None, self.counter.ttl_ms)
     }
 
     fn give_back(&self, _answered: bool) -> Call<bool> {
         // Leaves the queue, and frees the lock if it was ours to write.
-        commands::abandon(self.lock, self.token, None, Successor::HandOver)
+        lock_calls::abandon(self.lock, self.token, None, Successor::HandOver)
     }
 
     fn clock_judged(&self) -> bool {

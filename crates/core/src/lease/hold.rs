@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use crate::error::Result;
 use crate::lease::belief::{Applied, Effect};
-use crate::lease::holds::{Entry, Kind};
+use crate::lease::table::{Entry, Kind};
 use crate::lease::{contended, pending, worker};
 use crate::protocol::call::{Attempt, Call};
-use crate::protocol::commands::{self, Released, Successor};
 use crate::protocol::counted::{Counted, GRACE, SemKeys};
 use crate::protocol::keys::LockKeys;
+use crate::protocol::lock_calls::{self, Released, Successor};
 use crate::protocol::scriptless;
 use crate::protocol::semaphore as calls;
 use crate::stats;
@@ -67,9 +67,9 @@ pub(crate) fn is_ours(entry: &Entry) -> Result<bool> {
         // nonce: one script compares both.
         Kind::Write { keys, .. } if entry.nonce.is_some() => write_left(entry, keys)?.is_some(),
         Kind::Write { keys, .. } => {
-            let votes = entry
-                .topology
-                .run(Role::Command, &keys.lock, &|_| commands::owner(&keys.lock));
+            let votes = entry.topology.run(Role::Command, &keys.lock, &|_| {
+                lock_calls::owner(&keys.lock)
+            });
             votes
                 .decided()?
                 .agree(|owner| owner.as_deref() == Some(&entry.token[..]))
@@ -126,7 +126,7 @@ pub(crate) fn left(entry: &Entry) -> Result<Option<f64>> {
 /// expiry), `None` when not ours there.
 fn write_left(entry: &Entry, keys: &LockKeys) -> Result<Option<i64>> {
     let votes = entry.topology.run(Role::Command, &keys.lock, &|_| {
-        commands::owned_pttl(&keys.lock, &entry.token, entry.nonce())
+        lock_calls::owned_pttl(&keys.lock, &entry.token, entry.nonce())
     });
     let quorum = votes.quorum();
     let mut leases: Vec<i64> = votes
@@ -171,7 +171,7 @@ pub(crate) fn extend(entry: &Entry, ttl_ms: u64) -> Result<bool> {
             let votes = entry.topology.run(Role::Command, &keys.lock, &|_| {
                 let call = match scriptless {
                     Some(_) => scriptless::refresh(&keys.lock, &entry.token, ttl_ms),
-                    None => commands::refresh(
+                    None => lock_calls::refresh(
                         &keys.lock,
                         entry.fence_key(),
                         &entry.token,
@@ -248,7 +248,7 @@ fn release_write(entry: &Entry, keys: &Arc<LockKeys>, in_lease: bool) -> Result<
     let successor = successor_on(&entry.topology);
     let fenced = entry.fence().is_some();
     let votes = entry.topology.run(Role::Command, &keys.lock, &|attempt| {
-        commands::release(
+        lock_calls::release(
             keys,
             &entry.token,
             entry.nonce(),
@@ -400,7 +400,7 @@ pub(crate) fn abandon_later(
         on.run_where(Role::Command, &keys.lock, owed, false, &|_| {
             let call = match scriptless {
                 Some(how) => scriptless::abandon(&keys, &token, how),
-                None => commands::abandon(&keys, &token, nonce.as_deref(), successor),
+                None => lock_calls::abandon(&keys, &token, nonce.as_deref(), successor),
             };
             match until {
                 Some(until) => call.within(until),

@@ -5,7 +5,7 @@
 //! - [`belief`]: what this process believes of a hold's lease, and the
 //!   rule that keeps it inside what Redis gives (beliefs follow the last
 //!   command sent);
-//! - [`holds`]: the table of the holds this process has (reentrancy,
+//! - [`table`]: the table of the holds this process has (reentrancy,
 //!   Fibers, request end, fork);
 //! - [`hold`]: what can be done with a hold of any kind: is it ours, how
 //!   long is left, extend it, give it back;
@@ -26,9 +26,9 @@ pub(crate) mod contended;
 pub(crate) mod counted;
 pub(crate) mod deadline;
 pub(crate) mod hold;
-pub(crate) mod holds;
 pub(crate) mod pending;
 pub(crate) mod queue;
 pub(crate) mod renewal;
 pub(crate) mod scope;
+pub(crate) mod table;
 pub(crate) mod worker;

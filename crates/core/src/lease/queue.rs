@@ -55,7 +55,7 @@ use std::time::{Duration, Instant};
 use super::deadline::{Deadline, EXPIRY_MARGIN, block_time};
 use crate::error::{LockError, Result};
 use crate::protocol::call::{Attempt, Call};
-use crate::protocol::commands::{Fence, blpop};
+use crate::protocol::lock_calls::{Fence, blpop};
 use crate::protocol::step::{Mode, Step};
 use crate::stats;
 use crate::topology::Role;
@@ -318,7 +318,7 @@ pub(crate) struct Wait<'a> {
     /// that expects to queue (the lock was just found held): given a block
     /// time and the mode of the step behind the wait, sends it; it answers
     /// how the wait ended, with that step's [`Step`] and whether the first
-    /// step queued ([`crate::protocol::commands::first_wait`]). `None`:
+    /// step queued ([`crate::protocol::lock_calls::first_wait`]). `None`:
     /// the first step goes alone.
     pub first_wait: Option<FirstWait<'a>>,
 }

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::lease::belief::{Applied, Effect, Lease, Sent};
 use crate::process::PerProcess;
 use crate::protocol::command::Command;
-use crate::protocol::commands;
+use crate::protocol::lock_calls;
 use crate::stats;
 use crate::topology::Role;
 use crate::topology::Topology;
@@ -209,10 +209,10 @@ struct InFlight<'a> {
 
 impl Due {
     /// The command that extends this lease, in a pipelined batch
-    /// ([`commands::extend_many`]).
+    /// ([`lock_calls::extend_many`]).
     fn command(&self) -> Command {
         match &self.what {
-            Renewed::Lock { fence_key, nonce } => commands::refresh_command(
+            Renewed::Lock { fence_key, nonce } => lock_calls::refresh_command(
                 &self.key,
                 fence_key.as_deref(),
                 &self.token,
@@ -313,7 +313,7 @@ fn renew_on(batch: &[Due], until: Instant) {
         }
         false => {
             let cmds = indices.iter().map(|&i| batch[i].command()).collect();
-            commands::extend_many(cmds).within(until)
+            lock_calls::extend_many(cmds).within(until)
         }
     });
     let drift = |ms: u64| topology.drift(ms);

@@ -4,14 +4,14 @@
 //! request end to the extension).
 
 use crate::lease::hold;
-use crate::lease::holds::{self, Entry};
+use crate::lease::table::{self, Entry};
 
 /// Releases every hold still open in this request (the calling thread's)
 /// whose `auto_release` is on, and forgets the others (request end).
 /// Returns how many were released in Redis. Errors are ignored: a release
 /// that got no answer stays pending (the lease engine's pending work).
 pub fn release_all() -> usize {
-    release(holds::drain())
+    release(table::drain())
 }
 
 /// Ends the request scope now, as request end does ([`release_all`]), for
@@ -30,7 +30,7 @@ pub fn release_all() -> usize {
 /// A hold whose release failed or found the lease no longer ours is not
 /// counted.
 pub fn end_request_scope() -> usize {
-    release(holds::end_scope())
+    release(table::end_scope())
 }
 
 /// Releases the holds among `ended` whose `auto_release` is on, once per

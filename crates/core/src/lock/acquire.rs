@@ -12,11 +12,11 @@ use crate::host;
 use crate::lease::belief::{Applied, Effect, Lease};
 use crate::lease::deadline::Deadline;
 use crate::lease::hold::{abandon_later, successor_on};
-use crate::lease::holds::{self, Entry, Kind};
 use crate::lease::renewal::{Job, Renewed};
+use crate::lease::table::{self, Entry, Kind};
 use crate::lease::{contended, counted::Promoted, pending, queue, worker};
 use crate::protocol::call::{Attempt, Call};
-use crate::protocol::commands::{self, Fence};
+use crate::protocol::lock_calls::{self, Fence};
 use crate::protocol::scriptless::CompareDelete;
 use crate::protocol::token;
 use crate::stats::{Primitive, Tally};
@@ -195,7 +195,7 @@ impl Lock {
         let (keys, ttl_ms) = (&*self.keys, self.ttl_ms);
         let (token, nonce, fencing) = (&claim.token, claim.nonce(), self.options.fencing);
         self.acked(
-            commands::try_acquire(keys, token, nonce, ttl_ms, fencing, attempt),
+            lock_calls::try_acquire(keys, token, nonce, ttl_ms, fencing, attempt),
             Option::is_some,
         )
     }
@@ -244,7 +244,7 @@ impl Lock {
             false,
             &|_| match scriptless {
                 Some(how) => crate::protocol::scriptless::abandon(keys, token, how),
-                None => commands::abandon(keys, token, nonce, successor),
+                None => lock_calls::abandon(keys, token, nonce, successor),
             },
         )
     }
@@ -263,7 +263,7 @@ impl Lock {
             return Ok(Some(how));
         }
         let keys = &*self.keys;
-        let votes = self.run(Role::Command, &|_| commands::check_scripts(keys));
+        let votes = self.run(Role::Command, &|_| lock_calls::check_scripts(keys));
         if let Some(refused) = votes.refused() {
             if let Some(how) = self.detect_scriptless(&refused)? {
                 return Ok(Some(how));
@@ -278,7 +278,7 @@ impl Lock {
     /// Redis server (Sentinels know no EVALSHA): then that is the error,
     /// with what to write instead; otherwise `refused` itself.
     fn sentinel_named(&self, refused: LockError) -> LockError {
-        let votes = self.run(Role::Command, &|_| commands::role());
+        let votes = self.run(Role::Command, &|_| lock_calls::role());
         let names = self.topology.names();
         match votes.replies() {
             Ok(roles) => match roles.iter().position(|r| r.as_deref() == Some("sentinel")) {
@@ -304,7 +304,7 @@ impl Lock {
         let context = host::context();
         let entry = match self.write_entry() {
             Some(entry) => Some(entry),
-            None => holds::find(self.topology.scope(), &self.keys.lock, context),
+            None => table::find(self.topology.scope(), &self.keys.lock, context),
         };
         let Some(entry) = entry else {
             return Ok(false);
@@ -326,7 +326,7 @@ impl Lock {
             .topology
             .run(Role::Command, &keys.lock, &|_| match scriptless {
                 Some(_) => crate::protocol::scriptless::refresh(&keys.lock, &entry.token, at_least),
-                None => commands::reenter(
+                None => lock_calls::reenter(
                     &keys.lock,
                     entry.fence_key(),
                     &entry.token,
@@ -347,11 +347,11 @@ impl Lock {
         {
             // Gone, or this process was paused past the lease it set.
             entry.lease.found_lost();
-            holds::remove(entry.id);
+            table::remove(entry.id);
             self.held = Held::None;
             return Ok(false);
         }
-        holds::join_id(entry.id);
+        table::join_id(entry.id);
         self.held = match self.held {
             Held::Write { id, own } if id == entry.id => Held::Write { id, own: own + 1 },
             _ => Held::Write {
@@ -401,7 +401,7 @@ impl Lock {
                 lease.clone(),
             );
         }
-        let id = holds::insert(Entry {
+        let id = table::insert(Entry {
             id: 0,
             kind: Kind::Write {
                 keys: self.keys.clone(),
@@ -433,7 +433,7 @@ impl Lock {
     pub fn restore(&mut self, token: Vec<u8>) -> Result<()> {
         token::validate_token(&token)?;
         let joined = match self.options.reentrant {
-            true => holds::find(self.topology.scope(), &self.keys.lock, host::context()),
+            true => table::find(self.topology.scope(), &self.keys.lock, host::context()),
             // Not reentrant: a hold of its own, even beside this process's.
             false => None,
         };
@@ -445,7 +445,7 @@ impl Lock {
                     String::from_utf8_lossy(&self.key)
                 )));
             }
-            holds::join_id(entry.id);
+            table::join_id(entry.id);
             self.held = Held::Write {
                 id: entry.id,
                 own: 1,
@@ -468,7 +468,7 @@ impl Lock {
     /// of which keep a nonce, is ever taken for this one).
     fn nonce_of(&self, token: &[u8]) -> Result<Vec<u8>> {
         let keys = &*self.keys;
-        let votes = self.run(Role::Command, &|_| commands::owner_and_nonce(keys));
+        let votes = self.run(Role::Command, &|_| lock_calls::owner_and_nonce(keys));
         let quorum = votes.quorum();
         let seen: Vec<Vec<u8>> = votes
             .replies()?

@@ -35,7 +35,7 @@ use crate::lease::contended;
 use crate::lease::deadline::Deadline;
 use crate::lease::queue::{self, Barging, Steps, Waited};
 use crate::protocol::call::{Attempt, Call};
-use crate::protocol::commands::{self, Successor, Waiter};
+use crate::protocol::lock_calls::{self, Successor, Waiter};
 use crate::protocol::step::{Mode, Step};
 
 /// A writer's steps in the lock's queue.
@@ -65,7 +65,7 @@ impl Steps for Writer<'_> {
             Attempt::First
         };
         self.lock.acked(
-            commands::wait_step(
+            lock_calls::wait_step(
                 &self.lock.keys,
                 &self.waiter,
                 starving,
@@ -88,7 +88,7 @@ impl Steps for Writer<'_> {
         let keys = &self.lock.keys;
         let fence = self.waiter.fencing.then_some(&keys.fence[..]);
         self.lock.acked(
-            commands::refresh(
+            lock_calls::refresh(
                 &keys.lock,
                 fence,
                 self.waiter.token,
@@ -105,8 +105,8 @@ impl Steps for Writer<'_> {
         // (the same `owner`).
         let (keys, token, nonce) = (&self.lock.keys, self.waiter.token, self.waiter.nonce);
         match answered {
-            true => commands::abandon_if_handed(keys, token, nonce),
-            false => commands::abandon(keys, token, nonce, Successor::HandOver),
+            true => lock_calls::abandon_if_handed(keys, token, nonce),
+            false => lock_calls::abandon(keys, token, nonce, Successor::HandOver),
         }
     }
 }
@@ -132,7 +132,7 @@ impl Lock {
                 ttl_ms: self.ttl_ms,
                 alive_ms: queue::alive_window(self.options.retry_delay),
                 fencing: self.options.fencing,
-                arrival: commands::arrival_now(),
+                arrival: lock_calls::arrival_now(),
             },
             barging: Barging::new(self.options.starve_after),
         };
@@ -142,7 +142,7 @@ impl Lock {
             let give_up = mode == Mode::GiveUp;
             self.topology.wait_on(0, &self.keys.lock, &|attempt| {
                 let call =
-                    commands::first_wait(&self.keys, &writer.waiter, block, give_up, attempt);
+                    lock_calls::first_wait(&self.keys, &writer.waiter, block, give_up, attempt);
                 self.acked(call, |(step, _)| step.is_won())
             })
         };

@@ -26,10 +26,10 @@ use crate::config::options::LockOptions;
 use crate::error::{LockError, Result};
 use crate::host;
 use crate::lease::hold;
-use crate::lease::holds::{self, Entry, Left};
+use crate::lease::table::{self, Entry, Left};
 use crate::protocol::call::{Attempt, Call};
-use crate::protocol::commands::{self, Fence};
 use crate::protocol::keys::{self, LockKeys};
+use crate::protocol::lock_calls::{self, Fence};
 use crate::protocol::token;
 use crate::topology::Role;
 use crate::topology::{Topology, Votes};
@@ -193,7 +193,7 @@ impl Lock {
             Held::None => return None,
             Held::Write { id, .. } | Held::Read { id } => id,
         };
-        let Some(entry) = holds::get(id) else {
+        let Some(entry) = table::get(id) else {
             self.held = Held::None;
             return None;
         };
@@ -226,10 +226,10 @@ impl Lock {
         match self.held {
             Held::Read { id } => {
                 self.held = Held::None;
-                holds::remove(id);
+                table::remove(id);
                 hold::release(&entry)
             }
-            Held::Write { id, own } => match holds::leave(id, 1) {
+            Held::Write { id, own } => match table::leave(id, 1) {
                 Left::NotHeld => {
                     self.held = Held::None;
                     Ok(false)
@@ -260,14 +260,14 @@ impl Lock {
     pub fn abandon(&mut self) {
         match std::mem::replace(&mut self.held, Held::None) {
             Held::Write { id, own } => {
-                if let Left::Last(entry) = holds::let_go(id, own)
+                if let Left::Last(entry) = table::let_go(id, own)
                     && entry.auto_release
                 {
                     let _ = hold::release(&entry);
                 }
             }
             Held::Read { id } => {
-                if let Some(entry) = holds::remove(id)
+                if let Some(entry) = table::remove(id)
                     && entry.auto_release
                 {
                     let _ = hold::release(&entry);
@@ -281,7 +281,7 @@ impl Lock {
     /// servers), whoever it is. One `GET` on every server of the key.
     pub fn is_locked(&mut self) -> Result<bool> {
         let key = &self.keys.lock;
-        let votes = self.run(Role::Command, &|_| commands::owner(key));
+        let votes = self.run(Role::Command, &|_| lock_calls::owner(key));
         Ok(votes.decided()?.agree(Option::is_some))
     }
 
@@ -309,7 +309,7 @@ impl Lock {
         if entry.is_write() {
             // A hold of this key and token left renewing by its gone
             // objects stops: the lease is the one set here from now on.
-            holds::end_left(entry.topology.scope(), entry.key(), &entry.token);
+            table::end_left(entry.topology.scope(), entry.key(), &entry.token);
         }
         hold::extend(&entry, ttl_ms)
     }
@@ -347,11 +347,13 @@ impl Lock {
     /// key gone because of it, which is no lost lease. True when a key was
     /// deleted.
     pub fn force_release(&mut self) -> Result<bool> {
-        holds::forget(self.topology.scope(), &self.keys.lock);
+        table::forget(self.topology.scope(), &self.keys.lock);
         self.held = Held::None;
         let lock = &*self.keys;
         let readers = keys::readers_key(&lock.lock);
-        let votes = self.run(Role::Command, &|_| commands::force_release(lock, &readers));
+        let votes = self.run(Role::Command, &|_| {
+            lock_calls::force_release(lock, &readers)
+        });
         Ok(votes.decided()?.count(|deleted| *deleted) > 0)
     }
 
@@ -385,5 +387,5 @@ impl Drop for Lock {
 /// True when the hold `id` is auto-renewed and the renewal thread found its
 /// lease lost (the binding's `on_lost => "interrupt"`).
 pub fn hold_lost(id: u64) -> bool {
-    holds::is_lost(id)
+    table::is_lost(id)
 }

@@ -30,7 +30,7 @@ use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::deadline::Deadline;
 use crate::lease::queue::{self, Waited, alive_window};
-use crate::protocol::commands::{self, Waiter};
+use crate::protocol::lock_calls::{self, Waiter};
 use crate::protocol::step::{Mode, Step};
 use crate::topology::Role;
 use crate::topology::{Votes, Woken};
@@ -51,7 +51,7 @@ impl Lock {
         let voter = Voter {
             lock: self,
             claim: RefCell::new(claim),
-            arrival: commands::arrival_now(),
+            arrival: lock_calls::arrival_now(),
             listening: Cell::new(None),
             tried: Cell::new(Instant::now()),
             written: RefCell::new(Vec::new()),
@@ -92,7 +92,7 @@ impl Lock {
         let keys = &*self.keys;
         let ttl_ms = self.ttl_ms;
         self.run(Role::Command, &|attempt| {
-            commands::try_acquire_pttl(keys, &claim.token, claim.nonce(), ttl_ms, attempt)
+            lock_calls::try_acquire_pttl(keys, &claim.token, claim.nonce(), ttl_ms, attempt)
         })
     }
 }
@@ -128,7 +128,7 @@ impl Voter<'_> {
         let node = (0..lock.topology.servers_per_key()).find(|&node| {
             lock.topology
                 .run_on(node, Role::Command, &keys.lock, &|_| {
-                    commands::join_wake_queue(keys, &waiter)
+                    lock_calls::join_wake_queue(keys, &waiter)
                 })
                 .is_ok()
         });
@@ -144,7 +144,7 @@ impl Voter<'_> {
         let claim = self.claim.borrow();
         let waiter = lock.waiter(&claim.token, self.arrival);
         let _ = lock.topology.run_on(node, Role::Command, &keys.lock, &|_| {
-            commands::leave_wake_queue(keys, &waiter)
+            lock_calls::leave_wake_queue(keys, &waiter)
         });
     }
 
@@ -203,7 +203,7 @@ impl queue::Waiter for Voter<'_> {
                     let claim = self.claim.borrow();
                     let waiter = self.lock.waiter(&claim.token, self.arrival);
                     self.lock.topology.wait_on(node, &keys.lock, &|_| {
-                        commands::wait_for_quorum_wake(keys, &waiter, block)
+                        lock_calls::wait_for_quorum_wake(keys, &waiter, block)
                     })
                 };
                 match woken {
@@ -232,7 +232,7 @@ impl queue::Waiter for Voter<'_> {
         let (keys, ttl_ms) = (&*self.lock.keys, self.lock.ttl_ms);
         let claim = self.claim.borrow();
         let votes = self.lock.run(Role::Command, &|_| {
-            commands::refresh(&keys.lock, None, &claim.token, claim.nonce(), ttl_ms)
+            lock_calls::refresh(&keys.lock, None, &claim.token, claim.nonce(), ttl_ms)
         });
         Ok(votes.agree(|ours| *ours))
     }

@@ -24,7 +24,7 @@ use crate::config::options::OnLost;
 use crate::error::{LockError, Result};
 use crate::lease::counted::{Counter, Promoted, Taken};
 use crate::lease::hold;
-use crate::lease::holds::{self, Entry};
+use crate::lease::table::{self, Entry};
 use crate::protocol::counted::SemKeys;
 use crate::stats::{Primitive, Tally};
 
@@ -51,7 +51,7 @@ impl Lock {
                     return Ok(true);
                 }
                 // Lost: taken anew below.
-                holds::remove(entry.id);
+                table::remove(entry.id);
                 self.held = Held::None;
             }
             Some(entry) if self.demote(&entry, &keys)? => return Ok(true),
@@ -98,7 +98,7 @@ impl Lock {
             .acquire(&entry.token, 1, Duration::ZERO)?;
         // The write hold is now a read hold (or was lost): forgotten here
         // without a release.
-        if let Some(write) = holds::remove(entry.id)
+        if let Some(write) = table::remove(entry.id)
             && demoted == Taken::Out
         {
             write.lease.found_lost();
@@ -120,7 +120,7 @@ impl Lock {
         let promoted = self.readers(&keys).promote(&self.keys, &read.token, wait)?;
         match promoted {
             Promoted::Won(sent) => {
-                holds::remove(read.id);
+                table::remove(read.id);
                 // A reader's token is its own (no `owner` for reads).
                 let claim = Claim {
                     token: read.token.clone(),
@@ -130,13 +130,13 @@ impl Lock {
             }
             Promoted::Gone => {
                 read.lease.found_lost();
-                holds::remove(read.id);
+                table::remove(read.id);
                 self.held = Held::None;
             }
             // Still a reader, unless the lease ended meanwhile.
             Promoted::Out if read.lease.valid_for().is_zero() => {
                 read.lease.found_lost();
-                holds::remove(read.id);
+                table::remove(read.id);
                 self.held = Held::None;
                 return Ok(Promoted::Gone);
             }

@@ -6,10 +6,10 @@
 pub mod call;
 pub mod checkup;
 pub mod command;
-pub mod commands;
 pub mod counted;
 pub mod inspect;
 pub mod keys;
+pub mod lock_calls;
 pub mod readers;
 pub mod reply;
 pub mod scriptless;

@@ -12,9 +12,9 @@
 
 use crate::protocol::call::Call;
 use crate::protocol::command::Command;
-use crate::protocol::commands;
 use crate::protocol::counted::{SemKeys, grace_ms, now_ms};
 use crate::protocol::keys::LockKeys;
+use crate::protocol::lock_calls;
 use crate::protocol::reply::{one, unexpected, value};
 use crate::protocol::scripts::{self, Lua};
 use crate::protocol::step::{Mode, Step};
@@ -66,7 +66,7 @@ pub fn lone_try(lock: &LockKeys, token: &[u8], ttl_ms: u64) -> Call<Step> {
     held.extend_from_slice(token);
     held.push(b':');
     held.extend_from_slice(ends.as_bytes());
-    Call::one(commands::set_nx(lock, &held, ttl_ms), |r| {
+    Call::one(lock_calls::set_nx(lock, &held, ttl_ms), |r| {
         Ok(match value::<Option<String>>(one(r)?)? {
             Some(_) => Step::WON,
             None => Step::Again,

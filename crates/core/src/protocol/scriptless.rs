@@ -26,8 +26,8 @@ use redis::{RedisResult, Value};
 
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::command::Command;
-use crate::protocol::commands::{Released, set_nx};
 use crate::protocol::keys::{LockKeys, helper_key};
+use crate::protocol::lock_calls::{Released, set_nx};
 use crate::protocol::reply::{one, two, unexpected, value};
 use crate::protocol::step::Step;
 

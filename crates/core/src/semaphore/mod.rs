@@ -25,7 +25,7 @@ use crate::error::{LockError, Result};
 use crate::host;
 use crate::lease::counted::{Counter, Taken};
 use crate::lease::hold;
-use crate::lease::holds::{self, Entry};
+use crate::lease::table::{self, Entry};
 use crate::protocol::counted::SemKeys;
 use crate::protocol::token;
 use crate::stats::{Primitive, Tally};
@@ -164,7 +164,7 @@ impl Semaphore {
     /// This object's permit, if it still has one and it belongs to the
     /// calling context (PHP Fiber).
     fn held(&mut self) -> Option<Entry> {
-        let Some(entry) = holds::get(self.hold?) else {
+        let Some(entry) = table::get(self.hold?) else {
             self.hold = None;
             return None;
         };
@@ -219,7 +219,7 @@ impl Semaphore {
                 )));
             }
             entry.lease.found_lost();
-            holds::remove(entry.id);
+            table::remove(entry.id);
             self.hold = None;
         }
         let token = token::new_token()?.into_bytes();
@@ -249,7 +249,7 @@ impl Semaphore {
             return Ok(false);
         };
         self.hold = None;
-        holds::remove(entry.id);
+        table::remove(entry.id);
         hold::release(&entry)
     }
 
@@ -258,7 +258,7 @@ impl Semaphore {
     /// finished later).
     pub fn abandon(&mut self) {
         if let Some(id) = self.hold.take()
-            && let Some(entry) = holds::remove(id)
+            && let Some(entry) = table::remove(id)
             && entry.auto_release
         {
             let _ = hold::release(&entry);

@@ -11,7 +11,7 @@ use crate::net::exchange;
 use crate::net::facts::ServerFacts;
 use crate::net::pool::Role;
 use crate::protocol::call::Call;
-use crate::protocol::commands;
+use crate::protocol::lock_calls;
 
 /// One server of a topology ([`super::Topology::nodes`]).
 pub struct Node(Arc<ServerConfig>);
@@ -35,7 +35,7 @@ impl Node {
     /// of this process (option `unsafe_server`), a refusal too (then the
     /// server is unknown, never unsafe).
     pub fn read_facts(&self) -> Result<ServerFacts> {
-        match self.run(&commands::info) {
+        match self.run(&lock_calls::info) {
             Ok(text) => {
                 let facts = ServerFacts::parse(&text);
                 self.0.facts.set(Known::Facts(facts.clone()));

@@ -12,7 +12,7 @@ use crate::error::{LockError, Result};
 use crate::net::connection::{Known, ServerConfig};
 use crate::net::facts::ServerFacts;
 use crate::net::pool::Role;
-use crate::protocol::commands;
+use crate::protocol::lock_calls;
 use crate::stats;
 
 impl Topology {
@@ -92,7 +92,7 @@ impl Topology {
         }
         // A server not asked answers "" (skipped below).
         let votes = self.run_where(Role::Command, key, &ask, String::new(), &|_| {
-            commands::info()
+            lock_calls::info()
         });
         for ((server, result), asked) in servers.iter().zip(votes.into_results()).zip(ask) {
             match result {

@@ -17,8 +17,8 @@ pub use redislock_fixture::{
 use std::time::{Duration, Instant};
 
 use redislock_core::protocol::call::Attempt;
-use redislock_core::protocol::commands::{self, Released, Successor};
 use redislock_core::protocol::keys::{self, LockKeys};
+use redislock_core::protocol::lock_calls::{self, Released, Successor};
 use redislock_core::{Lock, LockOptions, Semaphore};
 
 /// A unique key per call, so tests never share state.
@@ -111,7 +111,7 @@ pub fn release_as(server: &RedisServer, key: &[u8], token: &[u8], successor: Suc
     let cluster = keys::hash_tag(key) != key;
     let counter = keys::fence_counter(b"", key, cluster).unwrap();
     let keys = LockKeys::new(key.to_vec(), counter);
-    commands::release(&keys, token, None, successor, false, Attempt::First)
+    lock_calls::release(&keys, token, None, successor, false, Attempt::First)
         .query(&mut server.client())
         .unwrap()
         == Released::Yes
