@@ -55,12 +55,12 @@ impl Lock {
                 Promoted::Gone => wait = wait.saturating_sub(started.elapsed()),
             }
         }
-        self.acquire_free(wait)
+        self.acquire_without_read_hold(wait)
     }
 
     /// [`Lock::acquire`] on an object that holds no read hold (in this
     /// Fiber).
-    fn acquire_free(&mut self, wait: Duration) -> Result<bool> {
+    fn acquire_without_read_hold(&mut self, wait: Duration) -> Result<bool> {
         if self.reenter()? {
             return Ok(true);
         }
