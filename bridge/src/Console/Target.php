@@ -5,7 +5,7 @@ namespace RedisLock\Bridge\Console;
 /**
  * What the command line looks at and acts on: the locks of some servers
  * (ServerTarget: `--servers`, or a framework's configuration) or of a
- * Laravel store (LaravelTarget).
+ * Laravel store (Laravel\ConsoleTarget).
  */
 interface Target
 {

@@ -2,7 +2,6 @@
 
 namespace RedisLock\Bridge\Laravel;
 
-use RedisLock\Bridge\Console\LaravelTarget;
 use RedisLock\Bridge\Console\RedisLockCommand;
 
 use Illuminate\Cache\CacheManager;
@@ -109,7 +108,7 @@ class RedisLockServiceProvider extends ServiceProvider
             $app = $this->app;
             \Illuminate\Console\Application::starting(static function ($artisan) use ($app): void {
                 foreach (array_keys(RedisLockCommand::VERBS) as $verb) {
-                    $artisan->add(new RedisLockCommand($verb, new LaravelTarget($app)));
+                    $artisan->add(new RedisLockCommand($verb, new ConsoleTarget($app)));
                 }
             });
         }

@@ -1,9 +1,9 @@
 <?php
 
-namespace RedisLock\Bridge\Console;
+namespace RedisLock\Bridge\Laravel;
 
 use Illuminate\Contracts\Container\Container;
-use RedisLock\Bridge\Laravel\RedisLockStore;
+use RedisLock\Bridge\Console\Target;
 
 /**
  * The locks of a Laravel application's `redislock` cache store, for
@@ -12,7 +12,7 @@ use RedisLock\Bridge\Laravel\RedisLockStore;
  * same servers, options and key prefix as `Cache::store(...)->lock()`
  * (with `'connection'`, the key of Laravel's own redis store).
  */
-final class LaravelTarget implements Target
+final class ConsoleTarget implements Target
 {
     private Container $app;
 
