@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long run of the history checker (crates/core/tests/history.rs): worker
+# The long run of the history checker (crates/core/tests/history/): worker
 # processes take one lock, two locks with a 3 s lease (well above a
 # hand-over mark's life), one semaphore, and one lock's read and write holds
 # (four scenarios side by side) under random pauses (SIGSTOP/SIGCONT),
