@@ -23,10 +23,9 @@
 //! - `semaphore`: N permits under one name ([`Semaphore`])
 //! - [`host`]: what the core asks of the binding
 //!
-//! `protocol` and `topology` are private. The `internals` feature makes
-//! them public for this crate's own tests only (its dev-dependency on
-//! itself turns it on): they are not an API, and the binding does not
-//! use them.
+//! `protocol` and `topology` are private. What the core's own tests reach
+//! inside them is a chosen list, `testing` (hidden from the docs): not an
+//! API, and the binding does not use it.
 
 #![warn(missing_docs)]
 
@@ -37,15 +36,9 @@ mod lease;
 mod lock;
 mod net;
 mod process;
-#[cfg(feature = "internals")]
-pub mod protocol;
-#[cfg(not(feature = "internals"))]
 mod protocol;
 mod semaphore;
 pub mod stats;
-#[cfg(feature = "internals")]
-pub mod topology;
-#[cfg(not(feature = "internals"))]
 mod topology;
 
 pub use config::options::{LockOptions, OnLost, OptionKind, OptionValue};
@@ -55,9 +48,27 @@ pub use lock::{
     Capability, Finding, HoldMode, Inspection, Lock, LockInfo, NodeCheckup, SemaphoreInspection,
     Severity, hold_lost,
 };
-#[cfg(feature = "internals")]
-pub use protocol::semaphore as semaphore_calls;
 pub use semaphore::{Semaphore, SemaphoreInfo};
+
+/// What the core's own tests (`crates/core/tests/`) reach inside it, a
+/// chosen list: the protocol's calls, keys, scripts and steps that they
+/// send by hand, a semaphore's calls, and the Sentinel topology's parts.
+/// Not an API: hidden from the docs, it may change in any release.
+#[doc(hidden)]
+pub mod testing {
+    /// The lock protocol's parts that tests drive by hand.
+    pub mod protocol {
+        pub use crate::protocol::{call, keys, lock_calls, scripts, step, token};
+    }
+    pub use crate::protocol::semaphore as semaphore_calls;
+    /// The topologies' parts that tests look at.
+    pub mod topology {
+        /// Sentinel's.
+        pub mod sentinel {
+            pub use crate::topology::sentinel::RECHECK;
+        }
+    }
+}
 
 /// The end of the module: stops the renewal thread, closes the pooled
 /// connections and forgets the contention hints. Builds nothing in a

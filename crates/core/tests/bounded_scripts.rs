@@ -18,10 +18,10 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, release_as, unique_key, wait_until};
-use redislock_core::protocol::call::Attempt;
-use redislock_core::protocol::keys::{self, LockKeys};
-use redislock_core::protocol::lock_calls::{self, Successor, Waiter};
-use redislock_core::protocol::step::Step;
+use redislock_core::testing::protocol::call::Attempt;
+use redislock_core::testing::protocol::keys::{self, LockKeys};
+use redislock_core::testing::protocol::lock_calls::{self, Successor, Waiter};
+use redislock_core::testing::protocol::step::Step;
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 /// Departed waiters put in the queue: entries whose marks are gone.

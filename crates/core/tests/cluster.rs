@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::cluster::{NODE_TIMEOUT_MS, RedisCluster, node_id, query, role};
 use common::{RedisServer, release_as, unique_key};
-use redislock_core::protocol::lock_calls::Successor;
+use redislock_core::testing::protocol::lock_calls::Successor;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 fn cluster_options() -> LockOptions {

@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, command_stats, unique_key, wait_until};
-use redislock_core::protocol::keys;
-use redislock_core::semaphore_calls::{SemKeys, now_us};
+use redislock_core::testing::protocol::keys;
+use redislock_core::testing::semaphore_calls::{SemKeys, now_us};
 use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
 
 /// The default `retry_delay`, in seconds.

@@ -333,7 +333,7 @@ fn an_unanswered_barging_win_never_counts() {
 }
 
 fn a_late_barging_win_never_counts(read_timeout: f64) {
-    use redislock_core::protocol::scripts::WAIT;
+    use redislock_core::testing::protocol::scripts::WAIT;
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("barging-late-reply");

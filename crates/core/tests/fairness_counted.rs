@@ -18,7 +18,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, lock, queue_len, unique_key};
-use redislock_core::semaphore_calls::SemKeys;
+use redislock_core::testing::semaphore_calls::SemKeys;
 use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
 
 fn starving_after(seconds: f64) -> LockOptions {

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
 use common::{RedisServer, exists, unique_key, wait_until};
-use redislock_core::protocol::keys;
+use redislock_core::testing::protocol::keys;
 use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue};
 
 const CONNECT_TIMEOUT: f64 = 0.5;

@@ -9,9 +9,9 @@ mod common;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{RedisServer, release_as, unique_key};
-use redislock_core::protocol::call::Attempt;
-use redislock_core::protocol::step::Step;
-use redislock_core::protocol::{keys, lock_calls};
+use redislock_core::testing::protocol::call::Attempt;
+use redislock_core::testing::protocol::step::Step;
+use redislock_core::testing::protocol::{keys, lock_calls};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 fn fenced(server: &RedisServer, key: &[u8], host: &str) -> Lock {

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use common::child::{Channel, Child};
 use common::proxy::Proxy;
 use common::{RedisServer, unique_key};
-use redislock_core::protocol::scripts;
+use redislock_core::testing::protocol::scripts;
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 /// The holder's ttl, in seconds.

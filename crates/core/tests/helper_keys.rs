@@ -8,10 +8,10 @@ mod common;
 use std::time::Duration;
 
 use common::{RedisServer, release_as, unique_key};
-use redislock_core::protocol::call::Attempt;
-use redislock_core::protocol::keys::LockKeys;
-use redislock_core::protocol::lock_calls::{self, Successor, Waiter};
-use redislock_core::protocol::step::Step;
+use redislock_core::testing::protocol::call::Attempt;
+use redislock_core::testing::protocol::keys::LockKeys;
+use redislock_core::testing::protocol::lock_calls::{self, Successor, Waiter};
+use redislock_core::testing::protocol::step::Step;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 fn keys(server: &RedisServer, pattern: &str) -> Vec<String> {

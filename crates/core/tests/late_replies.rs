@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
 use common::{RedisServer, unique_key};
-use redislock_core::semaphore_calls::{SemKeys, now_ms};
+use redislock_core::testing::semaphore_calls::{SemKeys, now_ms};
 use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
 
 /// The holder's ttl, in seconds: a renewal about every second.

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use common::proxy::Proxy;
 use common::{RedisServer, unique_key};
-use redislock_core::protocol::scripts;
+use redislock_core::testing::protocol::scripts;
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 /// The lease, in seconds: shorter than the try's reply is held up.

@@ -6,9 +6,9 @@ mod common;
 use std::time::Duration;
 
 use common::{RedisServer, lock, unique_key};
-use redislock_core::protocol::call::Attempt;
-use redislock_core::protocol::keys::LockKeys;
-use redislock_core::protocol::lock_calls::{self, Released, Successor};
+use redislock_core::testing::protocol::call::Attempt;
+use redislock_core::testing::protocol::keys::LockKeys;
+use redislock_core::testing::protocol::lock_calls::{self, Released, Successor};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 #[test]

@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use common::child::Child;
 use common::proxy::Proxy;
 use common::{RedisServer, unique_key, wait_until};
-use redislock_core::protocol::keys;
-use redislock_core::semaphore_calls::{SemKeys, now_ms};
+use redislock_core::testing::protocol::keys;
+use redislock_core::testing::semaphore_calls::{SemKeys, now_ms};
 use redislock_core::{Lock, LockOptions, OptionValue, Semaphore};
 
 /// The ttl of every hold here, in seconds.
@@ -464,7 +464,7 @@ fn a_free_lock_survives_a_connection_blip() {
 /// the second reader leaves, `K` is not cut below the lone reader's lease.
 #[test]
 fn a_paused_second_reader_does_not_cut_a_lone_readers_lease() {
-    use redislock_core::protocol::scripts::{READ_ACQUIRE, READ_RELEASE};
+    use redislock_core::testing::protocol::scripts::{READ_ACQUIRE, READ_RELEASE};
     let server = RedisServer::start();
     let key = unique_key("paused-joiner");
     let (readers, queue) = (keys::readers_key(&key), keys::queue_key(&key));
@@ -587,7 +587,7 @@ fn queue_of(held: Held, name: &[u8]) -> Vec<u8> {
 
 /// The script that tops a won hold of `held` up.
 fn top_up_script(held: Held) -> Vec<u8> {
-    use redislock_core::protocol::scripts::{READ_REFRESH, REFRESH, SEM_REFRESH};
+    use redislock_core::testing::protocol::scripts::{READ_REFRESH, REFRESH, SEM_REFRESH};
     let script = match held {
         Held::Lock => &REFRESH,
         Held::Read => &READ_REFRESH,
@@ -718,7 +718,7 @@ fn an_unanswered_top_up_never_wins_a_permit() {
 /// holds it. The win counts from the request's send, not from its reply.
 #[test]
 fn a_late_first_wait_reply_never_wins() {
-    use redislock_core::protocol::scripts::WAIT;
+    use redislock_core::testing::protocol::scripts::WAIT;
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let key = unique_key("late-first-wait");

@@ -20,8 +20,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, unique_key};
-use redislock_core::protocol::keys;
-use redislock_core::semaphore_calls::SemKeys;
+use redislock_core::testing::protocol::keys;
+use redislock_core::testing::semaphore_calls::SemKeys;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue, Semaphore};
 
 /// The lease of every hold, in seconds: far longer than the test.
@@ -310,7 +310,7 @@ fn the_next_acquire_finishes_an_unanswered_permit_release() {
 #[test]
 fn a_release_flushed_in_vain_is_still_resent() {
     use common::proxy::Proxy;
-    use redislock_core::protocol::scripts;
+    use redislock_core::testing::protocol::scripts;
     for round in 0..6 {
         let server = RedisServer::start();
         let proxy = Proxy::start(&server);
@@ -355,7 +355,7 @@ fn a_release_flushed_in_vain_is_still_resent() {
 #[test]
 fn a_stalled_resend_does_not_hold_up_renewals() {
     use common::proxy::Proxy;
-    use redislock_core::protocol::scripts;
+    use redislock_core::testing::protocol::scripts;
     let server = RedisServer::start();
     let proxy = Proxy::start(&server);
     let (renewed_key, released_key) = (unique_key("kept-renewed"), unique_key("stalled-release"));

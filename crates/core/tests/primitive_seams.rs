@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use common::child::Child;
 use common::{RedisServer, unique_key, wait_until};
-use redislock_core::protocol::keys;
-use redislock_core::semaphore_calls::SemKeys;
+use redislock_core::testing::protocol::keys;
+use redislock_core::testing::semaphore_calls::SemKeys;
 use redislock_core::{Lock, LockOptions, Semaphore};
 
 fn lock_at(server: &RedisServer, key: &[u8]) -> Lock {

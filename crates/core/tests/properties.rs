@@ -27,12 +27,13 @@ use redislock_core::config::options::{MAX_REPLICAS, OPTIONS, OnLost, OptionKind}
 use redislock_core::config::php_numeric::{float_to_string, parse_numeric};
 use redislock_core::config::settings;
 use redislock_core::config::url::{DEFAULT_PORT, Endpoint, MAX_DB, ServerUrl, redact_raw};
-use redislock_core::protocol::call::{Attempt, Call};
-use redislock_core::protocol::keys::LockKeys;
-use redislock_core::protocol::lock_calls::{self, Released, Successor, Waiter};
-use redislock_core::protocol::step::Step;
-use redislock_core::protocol::token::MAX_TOKEN_LEN;
-use redislock_core::{LockError, LockOptions, OptionValue, semaphore_calls};
+use redislock_core::testing::protocol::call::{Attempt, Call};
+use redislock_core::testing::protocol::keys::LockKeys;
+use redislock_core::testing::protocol::lock_calls::{self, Released, Successor, Waiter};
+use redislock_core::testing::protocol::step::Step;
+use redislock_core::testing::protocol::token::MAX_TOKEN_LEN;
+use redislock_core::testing::semaphore_calls;
+use redislock_core::{LockError, LockOptions, OptionValue};
 
 /// The default configuration (`PROPTEST_CASES` and friends from the
 /// environment), without writing regression files into the source tree.

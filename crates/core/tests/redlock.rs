@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, release_as, unique_key};
-use redislock_core::protocol::lock_calls;
+use redislock_core::testing::protocol::lock_calls;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 fn masters(n: usize) -> Vec<RedisServer> {

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, release_as, unique_key};
-use redislock_core::protocol::lock_calls::Successor;
+use redislock_core::testing::protocol::lock_calls::Successor;
 use redislock_core::{ConnectionFailure, Lock, LockError, LockOptions, OptionValue};
 
 fn options(replicas: u32, read_timeout: f64) -> LockOptions {

@@ -176,7 +176,7 @@ fn a_restored_renewed_token_is_not_believed_before_redis_answers() {
 /// answered).
 #[test]
 fn a_restored_hold_whose_renewal_is_unanswered_is_asked_again() {
-    use redislock_core::protocol::scripts::REFRESH;
+    use redislock_core::testing::protocol::scripts::REFRESH;
     let _serial = one_at_a_time();
     let server = RedisServer::start();
     let proxy = common::proxy::Proxy::start(&server);

@@ -210,7 +210,7 @@ fn a_handed_permit_costs_one_pttl() {
         let got = waiter.acquire(Duration::from_secs(5)).unwrap();
         (got, waiter)
     });
-    let queue = redislock_core::semaphore_calls::SemKeys::new(&name).queue;
+    let queue = redislock_core::testing::semaphore_calls::SemKeys::new(&name).queue;
     common::wait_until("the waiter is queued", Duration::from_secs(5), || {
         server.cmd::<i64>(&["ZCARD", std::str::from_utf8(&queue).unwrap()]) == 1
     });

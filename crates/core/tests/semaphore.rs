@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, semaphore, unique_key};
-use redislock_core::protocol::keys;
-use redislock_core::protocol::step::{Mode, Step};
-use redislock_core::semaphore_calls::{self as calls, SemKeys};
+use redislock_core::testing::protocol::keys;
+use redislock_core::testing::protocol::step::{Mode, Step};
+use redislock_core::testing::semaphore_calls::{self as calls, SemKeys};
 use redislock_core::{LockError, LockOptions, OptionValue, Semaphore};
 
 fn with_retry_delay(server: &RedisServer, name: &[u8], permits: i64, delay: f64) -> Semaphore {
@@ -301,9 +301,8 @@ fn the_scripts_answer_a_replayed_try_and_a_give_up() {
     };
     let try_once =
         |token: &[u8], mode, replay| calls::acquire(&k, token, ask, mode, 1_500, 1, replay, false);
-    let q = |call: redislock_core::protocol::call::Call<Step>, con: &mut redis::Connection| {
-        call.query(con).unwrap()
-    };
+    let q = |call: redislock_core::testing::protocol::call::Call<Step>,
+             con: &mut redis::Connection| { call.query(con).unwrap() };
     assert_eq!(q(try_once(b"a", Mode::Try, false), &mut con), Step::WON);
     // The same try again (its reply was lost): still ours, not a second,
     // with what its lease had left.

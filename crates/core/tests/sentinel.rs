@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, unique_key};
-use redislock_core::topology::sentinel;
+use redislock_core::testing::topology::sentinel;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 const NAME: &str = common::sentinel::MASTER_NAME;

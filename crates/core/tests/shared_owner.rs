@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::{RedisServer, unique_key, wait_until};
 use redislock_core::host::{self, Host};
-use redislock_core::protocol::keys;
+use redislock_core::testing::protocol::keys;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue};
 
 thread_local! {
@@ -218,7 +218,7 @@ fn single_server_an_ended_wait_frees_a_lock_handed_to_it() {
 /// than the owner string.
 #[test]
 fn a_delayed_release_never_deletes_the_same_owners_next_hold() {
-    use redislock_core::protocol::scripts::RELEASE;
+    use redislock_core::testing::protocol::scripts::RELEASE;
     let server = RedisServer::start();
     let proxy = common::proxy::Proxy::start(&server);
     let key = unique_key("owner-delayed-release");

@@ -17,9 +17,9 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, command_stats, release_as, unique_key, wait_until};
-use redislock_core::protocol::keys;
-use redislock_core::protocol::lock_calls::Successor;
-use redislock_core::semaphore_calls::SemKeys;
+use redislock_core::testing::protocol::keys;
+use redislock_core::testing::protocol::lock_calls::Successor;
+use redislock_core::testing::semaphore_calls::SemKeys;
 use redislock_core::{Lock, LockError, LockOptions, OptionValue, Semaphore};
 use redislock_fixture::lag::SchedulerLag;
 

@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, lock, queue_len, release_as, unique_key, wait_until};
-use redislock_core::protocol::call::{Attempt, Call};
-use redislock_core::protocol::step::Step;
-use redislock_core::protocol::{keys, lock_calls};
+use redislock_core::testing::protocol::call::{Attempt, Call};
+use redislock_core::testing::protocol::step::Step;
+use redislock_core::testing::protocol::{keys, lock_calls};
 use redislock_core::{Lock, LockOptions, OptionValue};
 
 /// Takes `key` for `token` as another process would.

@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, unique_key, wait_until};
-use redislock_core::semaphore_calls::SemKeys;
+use redislock_core::testing::semaphore_calls::SemKeys;
 use redislock_core::{LockError, LockOptions, OptionValue, Semaphore};
 
 fn semaphore(server: &RedisServer, name: &[u8], permits: i64) -> Semaphore {

@@ -1,5 +1,5 @@
 //! Taking the lock to write: reentrancy, a plain try on every server at
-//! once, the wait the topology says ([`Waiting`]), and the hold adopted
+//! once, the wait the topology says (`Waiting`), and the hold adopted
 //! into the process's table (renewed with `auto_renew`); and taking over a
 //! hold made elsewhere ([`Lock::restore`]).
 
@@ -30,7 +30,7 @@ impl Lock {
     /// object) the hold is counted after one round trip that confirms the
     /// lease is still ours and makes it last at least this lock's ttl.
     /// Otherwise, with no wait: one `SET NX PX` on every server of the key
-    /// at once. With a wait: as the topology says ([`Waiting`]). PHP's
+    /// at once. With a wait: as the topology says (`Waiting`). PHP's
     /// execution time limit ([`crate::host::time_limit_hit`]) is asked
     /// between the requests of the wait: once hit, the wait ends early
     /// with `false`.
@@ -427,7 +427,7 @@ impl Lock {
     /// key under that token already, a reentrant lock joins that hold
     /// (nothing is sent); with `reentrant => false` it is a hold of its
     /// own, whose release frees the key in Redis. Otherwise one round trip
-    /// reads which hold the token has now ([`Lock::nonce_of`]): the
+    /// reads which hold the token has now (`Lock::nonce_of`): the
     /// restored hold is that one, never a later hold of the same token.
     /// Nothing is believed of it before Redis answers a command of it.
     pub fn restore(&mut self, token: Vec<u8>) -> Result<()> {

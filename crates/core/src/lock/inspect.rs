@@ -38,7 +38,7 @@ pub struct Inspection {
     pub mode: Option<HoldMode>,
     /// The owner token of a write hold (the `owner` option's string when
     /// the holder set one), or the tokens of up to
-    /// [`inspect::SCAN`] live readers (soonest lease end first); empty
+    /// `inspect::SCAN` live readers (soonest lease end first); empty
     /// when free.
     pub owners: Vec<Vec<u8>>,
     /// How many live readers hold it (all of them, also past those listed
@@ -77,7 +77,7 @@ pub struct SemaphoreInspection {
     pub permits: Option<u64>,
     /// Live holders: permits in use.
     pub holders: u64,
-    /// The tokens of up to [`inspect::SCAN`] live holders, soonest lease
+    /// The tokens of up to `inspect::SCAN` live holders, soonest lease
     /// end first.
     pub owners: Vec<Vec<u8>>,
     /// Seconds left on the longest live lease; `None` when no permit is

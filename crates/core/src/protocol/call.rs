@@ -1,7 +1,7 @@
 //! One step of the lock protocol on one server, as data: the commands to
 //! send and how to read their replies. Keeping the request apart from the
 //! connection lets a topology send it to several servers at once and read
-//! the replies afterwards ([`crate::net::exchange`]), or run it on any
+//! the replies afterwards (`crate::net::exchange`), or run it on any
 //! `ConnectionLike` ([`Call::query`]).
 
 use std::borrow::Cow;
@@ -259,7 +259,6 @@ impl<T> Call<T> {
 
     /// Runs the call on one connection (one round trip, plus a script load
     /// after NOSCRIPT).
-    #[cfg(feature = "internals")]
     pub fn query(&self, con: &mut dyn ConnectionLike) -> RedisResult<T> {
         let replies = con.req_packed_commands(&self.packed(), 0, self.reply_count())?;
         self.finish(con, replies)

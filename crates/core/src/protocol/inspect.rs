@@ -17,56 +17,56 @@ const SCAN: usize = 64;
 
 /// What one server knows of a lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Seen {
+pub(crate) struct Seen {
     /// What the lock key holds, if it exists: the owner token, or the read
     /// mark ([`crate::protocol::readers::READ_MARK`]) while readers hold it.
-    pub owner: Option<Vec<u8>>,
+    pub(crate) owner: Option<Vec<u8>>,
     /// `PTTL` of the lock key in ms: -2 when it does not exist, -1 when it
     /// has no expiry.
-    pub pttl_ms: i64,
+    pub(crate) pttl_ms: i64,
     /// The fencing token of the current hold (`K~~f`), if any.
-    pub fence: Option<i64>,
+    pub(crate) fence: Option<i64>,
     /// Live waiters in the queue (`K~~q` entries whose mark has not
     /// expired; past the first 64, every entry counts): writers and
     /// readers.
-    pub waiting: u64,
+    pub(crate) waiting: u64,
     /// The live readers (`K~~r`) when the lock key holds the read mark.
-    pub readers: Option<Holders>,
+    pub(crate) readers: Option<Holders>,
     /// The semaphore of the same name, when any of its keys exists.
-    pub semaphore: Option<SemSeen>,
+    pub(crate) semaphore: Option<SemSeen>,
 }
 
 /// The live holders of a sorted set scored by lease end (a lock's readers,
 /// a semaphore's holders): live while the lease end is above the looker's
 /// now minus the clocks' grace.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Holders {
+pub(crate) struct Holders {
     /// How many are live.
-    pub live: u64,
+    pub(crate) live: u64,
     /// Up to [`SCAN`] of their tokens, soonest lease end first.
-    pub tokens: Vec<Vec<u8>>,
+    pub(crate) tokens: Vec<Vec<u8>>,
     /// Ms left on the longest live lease by the looker's clock (negative
     /// when it ended within the grace); 0 when none is live.
-    pub longest_ms: i64,
+    pub(crate) longest_ms: i64,
 }
 
 /// What one server knows of a semaphore (`S~~s`, `S~~s~~q`, `S~~s~~n`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SemSeen {
+pub(crate) struct SemSeen {
     /// Its number of permits (the member `~~n` of `S~~s`), if set (it is
     /// while anyone holds or waits).
-    pub permits: Option<i64>,
+    pub(crate) permits: Option<i64>,
     /// Its live holders.
-    pub holders: Holders,
+    pub(crate) holders: Holders,
     /// Live waiters in its queue (as for the lock's).
-    pub waiting: u64,
+    pub(crate) waiting: u64,
 }
 
 /// Reads the lock's owner (or readers), lease, fencing token and live
 /// waiters, and the semaphore of the same name, at once (`inspect.lua`,
 /// which calls no command that writes). Every key shares the lock key's
 /// hash slot: the semaphore's name is the lock's key.
-pub fn inspect(keys: &LockKeys) -> Call<Seen> {
+pub(crate) fn inspect(keys: &LockKeys) -> Call<Seen> {
     let readers = SemKeys::readers(keys);
     let sem = SemKeys::new(&keys.lock);
     let cmd = scripts::INSPECT.evalsha(

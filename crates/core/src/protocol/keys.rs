@@ -2,7 +2,7 @@
 //!
 //! The lock itself lives at `K = prefix + key` and holds the owner token.
 //! Its helper keys are `K` followed by `~~` and a tag. No lock name may
-//! contain `~~` ([`check_name`]), so a helper key can never be another
+//! contain `~~` (`check_name`), so a helper key can never be another
 //! lock's key; helper keys start with the same prefix (ACL key patterns
 //! such as `~app:*` cover them) and share the lock's hash slot whenever `K`
 //! carries a hash tag:
@@ -13,8 +13,8 @@
 //! | `K~~a~<token>` | string | a waiter's mark `<ttl ms>:<fenced>:<starving>` (or `h`: handed the lock), expiring when it stops checking in |
 //! | `K~~w~<token>` | list | wake-up of the waiter with that token; expires a second after its push |
 //! | `K~~f` | string | fencing token of the current hold (option `fencing`), with the lease |
-//! | `K~~r` | sorted set | the readers of a read-held lock ([`crate::protocol::readers`]); `K` then holds the read mark |
-//! | `K~~n`, `K~~nw` | list, string | wake-ups and waiters' mark on a server without scripts ([`crate::protocol::scriptless`]) |
+//! | `K~~r` | sorted set | the readers of a read-held lock (`crate::protocol::readers`); `K` then holds the read mark |
+//! | `K~~n`, `K~~nw` | list, string | wake-ups and waiters' mark on a server without scripts (`crate::protocol::scriptless`) |
 //!
 //! and one fencing counter per prefix and server (on Cluster per prefix and
 //! hash slot), shared by every lock under that prefix: `prefix~~fence`
@@ -82,7 +82,7 @@ pub fn queue_key(lock_key: &[u8]) -> Vec<u8> {
 }
 
 /// `K~~r`, the readers of the lock `K` while readers hold it
-/// ([`crate::protocol::readers`]).
+/// (`crate::protocol::readers`).
 pub fn readers_key(lock_key: &[u8]) -> Vec<u8> {
     helper_key(lock_key, "r")
 }

@@ -437,7 +437,7 @@ pub fn owner(key: &[u8]) -> Call<Option<Vec<u8>>> {
 }
 
 /// `INFO`: what the server is (its default sections, a few KB), read
-/// once per server and process ([`crate::net::facts`]).
+/// once per server and process (`crate::net::facts`).
 pub fn info() -> Call<String> {
     Call::new(vec![Command::of(&[b"INFO"])], |r| value(one(r)?))
 }

@@ -4,15 +4,15 @@
 //! here opens a connection.
 
 pub mod call;
-pub mod checkup;
+pub(crate) mod checkup;
 pub mod command;
 pub mod counted;
-pub mod inspect;
+pub(crate) mod inspect;
 pub mod keys;
 pub mod lock_calls;
-pub mod readers;
-pub mod reply;
-pub mod scriptless;
+pub(crate) mod readers;
+pub(crate) mod reply;
+pub(crate) mod scriptless;
 pub mod scripts;
 pub mod semaphore;
 pub mod step;

@@ -23,12 +23,12 @@ use crate::protocol::step::{Mode, Step};
 /// this, `:` and its token). No owner token may start with it
 /// ([`crate::protocol::token::validate_token`]); the scripts spell it out
 /// as `'~~read'`.
-pub const READ_MARK: &[u8] = b"~~read";
+pub(crate) const READ_MARK: &[u8] = b"~~read";
 
 /// A read acquire, a waiter's step or a give-up (`mode` "0", "1", "2"),
 /// or a promotion's ([`promote`]) with `script`.
 #[allow(clippy::too_many_arguments)]
-pub fn acquire_command(
+pub(crate) fn acquire_command(
     script: &Lua,
     keys: &SemKeys,
     lock: &LockKeys,
@@ -58,7 +58,7 @@ pub fn acquire_command(
 /// held (by a writer or by readers): the caller goes on with
 /// `read_acquire.lua`, which joins readers. Only a first attempt: a replay
 /// sends `read_acquire.lua`, which finds its own lone reader in `K`.
-pub fn lone_try(lock: &LockKeys, token: &[u8], ttl_ms: u64) -> Call<Step> {
+pub(crate) fn lone_try(lock: &LockKeys, token: &[u8], ttl_ms: u64) -> Call<Step> {
     let ends = (now_ms() + ttl_ms).to_string();
     let mut held = Vec::with_capacity(READ_MARK.len() + token.len() + ends.len() + 2);
     held.extend_from_slice(READ_MARK);
@@ -76,7 +76,12 @@ pub fn lone_try(lock: &LockKeys, token: &[u8], ttl_ms: u64) -> Call<Step> {
 
 /// A reader gives its hold back (or, with `abandon` "1", also leaves the
 /// queue).
-pub fn release_command(keys: &SemKeys, lock: &LockKeys, token: &[u8], abandon: &str) -> Command {
+pub(crate) fn release_command(
+    keys: &SemKeys,
+    lock: &LockKeys,
+    token: &[u8],
+    abandon: &str,
+) -> Command {
     scripts::READ_RELEASE.evalsha(
         &[&keys.holders, &keys.queue, &lock.lock],
         &[
@@ -92,7 +97,7 @@ pub fn release_command(keys: &SemKeys, lock: &LockKeys, token: &[u8], abandon: &
 /// (`read_promote.lua`): [`Step::Won`] once promoted, [`Step::Waiting`]
 /// while other readers hold the lock, [`Step::Gone`] when the read hold is
 /// gone.
-pub fn promote(
+pub(crate) fn promote(
     keys: &SemKeys,
     lock: &LockKeys,
     token: &[u8],
@@ -122,7 +127,7 @@ pub fn promote(
 
 /// Reads what a read acquire answered (readers have no number to
 /// disagree about).
-pub fn step(reply: Vec<i64>) -> Option<Step> {
+pub(crate) fn step(reply: Vec<i64>) -> Option<Step> {
     match reply[..] {
         [1] => Some(Step::WON),
         [0, ms] => Some(Step::waiting(ms)),

@@ -33,7 +33,7 @@ use crate::protocol::step::Step;
 
 /// How a script-less server compares and deletes in one command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompareDelete {
+pub(crate) enum CompareDelete {
     /// `DELIFEQ key value` (Valkey 9.0+).
     DelIfEq,
     /// `DELEX key IFEQ value` (Redis 8.4+).
@@ -44,28 +44,28 @@ pub enum CompareDelete {
 const WAKE_TTL_MS: u64 = 1000;
 
 /// `K~~n`, the wake-up list that the waiters of the lock `K` share.
-pub fn wake_list(lock: &[u8]) -> Vec<u8> {
+pub(crate) fn wake_list(lock: &[u8]) -> Vec<u8> {
     helper_key(lock, "n")
 }
 
 /// `K~~nw`, present while someone waits for the lock `K`.
-pub fn waiters_mark(lock: &[u8]) -> Vec<u8> {
+pub(crate) fn waiters_mark(lock: &[u8]) -> Vec<u8> {
     helper_key(lock, "nw")
 }
 
 /// What [`probe`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// The compare-and-delete the server has, if any (`DELIFEQ` first).
-    pub how: Option<CompareDelete>,
+    pub(crate) how: Option<CompareDelete>,
     /// The connection's ACL user (`ACL WHOAMI`), when the server says.
-    pub user: Option<String>,
+    pub(crate) user: Option<String>,
 }
 
 /// Asks a server that refused our scripts which compare-and-delete it
 /// has (`COMMAND INFO DELIFEQ DELEX`) and who we are there (`ACL WHOAMI`).
 /// Reads and writes nothing.
-pub fn probe() -> Call<Probe> {
+pub(crate) fn probe() -> Call<Probe> {
     Call::new(
         vec![
             Command::of(&[b"COMMAND", b"INFO", b"DELIFEQ", b"DELEX"]),
@@ -94,7 +94,7 @@ pub fn probe() -> Call<Probe> {
 /// none of them. `Some(reason)` names the first one refused; `None` when
 /// all are allowed, or when the server does not let this user ask (then a
 /// refusal comes from the command itself).
-pub fn permitted(user: &str, keys: &LockKeys, how: CompareDelete) -> Call<Option<String>> {
+pub(crate) fn permitted(user: &str, keys: &LockKeys, how: CompareDelete) -> Call<Option<String>> {
     let lock = &keys.lock[..];
     let (wake, mark) = (wake_list(lock), waiters_mark(lock));
     let delete: &[&[u8]] = match how {
@@ -139,7 +139,7 @@ pub fn permitted(user: &str, keys: &LockKeys, how: CompareDelete) -> Call<Option
 /// also `GET K`, so that a first try that went through is recognised.
 /// Returns whether the `SET` took the lock and, on a replay, the owner
 /// token found (the caller compares it with its own).
-pub fn acquire(
+pub(crate) fn acquire(
     keys: &LockKeys,
     token: &[u8],
     ttl_ms: u64,
@@ -162,7 +162,7 @@ pub fn acquire(
 /// remaining lease. [`Step::Won`] (no fencing token), or
 /// [`Step::Waiting`] with that lease, or [`Step::Again`] when the lock was
 /// freed between the `SET`s. Safe to replay.
-pub fn wait_step(keys: &LockKeys, token: &[u8], ttl_ms: u64, alive_ms: u64) -> Call<Step> {
+pub(crate) fn wait_step(keys: &LockKeys, token: &[u8], ttl_ms: u64, alive_ms: u64) -> Call<Step> {
     let mark = waiters_mark(&keys.lock);
     let alive = alive_ms.to_string();
     Call::new(
@@ -203,7 +203,7 @@ fn compare_delete(lock: &[u8], token: &[u8], how: CompareDelete) -> Command {
 /// Deletes the lock if it holds `token`, and looks whether anyone waits.
 /// Returns what the delete found and whether waiters are marked (then the
 /// caller sends [`wake`]).
-pub fn release(
+pub(crate) fn release(
     keys: &LockKeys,
     token: &[u8],
     how: CompareDelete,
@@ -236,7 +236,7 @@ pub fn release(
 
 /// Wakes one waiter of the lock: pushes to the shared list, which
 /// expires a second after the push if nobody pops it.
-pub fn wake(keys: &LockKeys) -> Call<()> {
+pub(crate) fn wake(keys: &LockKeys) -> Call<()> {
     let list = wake_list(&keys.lock);
     let ttl = WAKE_TTL_MS.to_string();
     Call::new(
@@ -254,7 +254,7 @@ pub fn wake(keys: &LockKeys) -> Call<()> {
 
 /// Frees the lock if it holds `token` (an acquire whose outcome is
 /// unknown, or a lease that was over when it was won). True when it did.
-pub fn abandon(keys: &LockKeys, token: &[u8], how: CompareDelete) -> Call<bool> {
+pub(crate) fn abandon(keys: &LockKeys, token: &[u8], how: CompareDelete) -> Call<bool> {
     Call::one(compare_delete(&keys.lock, token, how), |r| {
         Ok(value::<i64>(one(r)?)? == 1)
     })
@@ -262,7 +262,7 @@ pub fn abandon(keys: &LockKeys, token: &[u8], how: CompareDelete) -> Call<bool> 
 
 /// Sets the lease to `ttl_ms` if the lock still holds `token`:
 /// `SET K token IFEQ token PX ttl` (`OK`, or nil when it is not ours).
-pub fn refresh(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
+pub(crate) fn refresh(key: &[u8], token: &[u8], ttl_ms: u64) -> Call<bool> {
     Call::one(refresh_cmd(key, token, ttl_ms), |r| set_ok(one(r)?))
 }
 
@@ -273,7 +273,7 @@ fn refresh_cmd(key: &[u8], token: &[u8], ttl_ms: u64) -> Command {
 
 /// [`refresh`] of many holds in one round trip: `(key, token, ttl ms)`
 /// each; one result per hold, in order.
-pub fn refresh_many(items: &[(&[u8], &[u8], u64)]) -> Call<Vec<bool>> {
+pub(crate) fn refresh_many(items: &[(&[u8], &[u8], u64)]) -> Call<Vec<bool>> {
     let cmds = items
         .iter()
         .map(|(key, token, ttl_ms)| refresh_cmd(key, token, *ttl_ms))
@@ -282,7 +282,7 @@ pub fn refresh_many(items: &[(&[u8], &[u8], u64)]) -> Call<Vec<bool>> {
 }
 
 /// The lock's owner token and remaining lease in ms (`GET` + `PTTL`).
-pub fn owner_pttl(key: &[u8]) -> Call<(Option<Vec<u8>>, i64)> {
+pub(crate) fn owner_pttl(key: &[u8]) -> Call<(Option<Vec<u8>>, i64)> {
     Call::new(
         vec![Command::of(&[b"GET", key]), Command::of(&[b"PTTL", key])],
         |r| {

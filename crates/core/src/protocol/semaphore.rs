@@ -2,13 +2,12 @@
 //! replay): the scripts `sem_acquire.lua`, `sem_release.lua` and
 //! `sem_refresh.lua` on its keys. The read holds of a lock are the same
 //! engine on other keys and scripts ([`Counted::Readers`],
-//! [`crate::protocol::readers`]): every call here takes the keys and sends
+//! `crate::protocol::readers`): every call here takes the keys and sends
 //! what they are keys of.
 
 use crate::protocol::call::Call;
 use crate::protocol::command::Command;
 pub use crate::protocol::counted::{Counted, SemKeys, grace_ms, now_ms};
-#[cfg(feature = "internals")]
 pub use crate::protocol::counted::{GRACE, now_us};
 use crate::protocol::readers;
 use crate::protocol::reply::{one, unexpected, value};

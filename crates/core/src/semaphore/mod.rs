@@ -185,7 +185,7 @@ impl Semaphore {
     }
 
     /// [`Semaphore::acquire`] of `count` permits at once (1 to the
-    /// semaphore's permits, and at most [`MAX_COUNT`]), first come, first
+    /// semaphore's permits, and at most `MAX_COUNT`), first come, first
     /// served as Go's `semaphore.Weighted`: a waiter asking more than is
     /// free holds the ones behind it. They are released, refreshed and
     /// renewed together.

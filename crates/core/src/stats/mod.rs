@@ -3,11 +3,11 @@
 //!
 //! Every event is counted per primitive ([`Primitive`]: a lock's write
 //! hold, a read hold, a semaphore's permits) in up to two blocks of
-//! relaxed atomics ([`block`]):
+//! relaxed atomics (`block`):
 //!
 //! - the **process** block: this process since it started (a forked child
 //!   starts from zero);
-//! - the **pool** block ([`shared`]): memory mapped shared by the process
+//! - the **pool** block (`shared`): memory mapped shared by the process
 //!   that called [`init`] with [`Mode::Pool`] (PHP's module startup: the
 //!   PHP-FPM master, Apache's parent) before it forked, so every worker it
 //!   forks (and, in a thread-safe PHP, every thread) counts into the same
@@ -16,11 +16,11 @@
 //! [`Mode::Off`] counts nothing. Counting is a few relaxed atomic
 //! additions per acquire; only an acquire that found its lock taken (or
 //! its semaphore full) also touches the table of the hottest names
-//! ([`names`]), whose size is fixed.
+//! (`names`), whose size is fixed.
 //!
-//! An acquire is counted once, when it returns ([`Tally`]); what happens
+//! An acquire is counted once, when it returns (`Tally`); what happens
 //! deep inside it (it queued, it was handed the hold) is marked on the
-//! calling thread meanwhile ([`contended`], [`handed`]). A PHP thread runs
+//! calling thread meanwhile (`contended`, `handed`). A PHP thread runs
 //! one acquire at a time (waits inside coroutines are refused), so the
 //! marks belong to the acquire in progress.
 

@@ -9,7 +9,7 @@ use crate::protocol::scriptless::CompareDelete;
 
 impl Topology {
     /// Whether every server of `key` is known to run our scripts.
-    pub fn scripts_checked(&self, key: &[u8]) -> bool {
+    pub(crate) fn scripts_checked(&self, key: &[u8]) -> bool {
         match self.route.servers(key) {
             Ok(servers) => servers.iter().all(|s| s.scripts.get()),
             Err(_) => false,
@@ -17,7 +17,7 @@ impl Topology {
     }
 
     /// Records that the servers of `key` whose `ok` is true ran a script.
-    pub fn mark_scripts_checked(&self, key: &[u8], ok: &[bool]) {
+    pub(crate) fn mark_scripts_checked(&self, key: &[u8], ok: &[bool]) {
         if let Ok(servers) = self.route.servers(key) {
             for (server, ok) in servers.iter().zip(ok) {
                 if *ok {
@@ -29,7 +29,7 @@ impl Topology {
 
     /// True when every server of `key` (a semaphore's) passed a
     /// semaphore's check in this process.
-    pub fn semaphore_checked(&self, key: &[u8]) -> bool {
+    pub(crate) fn semaphore_checked(&self, key: &[u8]) -> bool {
         match self.route.servers(key) {
             Ok(servers) => servers.iter().all(|s| s.scripts.semaphore()),
             Err(_) => false,
@@ -37,7 +37,7 @@ impl Topology {
     }
 
     /// Records that the servers of `key` passed a semaphore's check.
-    pub fn mark_semaphore_checked(&self, key: &[u8]) {
+    pub(crate) fn mark_semaphore_checked(&self, key: &[u8]) {
         if let Ok(servers) = self.route.servers(key) {
             for server in servers.iter() {
                 server.scripts.set_semaphore();
@@ -48,7 +48,7 @@ impl Topology {
     /// How the servers of `key` compare and delete without scripts, when
     /// every one of them was found to refuse scripts but to have a
     /// compare-and-delete command ([`crate::protocol::scriptless`]).
-    pub fn scriptless(&self, key: &[u8]) -> Option<CompareDelete> {
+    pub(crate) fn scriptless(&self, key: &[u8]) -> Option<CompareDelete> {
         let servers = self.route.servers(key).ok()?;
         let how = servers.first()?.scripts.scriptless()?;
         servers
@@ -59,7 +59,7 @@ impl Topology {
 
     /// Records that every server of `key` refuses scripts and compares and
     /// deletes with `how`.
-    pub fn mark_scriptless(&self, key: &[u8], how: CompareDelete) {
+    pub(crate) fn mark_scriptless(&self, key: &[u8], how: CompareDelete) {
         if let Ok(servers) = self.route.servers(key) {
             for server in servers.iter() {
                 server.scripts.set_scriptless(how);

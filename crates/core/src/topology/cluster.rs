@@ -36,7 +36,7 @@ use crate::protocol::keys::{hash_slot, hash_tag};
 const MAX_MAP_SOURCES: usize = 3;
 
 /// A Redis Cluster reached through seed nodes.
-pub struct Cluster {
+pub(crate) struct Cluster {
     seeds: Vec<Arc<ServerConfig>>,
     /// The nodes' settings (credentials, TLS, timeouts); their addresses
     /// come from the slot map.
@@ -83,7 +83,7 @@ impl PartialEq for Cluster {
 }
 
 /// Option `cluster`: the URLs are seed nodes ([`super::TOPOLOGIES`]).
-pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
     if !options.cluster {
         return Ok(None);
     }
@@ -93,7 +93,7 @@ pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn
 impl Cluster {
     /// The cluster behind the seed nodes `urls`; every node is reached with
     /// the first URL's credentials and TLS settings.
-    pub fn new(urls: Vec<ServerUrl>, options: &LockOptions) -> Result<Self> {
+    pub(crate) fn new(urls: Vec<ServerUrl>, options: &LockOptions) -> Result<Self> {
         if let Some(url) = urls.iter().find(|url| url.db != 0) {
             return Err(LockError::invalid(
                 "servers",
@@ -128,7 +128,7 @@ impl Cluster {
     /// else `prefix{key}`, so that the helper keys (which extend it) share
     /// its slot while the prefix still starts every key (ACL patterns such
     /// as `~app:*` cover them).
-    pub fn lock_key(prefix: &[u8], key: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn lock_key(prefix: &[u8], key: &[u8]) -> Result<Vec<u8>> {
         let plain = [prefix, key].concat();
         if has_tag(&plain) {
             return Ok(plain);
@@ -155,7 +155,7 @@ impl Cluster {
     }
 
     /// The master that serves `key` now.
-    pub fn master_of(&self, key: &[u8]) -> Result<Arc<ServerConfig>> {
+    pub(crate) fn master_of(&self, key: &[u8]) -> Result<Arc<ServerConfig>> {
         self.master(hash_slot(key))
     }
 

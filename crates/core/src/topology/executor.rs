@@ -25,12 +25,17 @@ pub(super) const RETRY_PAUSE: Duration = Duration::from_millis(10);
 const RETRY_PAUSE_MAX: Duration = Duration::from_millis(200);
 
 /// Builds the call for a batch of keys (their indices), one result each.
-pub type BatchCall<'a, T> = dyn Fn(&[usize], Attempt) -> Call<Vec<T>> + 'a;
+pub(crate) type BatchCall<'a, T> = dyn Fn(&[usize], Attempt) -> Call<Vec<T>> + 'a;
 
 impl Topology {
     /// Runs a call on every server that holds `key`, all at once; a server
     /// that fails is followed where the topology says ([`Next`]).
-    pub fn run<T>(&self, role: Role, key: &[u8], build: &dyn Fn(Attempt) -> Call<T>) -> Votes<T> {
+    pub(crate) fn run<T>(
+        &self,
+        role: Role,
+        key: &[u8],
+        build: &dyn Fn(Attempt) -> Call<T>,
+    ) -> Votes<T> {
         let servers = match self.route.servers(key) {
             Ok(servers) => servers,
             Err(e) => return self.votes(vec![Err(e)]),
@@ -48,7 +53,7 @@ impl Topology {
     /// not marked (also one beyond the end of `on`) is sent nothing and
     /// counts as having answered `skipped`; the votes are one per server
     /// of the key, counted against the quorum of all of them.
-    pub fn run_where<T: Clone>(
+    pub(crate) fn run_where<T: Clone>(
         &self,
         role: Role,
         key: &[u8],
@@ -88,7 +93,7 @@ impl Topology {
 
     /// Runs a call on the `node`-th server that holds `key` (a blocking
     /// wait listens on one server), followed where the topology says.
-    pub fn run_on<T>(
+    pub(crate) fn run_on<T>(
         &self,
         node: usize,
         role: Role,
@@ -105,7 +110,7 @@ impl Topology {
     /// returns one result per index. The keys of a server whose call
     /// failed go where the topology says, key by key (those sent to one
     /// server again share a call). Returns the votes of each key.
-    pub fn run_batch<T>(
+    pub(crate) fn run_batch<T>(
         &self,
         role: Role,
         keys: &[&[u8]],

@@ -31,14 +31,14 @@
 //! the servers and options are not for it) and one line in [`TOPOLOGIES`].
 
 mod capabilities;
-pub mod cluster;
+pub(crate) mod cluster;
 mod executor;
 mod node;
-pub mod redlock;
-pub mod route;
-pub mod sentinel;
+pub(crate) mod redlock;
+pub(crate) mod route;
+pub(crate) mod sentinel;
 mod server_facts;
-pub mod single;
+pub(crate) mod single;
 mod votes;
 mod wait;
 
@@ -47,16 +47,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// What a server's `INFO` says ([`Node::read_facts`]).
-pub use crate::net::facts::ServerFacts;
+pub(crate) use crate::net::facts::ServerFacts;
 /// Which connection of a server a call goes on: the floors above ask for
 /// it here, not in `net`.
-pub use crate::net::pool::Role;
-pub use node::Node;
-#[cfg(feature = "internals")]
-pub use route::Servers;
-pub use route::{Builder, Next, Route, Tried, Waiting};
-pub use votes::Votes;
-pub use wait::Woken;
+pub(crate) use crate::net::pool::Role;
+pub(crate) use node::Node;
+pub(crate) use route::{Builder, Next, Route, Tried, Waiting};
+pub(crate) use votes::Votes;
+pub(crate) use wait::Woken;
 
 use crate::config::options::LockOptions;
 use crate::config::url::ServerUrl;
@@ -67,7 +65,7 @@ use crate::protocol::keys::LockKeys;
 /// Every topology, asked in this order; the first that accepts the
 /// servers and options builds the topology. Options that name a topology
 /// (`cluster`, `sentinel`) come before the plain server lists.
-pub const TOPOLOGIES: &[Builder] = &[
+pub(crate) const TOPOLOGIES: &[Builder] = &[
     cluster::build,
     sentinel::build,
     redlock::build,
@@ -79,7 +77,7 @@ const RECENT_TOPOLOGIES: usize = 16;
 
 /// The servers of a lock and how they are used.
 #[derive(Debug)]
-pub struct Topology {
+pub(crate) struct Topology {
     route: Box<dyn Route>,
     scope: Arc<str>,
     /// The servers as shown in messages (passwords masked), built once:
@@ -102,7 +100,7 @@ const RECENT_KEYS: usize = 64;
 impl Topology {
     /// Parses `urls` and the topology options into a shared topology
     /// (equal topologies of one process share one instance). Sends nothing.
-    pub fn build(urls: &[String], options: &LockOptions) -> Result<Arc<Self>> {
+    pub(crate) fn build(urls: &[String], options: &LockOptions) -> Result<Arc<Self>> {
         // Most locks of a process are built with the same servers and
         // options: the topology of the last few is kept (no parsing, no
         // registry walk).
@@ -144,14 +142,14 @@ impl Topology {
     /// The name in Redis of the lock on `key` with `prefix`: `prefix` +
     /// `key`, on Redis Cluster wrapped in a hash tag when it has none
     /// ([`cluster::Cluster::lock_key`]).
-    pub fn lock_key(&self, prefix: &[u8], key: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn lock_key(&self, prefix: &[u8], key: &[u8]) -> Result<Vec<u8>> {
         self.route.lock_key(prefix, key)
     }
 
     /// The key names of the lock on `key` with `prefix` ([`Topology::lock_key`]
     /// and [`Topology::fence_counter`], with their encoded command heads),
     /// shared by the locks built on it lately.
-    pub fn lock_keys(&self, prefix: &[u8], key: &[u8]) -> Result<Arc<LockKeys>> {
+    pub(crate) fn lock_keys(&self, prefix: &[u8], key: &[u8]) -> Result<Arc<LockKeys>> {
         let mut recent = self.keys.get().lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, _, known)) = recent.iter().find(|(p, k, _)| p == prefix && k == key) {
             return Ok(known.clone());
@@ -169,7 +167,7 @@ impl Topology {
     /// The fencing counter shared by the locks under `prefix` that live with
     /// `lock_key` ([`crate::protocol::keys::fence_counter`]): one per server, on
     /// Redis Cluster one per hash slot.
-    pub fn fence_counter(&self, prefix: &[u8], lock_key: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn fence_counter(&self, prefix: &[u8], lock_key: &[u8]) -> Result<Vec<u8>> {
         self.route.fence_counter(prefix, lock_key).ok_or_else(|| {
             LockError::invalid(
                 "options[\"prefix\"]",
@@ -181,42 +179,42 @@ impl Topology {
 
     /// Identifies the keyspace: two locks on the same key and scope are the
     /// same lock (reentrancy).
-    pub fn scope(&self) -> &Arc<str> {
+    pub(crate) fn scope(&self) -> &Arc<str> {
         &self.scope
     }
 
     /// The servers, passwords masked, for messages and `var_dump`.
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         self.names.to_vec()
     }
 
     /// How a blocked acquire waits here.
-    pub fn waiting(&self) -> Waiting {
+    pub(crate) fn waiting(&self) -> Waiting {
         self.route.waiting()
     }
 
     /// The clock drift between servers allowed for a lease of `ttl_ms`:
     /// `ttl * drift_factor + 2 ms` over Redlock, none on one master.
-    pub fn drift(&self, ttl_ms: u64) -> Duration {
+    pub(crate) fn drift(&self, ttl_ms: u64) -> Duration {
         self.route.drift(ttl_ms)
     }
 
     /// How long a lease of `ttl_ms` taken `elapsed` after the request was
     /// sent can be counted on (the [`Topology::drift`] subtracted); `None`
     /// when nothing is left.
-    pub fn validity(&self, ttl_ms: u64, elapsed: Duration) -> Option<Duration> {
+    pub(crate) fn validity(&self, ttl_ms: u64, elapsed: Duration) -> Option<Duration> {
         Duration::from_millis(ttl_ms)
             .checked_sub(elapsed + self.drift(ttl_ms))
             .filter(|left| !left.is_zero())
     }
 
     /// Every server that holds locks ([`Route::nodes`]), each on its own.
-    pub fn nodes(&self) -> Result<Vec<Node>> {
+    pub(crate) fn nodes(&self) -> Result<Vec<Node>> {
         Ok(self.route.nodes()?.into_iter().map(Node::new).collect())
     }
 
     /// How many servers hold each key.
-    pub fn servers_per_key(&self) -> usize {
+    pub(crate) fn servers_per_key(&self) -> usize {
         self.route.servers_per_key()
     }
 

@@ -14,7 +14,7 @@ use crate::protocol::call::Call;
 use crate::protocol::lock_calls;
 
 /// One server of a topology ([`super::Topology::nodes`]).
-pub struct Node(Arc<ServerConfig>);
+pub(crate) struct Node(Arc<ServerConfig>);
 
 impl Node {
     pub(super) fn new(server: Arc<ServerConfig>) -> Self {
@@ -22,19 +22,19 @@ impl Node {
     }
 
     /// The server's name (`host:port`, as errors name it).
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         self.0.name()
     }
 
     /// Runs `build`'s call on this server alone, on its command connection.
-    pub fn run<T>(&self, build: &dyn Fn() -> Call<T>) -> Result<T> {
+    pub(crate) fn run<T>(&self, build: &dyn Fn() -> Call<T>) -> Result<T> {
         exchange::run_one(&self.0, Role::Command, &|_| build())
     }
 
     /// Reads the server's facts (`INFO`) and keeps them for later acquires
     /// of this process (option `unsafe_server`), a refusal too (then the
     /// server is unknown, never unsafe).
-    pub fn read_facts(&self) -> Result<ServerFacts> {
+    pub(crate) fn read_facts(&self) -> Result<ServerFacts> {
         match self.run(&lock_calls::info) {
             Ok(text) => {
                 let facts = ServerFacts::parse(&text);

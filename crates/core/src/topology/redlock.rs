@@ -14,7 +14,7 @@ use crate::net::connection::{self, ServerConfig};
 
 /// Several independent masters.
 #[derive(Debug)]
-pub struct Redlock {
+pub(crate) struct Redlock {
     servers: Vec<Arc<ServerConfig>>,
     drift_factor: f64,
 }
@@ -33,7 +33,7 @@ impl PartialEq for Redlock {
 
 /// Several URLs (and no option naming another topology): Redlock
 /// ([`super::TOPOLOGIES`]).
-pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
     if urls.len() < 2 {
         return Ok(None);
     }
@@ -46,7 +46,7 @@ pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn
 
 impl Redlock {
     /// Redlock over `servers` (at least two, each named once).
-    pub fn new(servers: Vec<Arc<ServerConfig>>, options: &LockOptions) -> Result<Self> {
+    pub(crate) fn new(servers: Vec<Arc<ServerConfig>>, options: &LockOptions) -> Result<Self> {
         // Independent servers: not one server under two names (localhost
         // and 127.0.0.1) or two of its databases.
         let identities: Vec<Vec<String>> =

@@ -20,7 +20,7 @@ use crate::net::connection::ServerConfig;
 
 /// How a blocked acquire waits for its turn on this topology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Waiting {
+pub(crate) enum Waiting {
     /// One server decides: waiters queue there and a release hands the
     /// lock to the first live one (FIFO, no barging).
     HandOver,
@@ -34,7 +34,7 @@ pub enum Waiting {
 /// them (single, Redlock), one owned server when it looks it up (the
 /// Sentinels' master, a Cluster slot's master): no vector per call.
 #[derive(Debug)]
-pub enum Servers<'a> {
+pub(crate) enum Servers<'a> {
     /// Servers the topology keeps.
     Kept(&'a [Arc<ServerConfig>]),
     /// The one server found for this call.
@@ -55,7 +55,7 @@ impl Deref for Servers<'_> {
 /// What the executor does after a server answered a call with an error
 /// ([`Route::on_error`]).
 #[derive(Debug)]
-pub enum Next {
+pub(crate) enum Next {
     /// The error is the answer: report it.
     Done,
     /// The topology is reconfiguring: pause (longer each time), then send
@@ -78,25 +78,25 @@ pub enum Next {
 
 /// One try of a call that failed, as [`Route::on_error`] sees it.
 #[derive(Debug)]
-pub struct Tried<'a> {
+pub(crate) struct Tried<'a> {
     /// The lock key the call was for.
-    pub key: &'a [u8],
+    pub(crate) key: &'a [u8],
     /// The server that answered.
-    pub server: &'a Arc<ServerConfig>,
+    pub(crate) server: &'a Arc<ServerConfig>,
     /// Whether the call was sent with `ASKING` ([`Next::Ask`]).
-    pub asking: bool,
+    pub(crate) asking: bool,
     /// Whether the call was a replay ([`Next::Replay`]).
-    pub replay: bool,
+    pub(crate) replay: bool,
 }
 
 /// Builds the topology that `urls` and `options` ask for, or `Ok(None)`
 /// when they are not for it (see [`super::TOPOLOGIES`]).
-pub type Builder = fn(&[ServerUrl], &LockOptions) -> Result<Option<Box<dyn Route>>>;
+pub(crate) type Builder = fn(&[ServerUrl], &LockOptions) -> Result<Option<Box<dyn Route>>>;
 
 /// One topology: where a key's servers are and what their errors mean.
 /// Every decision that depends on the kind of topology is a method here;
 /// the defaults are those of one master that holds every key.
-pub trait Route: Any + SameAs + Debug + Send + Sync {
+pub(crate) trait Route: Any + SameAs + Debug + Send + Sync {
     /// The servers that hold `key` now, in a fixed order. Looking them up
     /// may ask the network (a Sentinel's master, a Cluster's slot map).
     fn servers(&self, key: &[u8]) -> Result<Servers<'_>>;
@@ -178,7 +178,7 @@ pub trait Route: Any + SameAs + Debug + Send + Sync {
 /// Equality of two routes of any type (interning: locks built on equal
 /// servers and options share one topology). Implemented for every route
 /// that is `PartialEq`.
-pub trait SameAs {
+pub(crate) trait SameAs {
     /// True when `other` is a route of the same type, equal to this one.
     fn same_as(&self, other: &dyn Any) -> bool;
 }

@@ -38,7 +38,7 @@ pub const RECHECK: Duration = Duration::from_secs(1);
 type Known = Option<(Arc<ServerConfig>, Instant)>;
 
 /// A master group watched by Sentinels.
-pub struct Sentinel {
+pub(crate) struct Sentinel {
     name: String,
     sentinels: Vec<Arc<ServerConfig>>,
     /// The master's settings (credentials, db, TLS, timeouts); its address
@@ -70,7 +70,7 @@ impl PartialEq for Sentinel {
 }
 
 /// Option `sentinel`: the URLs are Sentinels ([`super::TOPOLOGIES`]).
-pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
     let Some(name) = &options.sentinel else {
         return Ok(None);
     };
@@ -79,7 +79,7 @@ pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn
 
 impl Sentinel {
     /// The group `name` behind the Sentinels at `urls`.
-    pub fn new(name: &str, urls: Vec<ServerUrl>, options: &LockOptions) -> Self {
+    pub(crate) fn new(name: &str, urls: Vec<ServerUrl>, options: &LockOptions) -> Self {
         let template = ServerConfig::new(urls[0].clone(), options);
         let sentinels = urls
             .into_iter()
@@ -110,7 +110,7 @@ impl Sentinel {
 
     /// The current master: the one found less than [`RECHECK`] ago, else
     /// the Sentinels' answer (checked with `ROLE` when it changed).
-    pub fn master(&self) -> Result<Arc<ServerConfig>> {
+    pub(crate) fn master(&self) -> Result<Arc<ServerConfig>> {
         if let Some((master, at)) = &*self.known()
             && at.elapsed() < RECHECK
         {
@@ -127,7 +127,7 @@ impl Sentinel {
 
     /// Forgets `master` (it answered READONLY or could not be reached), so
     /// the next call asks the Sentinels.
-    pub fn forget(&self, master: &Arc<ServerConfig>) {
+    pub(crate) fn forget(&self, master: &Arc<ServerConfig>) {
         let mut known = self.known();
         if known.as_ref().is_some_and(|(m, _)| Arc::ptr_eq(m, master)) {
             *known = None;
@@ -311,7 +311,7 @@ fn parse_role(replies: Vec<Value>) -> redis::RedisResult<String> {
 
 /// True when `err` says the master moved: it is read-only now (demoted) or
 /// gone.
-pub fn master_moved(err: &LockError) -> bool {
+pub(crate) fn master_moved(err: &LockError) -> bool {
     match err {
         LockError::Redirected {
             redirect: Redirect::ReadOnly,

@@ -23,7 +23,7 @@ impl Topology {
     /// `INFO` (an ACL) is unknown, never unsafe; one that does not answer
     /// is asked again at an acquire 10 s later. One atomic load per server once
     /// every server is read.
-    pub fn check_unsafe(&self, key: &[u8], policy: UnsafeServer) -> Result<()> {
+    pub(crate) fn check_unsafe(&self, key: &[u8], policy: UnsafeServer) -> Result<()> {
         if policy == UnsafeServer::Ignore {
             return Ok(());
         }
@@ -73,7 +73,7 @@ impl Topology {
     /// with the reason and its fix (`RedisLock::inspect()`); reads the
     /// facts of those not read yet in this process. A server whose `INFO`
     /// was refused or not answered is not listed.
-    pub fn unsafe_servers(&self, key: &[u8]) -> Result<Vec<stats::servers::UnsafeServer>> {
+    pub(crate) fn unsafe_servers(&self, key: &[u8]) -> Result<Vec<stats::servers::UnsafeServer>> {
         let servers = self.route.servers(key)?;
         self.read_facts(key, &servers);
         let found = hazards_of(&servers);

@@ -10,12 +10,12 @@ use crate::net::connection::{self, ServerConfig};
 
 /// A single server.
 #[derive(Debug, PartialEq)]
-pub struct Single {
+pub(crate) struct Single {
     server: Arc<ServerConfig>,
 }
 
 /// One URL: a single server ([`super::TOPOLOGIES`]).
-pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
     let [url] = urls else {
         return Ok(None);
     };
@@ -25,7 +25,7 @@ pub fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn
 
 impl Single {
     /// The topology of one (interned) server.
-    pub fn new(server: Arc<ServerConfig>) -> Self {
+    pub(crate) fn new(server: Arc<ServerConfig>) -> Self {
         Self { server }
     }
 }

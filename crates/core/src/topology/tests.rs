@@ -2,6 +2,7 @@
 //! local servers that answer as a test says.
 
 use super::executor::{MAX_HOPS, RETRY_PAUSE};
+use super::route::Servers;
 use super::*;
 use crate::net::connection::ServerConfig;
 use crate::protocol::call::{Attempt, Call};

@@ -8,7 +8,7 @@ use crate::error::{ConnectionFailure, LockError, Result};
 /// One result per server, and how many agreeing servers make a decision
 /// (1 of 1 on a single master; `floor(N/2) + 1` of N for Redlock).
 #[derive(Debug)]
-pub struct Votes<T> {
+pub(crate) struct Votes<T> {
     results: Vec<Result<T>>,
     quorum: usize,
     servers: Arc<[String]>,
@@ -17,7 +17,7 @@ pub struct Votes<T> {
 impl<T> Votes<T> {
     /// Results of `servers` (names for messages, passwords masked), in
     /// order, counted against `quorum`.
-    pub fn new(results: Vec<Result<T>>, quorum: usize, servers: Arc<[String]>) -> Self {
+    pub(crate) fn new(results: Vec<Result<T>>, quorum: usize, servers: Arc<[String]>) -> Self {
         Self {
             results,
             quorum,
@@ -28,7 +28,7 @@ impl<T> Votes<T> {
     /// Where a write may have happened, per server: true for a reply that
     /// `wrote` accepts and for a server that gave no reply (its state is
     /// unknown), false for a reply that says nothing was written.
-    pub fn may_have_written(&self, wrote: impl Fn(&T) -> bool) -> Vec<bool> {
+    pub(crate) fn may_have_written(&self, wrote: impl Fn(&T) -> bool) -> Vec<bool> {
         self.results
             .iter()
             .map(|r| r.as_ref().map_or(true, &wrote))
@@ -36,17 +36,17 @@ impl<T> Votes<T> {
     }
 
     /// Every server's result, in order.
-    pub fn into_results(self) -> Vec<Result<T>> {
+    pub(crate) fn into_results(self) -> Vec<Result<T>> {
         self.results
     }
 
     /// How many servers replied.
-    pub fn answered(&self) -> usize {
+    pub(crate) fn answered(&self) -> usize {
         self.results.iter().filter(|r| r.is_ok()).count()
     }
 
     /// How many servers replied with something `pred` accepts.
-    pub fn count(&self, pred: impl Fn(&T) -> bool) -> usize {
+    pub(crate) fn count(&self, pred: impl Fn(&T) -> bool) -> usize {
         self.results
             .iter()
             .filter(|r| r.as_ref().is_ok_and(&pred))
@@ -54,17 +54,17 @@ impl<T> Votes<T> {
     }
 
     /// True when a quorum replied with something `pred` accepts.
-    pub fn agree(&self, pred: impl Fn(&T) -> bool) -> bool {
+    pub(crate) fn agree(&self, pred: impl Fn(&T) -> bool) -> bool {
         self.count(pred) >= self.quorum
     }
 
     /// Servers needed for a decision.
-    pub fn quorum(&self) -> usize {
+    pub(crate) fn quorum(&self) -> usize {
         self.quorum
     }
 
     /// The one server's reply, or its error (one server holds the keys).
-    pub fn into_single(mut self) -> Result<T> {
+    pub(crate) fn into_single(mut self) -> Result<T> {
         match self.results.pop() {
             Some(result) if self.results.is_empty() => result,
             _ => Err(LockError::Internal("into_single on several servers".into())),
@@ -73,14 +73,14 @@ impl<T> Votes<T> {
 
     /// The replies, when enough servers replied for a decision; otherwise
     /// why not ([`Votes::failure`]). Servers that failed give `None`.
-    pub fn replies(self) -> Result<Vec<Option<T>>> {
+    pub(crate) fn replies(self) -> Result<Vec<Option<T>>> {
         let votes = self.decided()?;
         Ok(votes.results.into_iter().map(Result::ok).collect())
     }
 
     /// The votes, when enough servers replied for a decision; otherwise
     /// why not ([`Votes::failure`]).
-    pub fn decided(self) -> Result<Self> {
+    pub(crate) fn decided(self) -> Result<Self> {
         if self.answered() >= self.quorum {
             Ok(self)
         } else {
@@ -92,7 +92,7 @@ impl<T> Votes<T> {
     /// servers, a `ConnectionException`-class error that names the quorum
     /// and every server that failed (a refused command or an ended wait is
     /// reported as itself).
-    pub fn failure(mut self) -> LockError {
+    pub(crate) fn failure(mut self) -> LockError {
         if self.results.len() == 1 {
             return match self.results.pop() {
                 Some(Err(e)) => e,
@@ -151,7 +151,7 @@ impl<T> Votes<T> {
 
 impl<T> Votes<T> {
     /// The smallest value `pick` takes from a reply, if any.
-    pub fn min_of<V: Ord>(&self, pick: impl Fn(&T) -> Option<V>) -> Option<V> {
+    pub(crate) fn min_of<V: Ord>(&self, pick: impl Fn(&T) -> Option<V>) -> Option<V> {
         self.results
             .iter()
             .filter_map(|r| r.as_ref().ok().and_then(&pick))
@@ -159,13 +159,13 @@ impl<T> Votes<T> {
     }
 
     /// Which servers replied.
-    pub fn oks(&self) -> Vec<bool> {
+    pub(crate) fn oks(&self) -> Vec<bool> {
         self.results.iter().map(Result::is_ok).collect()
     }
 
     /// The first refusal of a command by a server (scripts refused, ACL),
     /// if any: such a server can never take part in a lock.
-    pub fn refused(&self) -> Option<LockError> {
+    pub(crate) fn refused(&self) -> Option<LockError> {
         self.results.iter().find_map(|r| match r {
             Err(e @ LockError::Server { .. }) => Some(e.clone()),
             _ => None,

@@ -14,7 +14,7 @@ use crate::protocol::call::{Attempt, Call};
 
 /// How a blocking wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Woken<T> {
+pub(crate) enum Woken<T> {
     /// The wait ended by itself (woken or timed out) and its call answered.
     Answered(T),
     /// PHP ended the wait: with the call's answer when the server gave it
@@ -25,7 +25,7 @@ pub enum Woken<T> {
 
 impl<T> Woken<T> {
     /// The same end, with `f` applied to the answer.
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Woken<U> {
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Woken<U> {
         match self {
             Woken::Answered(value) => Woken::Answered(f(value)),
             Woken::Ended(value) => Woken::Ended(value.map(f)),
@@ -37,7 +37,7 @@ impl Topology {
     /// Runs the blocking `build` on the `node`-th server of `key`, on the
     /// connection kept for waits ([`Topology::run_on`]), and says how the
     /// wait ended. Errors other than PHP ending it are the call's.
-    pub fn wait_on<T>(
+    pub(crate) fn wait_on<T>(
         &self,
         node: usize,
         key: &[u8],

@@ -134,7 +134,7 @@ impl Child {
     pub fn fork(body: impl FnOnce(&Channel) -> i32) -> Self {
         let (parent, child) = channels();
         // Each waits for a build under way on another thread.
-        redislock_core::protocol::scripts::prepare();
+        redislock_core::testing::protocol::scripts::prepare();
         redislock_core::idle_connections();
         // SAFETY: the child runs `body` and leaves with _exit, running no
         // destructor of the parent's state.

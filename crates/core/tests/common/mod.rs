@@ -16,9 +16,9 @@ pub use redislock_fixture::{
 
 use std::time::{Duration, Instant};
 
-use redislock_core::protocol::call::Attempt;
-use redislock_core::protocol::keys::{self, LockKeys};
-use redislock_core::protocol::lock_calls::{self, Released, Successor};
+use redislock_core::testing::protocol::call::Attempt;
+use redislock_core::testing::protocol::keys::{self, LockKeys};
+use redislock_core::testing::protocol::lock_calls::{self, Released, Successor};
 use redislock_core::{Lock, LockOptions, Semaphore};
 
 /// A unique key per call, so tests never share state.

@@ -146,8 +146,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::proxy::Proxy;
 use common::{RedisServer, fresh_dir, unique_key};
-use redislock_core::protocol::{keys, scripts};
-use redislock_core::semaphore_calls::SemKeys;
+use redislock_core::testing::protocol::{keys, scripts};
+use redislock_core::testing::semaphore_calls::SemKeys;
 use redislock_core::{Lock, LockOptions, OptionValue, Result, Semaphore};
 
 use checks::*;
