@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
     *) echo "package-test: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-[ ${#cells[@]} -gt 0 ] || cells=(bookworm trixie bookworm-zts)
+[ ${#cells[@]} -gt 0 ] || cells=(bookworm trixie bookworm-zts sid)
 if [ -z "$tag" ]; then
   tag=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
   [ -n "$tag" ] || tag=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
@@ -69,13 +69,15 @@ suite_of() {
   case "$1" in
     bookworm | bookworm-zts) echo bookworm ;;
     trixie) echo trixie ;;
-    *) echo "package-test: unknown cell $1 (bookworm, trixie or bookworm-zts)" >&2; return 1 ;;
+    sid) echo sid ;;
+    *) echo "package-test: unknown cell $1 (bookworm, trixie, bookworm-zts or sid)" >&2; return 1 ;;
   esac
 }
 php_of() {
   case "$1" in
     bookworm | bookworm-zts) echo 8.2 ;;
     trixie) echo 8.4 ;;
+    sid) echo 8.5 ;;
   esac
 }
 for c in "${cells[@]}"; do suite_of "$c" >/dev/null; done
@@ -174,6 +176,9 @@ test_cell() {
     rm -rf "$root$zts_prefix/bin/phpize" "$root$zts_prefix/bin/php-config" \
       "$root$zts_prefix/include" "$root$zts_prefix/lib/php/build" "$root$zts_prefix/share/aclocal"
     path=$zts_prefix/bin
+  elif [ "$cell" = sid ]; then
+    root_apt "$root" redis-server unzip
+    root_php85 "$root" "php$php-cli"
   else
     root_apt "$root" "php$php-cli redis-server unzip"
   fi

@@ -7,6 +7,8 @@
 #   bookworm      Debian 12, PHP 8.2, NTS (Debian's php8.2)
 #   trixie        Debian 13, PHP 8.4, NTS (Debian's php8.4)
 #   bookworm-zts  Debian 12, PHP 8.2, ZTS (thread-safe; see below)
+#   sid           Debian unstable, PHP 8.5, NTS (experimental's php8.5: the
+#                 only Debian suite with PHP 8.5; it links unstable's glibc)
 #
 # and writes, for each,
 #
@@ -69,7 +71,7 @@ while [ $# -gt 0 ]; do
     *) echo "package: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-[ ${#cells[@]} -gt 0 ] || cells=(bookworm trixie bookworm-zts)
+[ ${#cells[@]} -gt 0 ] || cells=(bookworm trixie bookworm-zts sid)
 [ -z "$root_arg" ] || [ ${#cells[@]} = 1 ] || { echo "package: --root needs exactly one --cell" >&2; exit 2; }
 if [ -z "$tag" ]; then
   tag=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
@@ -84,13 +86,15 @@ suite_of() {
   case "$1" in
     bookworm | bookworm-zts) echo bookworm ;;
     trixie) echo trixie ;;
-    *) echo "package: unknown cell $1 (bookworm, trixie or bookworm-zts)" >&2; return 1 ;;
+    sid) echo sid ;;
+    *) echo "package: unknown cell $1 (bookworm, trixie, bookworm-zts or sid)" >&2; return 1 ;;
   esac
 }
 php_of() {
   case "$1" in
     bookworm | bookworm-zts) echo 8.2 ;;
     trixie) echo 8.4 ;;
+    sid) echo 8.5 ;;
   esac
 }
 for c in "${cells[@]}"; do suite_of "$c" >/dev/null; done
@@ -153,7 +157,12 @@ build_cell() {
     env="PHP_CONFIG=\$(command -v php-config$php) PHP=\$(command -v php$php)"
   fi
   echo "package: $cell: installing $packages"
-  root_apt "$root" "$packages"
+  if [ "$cell" = sid ]; then
+    root_apt "$root" clang libclang-dev libssl-dev pkg-config
+    root_php85 "$root" "php$php-cli" "php$php-dev"
+  else
+    root_apt "$root" "$packages"
+  fi
 
   chmod 700 "$root/root"
   rm -rf "$root/root/redislock"
@@ -194,7 +203,7 @@ build_cell() {
   [ "$zts" = zts=1 ] && suffix+="-zts"
   # The cell's name promises its thread safety.
   case "$cell:$zts" in
-    *-zts:zts=1 | bookworm:zts=0 | trixie:zts=0) ;;
+    *-zts:zts=1 | bookworm:zts=0 | trixie:zts=0 | sid:zts=0) ;;
     *) echo "package: $cell: built against a PHP with $zts"; return 1 ;;
   esac
   name="php_redislock-${tag}_php$php-$arch-linux-glibc$suffix.zip"

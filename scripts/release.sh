@@ -13,7 +13,7 @@
 #    the stub's header, the version phpt test, docs/install.md's TAG=,
 #    and a "## TAG" section in CHANGELOG.md.
 # 2. bash scripts/package.sh --tag TAG: the archives of every cell
-#    (bookworm, trixie, bookworm-zts) and their .sha256 in dist/.
+#    (bookworm, trixie, bookworm-zts, sid) and their .sha256 in dist/.
 # 3. bash scripts/package-test.sh --tag TAG: each archive in a new clean
 #    root of its cell (its checksum, contents, ldd, php --ri with the
 #    version, one acquire and release).
@@ -75,10 +75,11 @@ echo
 row() { printf '%-56s %9s %6s %8s  %-64s  %s\n' "$@"; }
 mb() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1048576 }'; }
 row archive bytes MB "unzipped" sha256 package-test
-for cell in bookworm trixie bookworm-zts; do
+for cell in bookworm trixie bookworm-zts sid; do
   case "$cell" in
     bookworm) name="php_redislock-${tag}_php8.2-x86_64-linux-glibc.zip" ;;
     trixie) name="php_redislock-${tag}_php8.4-x86_64-linux-glibc.zip" ;;
+    sid) name="php_redislock-${tag}_php8.5-x86_64-linux-glibc.zip" ;;
     bookworm-zts) name="php_redislock-${tag}_php8.2-x86_64-linux-glibc-zts.zip" ;;
   esac
   if [ -f "dist/$name" ] && (cd dist && sha256sum -c --status "$name.sha256"); then

@@ -25,12 +25,12 @@ var_dump($lock->isAcquired());
 var_dump($lock->release());
 var_dump(redis_cmd($url, 'EXISTS', redislock_test_stored_key($key)));
 ?>
---EXPECT--
+--EXPECTF--
 bool(true)
 Exception: Serialization of 'RedisLock' is not allowed
 Exception: Serialization of 'RedisLock' is not allowed
 Exception: Unserialization of 'RedisLock' is not allowed
-Error: Call to private RedisLock::__clone() from global scope
+Error: Call to private%sRedisLock::__clone() from global scope
 bool(false)
 bool(true)
 bool(true)

@@ -21,6 +21,9 @@
 #   root_apt ROOT PACKAGE...      apt-get update and install (no
 #                                 recommends) inside ROOT
 #   root_no_services ROOT         packages installed in ROOT start no service
+#   root_php85 ROOT PACKAGE...    Debian's experimental suite beside unstable
+#                                 (a sid ROOT), then PACKAGE... from
+#                                 experimental: PHP 8.5 (php8.5-cli, ...)
 #   root_cleanup ROOT KEEP        kills what still runs inside ROOT (found
 #                                 by /proc/PID/root: nothing else is ever
 #                                 signalled), unmounts what was mounted in
@@ -138,4 +141,18 @@ root_no_services() {
   mkdir -p "$1/usr/sbin"
   printf '#!/bin/sh\nexit 101\n' >"$1/usr/sbin/policy-rc.d"
   chmod 755 "$1/usr/sbin/policy-rc.d"
+}
+
+# root_php85 ROOT PACKAGE...: PHP 8.5 is in Debian's experimental suite
+# only. Adds experimental beside unstable (a sid ROOT, from the same
+# mirror: apt takes from it only what it is asked to), then installs
+# PACKAGE... from there, with php-common from unstable (experimental's
+# newer php-common breaks this php8.5-common).
+root_php85() {
+  local root=$1; shift
+  if ! grep -q experimental "$root/etc/apt/sources.list" 2>/dev/null; then
+    sed -n 's/^deb \([^ ]*\) sid main.*/deb \1 experimental main/p' "$root/etc/apt/sources.list" \
+      >>"$root/etc/apt/sources.list"
+  fi
+  root_apt "$root" -t experimental "$@" php-common/unstable
 }
