@@ -78,7 +78,8 @@ skipped=$((skipped - ${no_server:-0} - ${other_kinds:-0}))
 foreign_skips=$((${foreign_skips:-0} - ${other_kinds:-0}))
 rm -f "$log"
 [ "${no_server:-0}" = 0 ] || echo "phpt: ${no_server} test(s) need REDISLOCK_TEST_SERVER (not set)"
-[ "${other_kinds:-0}" = 0 ] || echo "phpt: ${other_kinds} test(s) not for this server: ${other_kind//$'\n'/; }"
+[ "${other_kinds:-0}" = 0 ] || echo "phpt: ${other_kinds} test(s) not for this server:" \
+  "$(sed -nE 's/.*\[([^]]+\.phpt)\].*/\1/p' <<<"$other_kind" | tr '\n' ' ')"
 if [ "$topology" = single ]; then
   echo "phpt: ${passed} passed, ${failed} failed, ${skipped} skipped, ${leaked} leaked"
 else
