@@ -177,10 +177,9 @@ test_cell() {
       "$root$zts_prefix/include" "$root$zts_prefix/lib/php/build" "$root$zts_prefix/share/aclocal"
     path=$zts_prefix/bin
   elif [ "$cell" = sid ]; then
-    root_apt "$root" redis-server unzip
-    root_php85 "$root" "php$php-cli"
+    root_php85 "$root" "php$php-cli" redis-server unzip || return 1
   else
-    root_apt "$root" "php$php-cli redis-server unzip"
+    root_apt "$root" "php$php-cli redis-server unzip" || return 1
   fi
   mkdir -p "$root/root/dl"
   cp "$dist/$name" "$dist/$name.sha256" "$repo/scripts/redis.sh" \

@@ -158,10 +158,9 @@ build_cell() {
   fi
   echo "package: $cell: installing $packages"
   if [ "$cell" = sid ]; then
-    root_apt "$root" clang libclang-dev libssl-dev pkg-config
-    root_php85 "$root" "php$php-cli" "php$php-dev"
+    root_php85 "$root" "php$php-cli" "php$php-dev" clang libclang-dev libssl-dev pkg-config || return 1
   else
-    root_apt "$root" "$packages"
+    root_apt "$root" "$packages" || return 1
   fi
 
   chmod 700 "$root/root"

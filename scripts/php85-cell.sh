@@ -56,9 +56,8 @@ root_mount "$root"
 # The rest from unstable, then the PHP from experimental: the build (clang for
 # ext-php-rs's bindings, OpenSSL for TLS), Redis and Valkey, php-fpm and
 # cgi-fcgi for the FPM tests, promtool for the metrics tests.
-root_apt "$root" clang libclang-dev libssl-dev pkg-config make git procps openssl \
-  redis-server redis-tools valkey-server valkey-tools libfcgi-bin prometheus
-root_php85 "$root" php8.5-cli php8.5-dev php8.5-fpm
+root_php85 "$root" php8.5-cli php8.5-dev php8.5-fpm clang libclang-dev libssl-dev pkg-config \
+  make git procps openssl redis-server redis-tools valkey-server valkey-tools libfcgi-bin prometheus
 echo "php85-cell: root ready in $(($(date +%s) - started)) s:" \
   "$(root_run "$root" 'php8.5 -n -r "echo PHP_VERSION;"'), $(root_run "$root" 'redis-server --version | cut -d" " -f3'), $(root_run "$root" 'valkey-server --version | cut -d" " -f3')"
 

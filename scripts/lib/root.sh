@@ -22,8 +22,8 @@
 #                                 recommends) inside ROOT
 #   root_no_services ROOT         packages installed in ROOT start no service
 #   root_php85 ROOT PACKAGE...    Debian's experimental suite beside unstable
-#                                 (a sid ROOT), then PACKAGE... from
-#                                 experimental: PHP 8.5 (php8.5-cli, ...)
+#                                 (a sid ROOT), php8.5-* pinned to it, then
+#                                 PACKAGE... (PHP 8.5: php8.5-cli, ...)
 #   root_cleanup ROOT KEEP        kills what still runs inside ROOT (found
 #                                 by /proc/PID/root: nothing else is ever
 #                                 signalled), unmounts what was mounted in
@@ -145,14 +145,17 @@ root_no_services() {
 
 # root_php85 ROOT PACKAGE...: PHP 8.5 is in Debian's experimental suite
 # only. Adds experimental beside unstable (a sid ROOT, from the same
-# mirror: apt takes from it only what it is asked to), then installs
-# PACKAGE... from there, with php-common from unstable (experimental's
-# newer php-common breaks this php8.5-common).
+# mirror), pins PHP 8.5's packages (php8.5-*) to it and nothing else
+# (experimental's other packages, such as its newer php-common or perl,
+# stay out: apt gives experimental priority 1), then installs PACKAGE....
 root_php85() {
   local root=$1; shift
   if ! grep -q experimental "$root/etc/apt/sources.list" 2>/dev/null; then
     sed -n 's/^deb \([^ ]*\) sid main.*/deb \1 experimental main/p' "$root/etc/apt/sources.list" \
       >>"$root/etc/apt/sources.list"
   fi
-  root_apt "$root" -t experimental "$@" php-common/unstable
+  mkdir -p "$root/etc/apt/preferences.d"
+  printf 'Package: php8.5*\nPin: release a=experimental\nPin-Priority: 990\n' \
+    >"$root/etc/apt/preferences.d/php85"
+  root_apt "$root" "$@"
 }
