@@ -53,9 +53,10 @@ started=$(date +%s)
 root_make "$root" sid
 root_no_services "$root"
 root_mount "$root"
-# The rest from unstable, then the PHP from experimental: the build (clang for
-# ext-php-rs's bindings, OpenSSL for TLS), Redis and Valkey, php-fpm and
-# cgi-fcgi for the FPM tests, promtool for the metrics tests.
+# PHP 8.5 from experimental (pinned), the rest from unstable: the build
+# (clang for ext-php-rs's bindings, OpenSSL for TLS), Redis and Valkey,
+# php-fpm and cgi-fcgi for the FPM tests, promtool for the metrics tests,
+# openssl for the TLS test's certificates.
 root_php85 "$root" php8.5-cli php8.5-dev php8.5-fpm clang libclang-dev libssl-dev pkg-config \
   make git procps openssl redis-server redis-tools valkey-server valkey-tools libfcgi-bin prometheus
 echo "php85-cell: root ready in $(($(date +%s) - started)) s:" \
