@@ -9,6 +9,7 @@
 #   PHP=$(command -v php8.5) PHP_CONFIG=$(command -v php-config8.5) bash scripts/build.sh
 #   REDISLOCK_PHP=php8.5 bash scripts/phpt.sh target/release/redislock.so
 #   the same phpt suite against Valkey (REDISLOCK_REDIS_SERVER=valkey-server)
+#   bash scripts/sapi-hook-test.sh (PHP 8.5's embed SAPI, as FrankenPHP)
 #
 # (Valkey 9 is also the server of the tests of the lock without scripts:
 # REDISLOCK_TEST_SERVER=valkey-server in both runs.)
@@ -22,8 +23,8 @@
 #       keep the root afterwards / reuse one (its packages stay; the
 #       checkout and cargo's files are made anew)
 #
-# Logs: ROOT/root/build.log, phpt-redis.log, phpt-valkey.log (printed on
-# failure). Processes left in the root are found by their /proc/PID/root
+# Logs: ROOT/root/build.log, phpt-redis.log, phpt-valkey.log,
+# sapi-hook.log (printed on failure). Processes left in the root are found by their /proc/PID/root
 # and killed; nothing else is ever signalled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,8 +57,9 @@ root_mount "$root"
 # PHP 8.5 from experimental (pinned), the rest from unstable: the build
 # (clang for ext-php-rs's bindings, OpenSSL for TLS), Redis and Valkey,
 # php-fpm and cgi-fcgi for the FPM tests, promtool for the metrics tests,
-# openssl for the TLS test's certificates.
-root_php85 "$root" php8.5-cli php8.5-dev php8.5-fpm clang libclang-dev libssl-dev pkg-config \
+# openssl for the TLS test's certificates, PHP's embed SAPI for the SAPI
+# hook's host.
+root_php85 "$root" php8.5-cli php8.5-dev php8.5-fpm libphp8.5-embed clang libclang-dev libssl-dev pkg-config \
   make git procps openssl redis-server redis-tools valkey-server valkey-tools libfcgi-bin prometheus
 echo "php85-cell: root ready in $(($(date +%s) - started)) s:" \
   "$(root_run "$root" 'php8.5 -n -r "echo PHP_VERSION;"'), $(root_run "$root" 'redis-server --version | cut -d" " -f3'), $(root_run "$root" 'valkey-server --version | cut -d" " -f3')"
@@ -94,6 +96,8 @@ if run build "PHP=\$(command -v php8.5) PHP_CONFIG=\$(command -v php-config8.5) 
   # Valkey 9 is also the server of the tests of the lock without scripts.
   run phpt-redis "REDISLOCK_PHP=php8.5 REDISLOCK_TEST_SERVER=valkey-server bash scripts/phpt.sh target/release/redislock.so" || true
   run phpt-valkey "REDISLOCK_PHP=php8.5 REDISLOCK_TEST_SERVER=valkey-server REDISLOCK_REDIS_SERVER=valkey-server REDISLOCK_REDIS_CLI=valkey-cli bash scripts/phpt.sh target/release/redislock.so" || true
+  # (php and php-config are PHP 8.5's: the root has no other PHP.)
+  run sapi-hook "bash scripts/sapi-hook-test.sh target/release/redislock.so" || true
 fi
 echo "php85-cell: done in $(($(date +%s) - started)) s"
 exit "$status"
