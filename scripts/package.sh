@@ -47,7 +47,8 @@
 # php), with that prefix mounted read-only at its own path and php and
 # php-config taken from it.
 #
-# About 3-4.5 minutes a cell, 10-13 for all three (plus the ZTS PHP's
+# About 2.5-4.5 minutes a cell (sid: 2 min 27 s), 13-17 for all four
+# (estimated from the cells' times; plus the ZTS PHP's
 # build the first time), on 2 shared cores. Needs root.
 # scripts/package-test.sh loads the archives in clean roots without a
 # compiler; scripts/release.sh runs both for every cell.
