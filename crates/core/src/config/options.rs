@@ -309,7 +309,29 @@ impl Default for LockOptions {
     }
 }
 
+/// The options of a connection to one server, the only ones that reach
+/// the connection layer (`net`): its timeouts and its TLS settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectionOptions {
+    /// TCP/TLS connect timeout.
+    pub connect_timeout: Duration,
+    /// Read and write timeout of every command.
+    pub read_timeout: Duration,
+    /// TLS settings (used where the URL asks for TLS).
+    pub tls: TlsOptions,
+}
+
 impl LockOptions {
+    /// The options of each connection (timeouts, TLS), apart from the
+    /// topology's and the holds'.
+    pub fn connection(&self) -> ConnectionOptions {
+        ConnectionOptions {
+            connect_timeout: self.connect_timeout,
+            read_timeout: self.read_timeout,
+            tls: self.tls.clone(),
+        }
+    }
+
     /// Sets one option. `value` must already have the option's kind (the
     /// binding raises `TypeError` otherwise); range checks happen here.
     pub fn set(&mut self, name: &str, value: OptionValue) -> Result<()> {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use redis::{ConnectionLike, Value};
 
-use crate::config::options::{LockOptions, TlsOptions};
+use crate::config::options::{ConnectionOptions, TlsOptions};
 use crate::config::url::{Endpoint, ServerUrl};
 use crate::error::{ConnectionFailure, LockError, Result};
 use crate::net::wire::{self, Conn, Stream};
@@ -315,8 +315,8 @@ not_identity!(FactsMemo, UnblockRefused, Broken, ScriptsChecked);
 fresh_on_clone!(FactsMemo, UnblockRefused, Broken);
 
 impl ServerConfig {
-    /// Combines a parsed URL with the connection-related options.
-    pub fn new(url: ServerUrl, options: &LockOptions) -> Self {
+    /// Combines a parsed URL with the connection's options.
+    pub fn new(url: ServerUrl, options: &ConnectionOptions) -> Self {
         let tls = match url.endpoint {
             Endpoint::Tcp { tls: true, .. } => options.tls.clone(),
             _ => TlsOptions::default(),
@@ -566,7 +566,10 @@ mod tests {
     #[test]
     fn a_fork_while_the_registry_is_held_leaves_the_child_its_own() {
         let url = ServerUrl::parse("servers", "redis://127.0.0.1:1").unwrap();
-        let config = ServerConfig::new(url, &LockOptions::default());
+        let config = ServerConfig::new(
+            url,
+            &crate::config::options::LockOptions::default().connection(),
+        );
         let held = REGISTRY.get().lock().unwrap();
         // SAFETY: the child only interns a config and leaves with _exit.
         let pid = unsafe { libc::fork() };

@@ -112,10 +112,10 @@ impl Cluster {
                 "names a unix socket, but Redis Cluster nodes are reached over TCP",
             ));
         }
-        let template = ServerConfig::new(urls[0].clone(), options);
+        let template = ServerConfig::new(urls[0].clone(), &options.connection());
         let seeds = urls
             .into_iter()
-            .map(|url| connection::intern(ServerConfig::new(url, options)))
+            .map(|url| connection::intern(ServerConfig::new(url, &options.connection())))
             .collect();
         Ok(Self {
             seeds,
@@ -477,7 +477,7 @@ mod tests {
     fn slot_map_lookup_finds_ranges_and_gaps() {
         let config = |port| {
             let url = ServerUrl::parse("s", &format!("redis://127.0.0.1:{port}")).unwrap();
-            Arc::new(ServerConfig::new(url, &LockOptions::default()))
+            Arc::new(ServerConfig::new(url, &LockOptions::default().connection()))
         };
         let (a, b) = (config(1), config(2));
         let map = SlotMap {

@@ -39,7 +39,7 @@ pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<
     }
     let servers = urls
         .iter()
-        .map(|url| connection::intern(ServerConfig::new(url.clone(), options)))
+        .map(|url| connection::intern(ServerConfig::new(url.clone(), &options.connection())))
         .collect();
     Ok(Some(Box::new(Redlock::new(servers, options)?)))
 }

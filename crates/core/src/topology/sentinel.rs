@@ -80,7 +80,7 @@ pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<
 impl Sentinel {
     /// The group `name` behind the Sentinels at `urls`.
     pub(crate) fn new(name: &str, urls: Vec<ServerUrl>, options: &LockOptions) -> Self {
-        let template = ServerConfig::new(urls[0].clone(), options);
+        let template = ServerConfig::new(urls[0].clone(), &options.connection());
         let sentinels = urls
             .into_iter()
             .map(|url| {
@@ -90,7 +90,7 @@ impl Sentinel {
                     db: 0,
                     ..url
                 };
-                connection::intern(ServerConfig::new(url, options))
+                connection::intern(ServerConfig::new(url, &options.connection()))
             })
             .collect();
         Self {

@@ -19,7 +19,7 @@ pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<
     let [url] = urls else {
         return Ok(None);
     };
-    let server = connection::intern(ServerConfig::new(url.clone(), options));
+    let server = connection::intern(ServerConfig::new(url.clone(), &options.connection()));
     Ok(Some(Box::new(Single::new(server))))
 }
 

@@ -18,7 +18,7 @@ fn unreachable() -> Arc<ServerConfig> {
         .map(|a| a.port())
         .unwrap();
     let url = ServerUrl::parse("servers", &format!("redis://127.0.0.1:{port}")).unwrap();
-    Arc::new(ServerConfig::new(url, &LockOptions::default()))
+    Arc::new(ServerConfig::new(url, &LockOptions::default().connection()))
 }
 
 /// A route that answers every error from a script and records what
@@ -101,7 +101,10 @@ fn answering() -> Answering {
     // Interned, as every server of a topology: the pool keys idle
     // connections by the config's address, which a dropped config
     // would leave to the next one allocated there.
-    let server = crate::net::connection::intern(ServerConfig::new(url, &LockOptions::default()));
+    let server = crate::net::connection::intern(ServerConfig::new(
+        url,
+        &LockOptions::default().connection(),
+    ));
     Answering {
         server,
         pings,
