@@ -493,14 +493,29 @@ fn a_rounds_pending_undo_never_removes_a_later_rounds_win(owner: Option<&str>) {
         "a try, its replay and an undo refused"
     );
     let token = String::from_utf8(waiter.token().unwrap()).unwrap();
+    // A hold on one master: its token and (a fixed owner's) its nonce.
+    let hold = |server: &RedisServer| {
+        let owner = server.cmd::<Option<String>>(&["GET", &name]);
+        let nonce = server.cmd::<Option<String>>(&["GET", &format!("{name}~~o")]);
+        (owner.as_deref() == Some(&token[..])).then_some(nonce)
+    };
     // The masters the wait won on: a quorum, not always all three (on a
     // busy machine a round can reach a master before the rival's release
-    // does).
-    let owns = |server: &RedisServer| {
-        server.cmd::<Option<String>>(&["GET", &name]).as_deref() == Some(&token[..])
-    };
-    let won: Vec<usize> = (0..servers.len()).filter(|&i| owns(&servers[i])).collect();
-    assert!(won.len() >= 2, "won on a quorum: {won:?}");
+    // does). With a fixed owner every round writes the same token, and
+    // the nonce tells them apart: the wait's is the one a quorum holds. A
+    // master that holds another is an earlier round's leftover, which
+    // that round's pending undo removes, as it must.
+    let holds: Vec<Option<Option<String>>> = servers.iter().map(hold).collect();
+    let quorum_nonce = holds
+        .iter()
+        .flatten()
+        .find(|n| holds.iter().flatten().filter(|m| m == n).count() >= 2)
+        .cloned();
+    let won: Vec<usize> = (0..servers.len())
+        .filter(|&i| quorum_nonce.is_some() && holds[i] == quorum_nonce)
+        .collect();
+    assert!(won.len() >= 2, "won on a quorum: {holds:?}");
+    let owns = |server: &RedisServer| hold(server) == quorum_nonce;
     // Past the refusals: the pending undos have been sent again by now.
     std::thread::sleep(Duration::from_millis(1_800));
     for i in won {
