@@ -354,9 +354,12 @@ fn a_first_wait_goes_with_the_first_step() {
     // Warm up: connections opened, scripts loaded, the connection's id
     // learnt, the server's facts read.
     counts_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter);
-    let (_, hinted) =
+    let (seen, hinted) =
         counts_and_requests_of_a_wait_on_a_held_lock(&server, &mut holder, &mut waiter);
-    assert_eq!(hinted, 1, "the first step and its wait in one request");
+    assert_eq!(
+        hinted, 1,
+        "the first step and its wait in one request (commands: {seen:?})"
+    );
     // A wait that takes the lock free ends the hint: the plain try first.
     assert_eq!(one_wait_on_a_free_lock(&server, &mut waiter).1, 1);
     let (_, plain) =

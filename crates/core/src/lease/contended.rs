@@ -11,34 +11,44 @@
 //!   a free lock as well) instead of the plain `SET NX PX` first.
 //!
 //! PHP makes new objects per request, so the note lives in the process,
-//! not in an object. A hint only, either way is correct: a busy lock on
-//! the table (another thread, or one that was inside at a `fork()`) reads
-//! as "not contended" and is not written, so no thread ever waits here.
+//! not in an object. A hint only, either way is correct; but a hint that
+//! another thread's look at the table could lose (a ZTS PHP's requests
+//! run beside each other) would cost that request its round trip for
+//! nothing, so a look waits for the table (a hash set's lookup or insert
+//! long). A forked child gets a table of its own ([`PerProcess`]): one
+//! that a thread of the parent held at the `fork()` is never touched.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
+
+use crate::process::PerProcess;
 
 /// At most this many keys are noted; beyond, new ones are not.
 const MOST: usize = 1024;
 
 /// The keys noted; `None` until the first (and after [`forget_all`]).
-static CONTENDED: Mutex<Option<HashSet<Vec<u8>>>> = Mutex::new(None);
+static CONTENDED: PerProcess<Mutex<Option<HashSet<Vec<u8>>>>> =
+    PerProcess::new(|| Mutex::new(None));
+
+/// This process's table.
+fn table() -> MutexGuard<'static, Option<HashSet<Vec<u8>>>> {
+    CONTENDED
+        .get()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Whether the last note on `key` said it was contended (a permit release
 /// found waiters; a wait for a lock had to queue).
 pub(crate) fn seen(key: &[u8]) -> bool {
-    CONTENDED
-        .try_lock()
-        .is_ok_and(|set| set.as_ref().is_some_and(|set| set.contains(key)))
+    table().as_ref().is_some_and(|set| set.contains(key))
 }
 
 /// Notes whether `key` was found contended (a permit release of the
 /// semaphore with holders `key` found waiters; a wait for the lock `key`
 /// had to queue).
 pub(crate) fn note(key: &[u8], waiters: bool) {
-    let Ok(mut set) = CONTENDED.try_lock() else {
-        return;
-    };
+    let mut set = table();
     if !waiters {
         if let Some(set) = set.as_mut() {
             set.remove(key);
@@ -54,7 +64,7 @@ pub(crate) fn note(key: &[u8], waiters: bool) {
 /// Forgets every note and frees the table (the end of the module: a host
 /// that unloads the extension finds nothing of it left allocated).
 pub(crate) fn forget_all() {
-    *CONTENDED.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    *table() = None;
 }
 
 #[cfg(test)]
@@ -69,5 +79,31 @@ mod tests {
         assert!(seen(key));
         note(key, false);
         assert!(!seen(key));
+    }
+
+    /// A note and a look are never lost to another thread's use of the
+    /// table at the same moment (the table was tried, not waited for: a
+    /// busy table read as "not contended" and dropped the note).
+    #[test]
+    fn another_thread_at_the_table_loses_no_note() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let beside = std::thread::spawn(|| {
+            while !STOP.load(Ordering::Relaxed) {
+                note(b"contended-beside~~s", true);
+                let _ = seen(b"contended-beside~~s");
+                note(b"contended-beside~~s", false);
+            }
+        });
+        let key = b"contended-ours";
+        let mut lost = 0;
+        for _ in 0..200_000 {
+            note(key, true);
+            lost += usize::from(!seen(key));
+        }
+        STOP.store(true, Ordering::Relaxed);
+        beside.join().unwrap();
+        note(key, false);
+        assert_eq!(lost, 0, "looks that missed a note of their own thread");
     }
 }

@@ -425,9 +425,14 @@ fn notify_queue_cmd(keys: &LockKeys, waiter: &Waiter<'_>, leave: bool) -> Comman
     )
 }
 
-/// `BLPOP list timeout`: a waiter sleeps on its wake-up list.
+/// `BLPOP list timeout`: a waiter sleeps on its wake-up list. The
+/// timeout is rounded up to whole milliseconds (at least one), so the
+/// server never ends the block before the time asked: a block that ended
+/// a fraction of a millisecond before its wait's end would cost the wait
+/// one more step.
 pub fn blpop(list: &[u8], timeout: Duration) -> Command {
-    let seconds = format!("{:.3}", timeout.as_secs_f64().max(0.001));
+    let ms = timeout.as_micros().div_ceil(1000).max(1);
+    let seconds = format!("{}.{:03}", ms / 1000, ms % 1000);
     Command::of(&[b"BLPOP", list, seconds.as_bytes()])
 }
 
@@ -546,5 +551,27 @@ fn queued_reply(script: &str, reply: Value) -> RedisResult<Step> {
             "unexpected script reply",
             format!("{script}: {reply:?}"),
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `BLPOP`'s timeout argument for `timeout`.
+    fn blpop_timeout(timeout: Duration) -> String {
+        let bytes = blpop(b"w", timeout).bytes().to_vec();
+        let text = String::from_utf8(bytes).unwrap();
+        text.trim_end().rsplit("\r\n").next().unwrap().to_owned()
+    }
+
+    #[test]
+    fn a_block_s_timeout_is_never_shorter_than_asked() {
+        let us = Duration::from_micros;
+        assert_eq!(blpop_timeout(us(20_400)), "0.021");
+        assert_eq!(blpop_timeout(us(20_000)), "0.020");
+        assert_eq!(blpop_timeout(us(1_999_001)), "2.000");
+        assert_eq!(blpop_timeout(us(12_345_678)), "12.346");
+        assert_eq!(blpop_timeout(Duration::ZERO), "0.001");
     }
 }
