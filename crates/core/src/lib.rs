@@ -58,7 +58,7 @@ pub use semaphore::{Semaphore, SemaphoreInfo};
 pub mod testing {
     /// The lock protocol's parts that tests drive by hand.
     pub mod protocol {
-        pub use crate::protocol::{call, keys, lock_calls, scripts, step, token};
+        pub use crate::protocol::{call, keys, lock_calls, permitted, scripts, step, token};
     }
     pub use crate::protocol::semaphore as semaphore_calls;
     /// The topologies' parts that tests look at.

@@ -30,6 +30,7 @@ use redislock_core::config::url::{DEFAULT_PORT, Endpoint, MAX_DB, ServerUrl, red
 use redislock_core::testing::protocol::call::{Attempt, Call};
 use redislock_core::testing::protocol::keys::LockKeys;
 use redislock_core::testing::protocol::lock_calls::{self, Released, Successor, Waiter};
+use redislock_core::testing::protocol::permitted::Permitted;
 use redislock_core::testing::protocol::step::Step;
 use redislock_core::testing::protocol::token::MAX_TOKEN_LEN;
 use redislock_core::testing::semaphore_calls;
@@ -1192,7 +1193,7 @@ fn exercise_all_calls(e: &Exercise<'_>) {
             );
         }
     }
-    e.run(lock_calls::check_scripts(&k), |_| false);
+    e.run(Permitted::Lock(&k).call(), |_| false);
     for (fence, nonce) in [(None, None), (Some(&k.fence[..]), Some(NONCE))] {
         e.run(
             lock_calls::reenter(&k.lock, fence, TOKEN, nonce, 1000),

@@ -838,6 +838,39 @@ fn acl_user_without_a_semaphore_command_gets_no_permit() {
     }
 }
 
+/// Each kind of hold has its own check: a lock's read holds passing theirs
+/// says nothing of a semaphore's commands on its keys. Here the ACL lets
+/// the user run everything on `app:*` but not `ZREM` on `sem:*` (a
+/// selector): the read holds work, and the semaphore is still refused at
+/// its first acquire, before a permit it could never give back is taken.
+/// (The two shared one mark per server: the semaphore was not checked, took
+/// its permit, and its release was refused.)
+#[test]
+fn a_read_holds_check_does_not_stand_in_for_a_semaphores() {
+    let server = acl_server(&["~app:*", "+@all", "(~sem:* +@all -zrem)"]);
+    let url = acl_url(&server);
+    let lock_name = format!("app:{}", String::from_utf8_lossy(&unique_key("read-first")));
+    let mut reader = lock_at(&url, lock_name.as_bytes(), LockOptions::default());
+    assert!(reader.acquire_read(Duration::ZERO).unwrap());
+    assert!(reader.release().unwrap());
+    let name = format!("sem:{}", String::from_utf8_lossy(&unique_key("sem-after")));
+    let mut semaphore = semaphore_at(&url, name.as_bytes(), LockOptions::default());
+    match semaphore.acquire(Duration::ZERO) {
+        Err(err) => {
+            clear_error(
+                "ACL without ZREM on the semaphore's keys",
+                &err,
+                &["may not run ZREM", "changed nothing in Redis"],
+            );
+        }
+        Ok(got) => panic!(
+            "the semaphore acquire returned {got}; its release: {:?}",
+            semaphore.release()
+        ),
+    }
+    assert_eq!(keys_of(&server, name.as_bytes()), Vec::<String>::new());
+}
+
 /// The ACL check is made once per server and process: an ACL tightened
 /// afterwards lets one more lock (or permit) be taken, whose release Redis
 /// then refuses. That refusal makes the process check again: its next

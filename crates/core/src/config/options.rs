@@ -321,6 +321,37 @@ pub struct ConnectionOptions {
     pub tls: TlsOptions,
 }
 
+impl Default for ConnectionOptions {
+    /// The connection options of [`LockOptions::default`].
+    fn default() -> Self {
+        LockOptions::default().connection()
+    }
+}
+
+/// The options that choose and build a topology (`topology`): which one
+/// (`cluster`, `sentinel`), its own settings, its servers' connections,
+/// and the two that a hold asks of every topology and that Redlock
+/// refuses (`fencing`, `replicas`). Equal groups share one topology.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopologyOptions {
+    /// Treat the servers as Redis Cluster seed nodes.
+    pub cluster: bool,
+    /// Treat the servers as Sentinels for this master name.
+    pub sentinel: Option<String>,
+    /// ACL user for the Sentinels (not the master).
+    pub sentinel_user: Option<String>,
+    /// Password for the Sentinels (not the master); never shown.
+    pub sentinel_password: Option<Secret>,
+    /// Redlock clock drift factor.
+    pub drift_factor: f64,
+    /// Holds hand out fencing tokens (Redlock refuses).
+    pub fencing: bool,
+    /// Replicas that must acknowledge writes (Redlock refuses).
+    pub replicas: u32,
+    /// Each server's connections.
+    pub connection: ConnectionOptions,
+}
+
 impl LockOptions {
     /// The options of each connection (timeouts, TLS), apart from the
     /// topology's and the holds'.
@@ -329,6 +360,21 @@ impl LockOptions {
             connect_timeout: self.connect_timeout,
             read_timeout: self.read_timeout,
             tls: self.tls.clone(),
+        }
+    }
+
+    /// The options of the topology (and its connections), apart from the
+    /// holds'.
+    pub fn topology(&self) -> TopologyOptions {
+        TopologyOptions {
+            cluster: self.cluster,
+            sentinel: self.sentinel.clone(),
+            sentinel_user: self.sentinel_user.clone(),
+            sentinel_password: self.sentinel_password.clone(),
+            drift_factor: self.drift_factor,
+            fencing: self.fencing,
+            replicas: self.replicas,
+            connection: self.connection(),
         }
     }
 

@@ -29,6 +29,7 @@ use crate::protocol::call::{Attempt, Call};
 use crate::protocol::counted::{self as clock, Counted, SemKeys};
 use crate::protocol::keys::LockKeys;
 use crate::protocol::lock_calls::{self, Successor};
+use crate::protocol::permitted::Permitted;
 use crate::protocol::readers;
 use crate::protocol::semaphore as calls;
 use crate::protocol::step::{Mode, Step};
@@ -313,13 +314,11 @@ impl Counter<'_> {
     /// a hold but not give it back is refused before any is taken (as a
     /// lock's first acquire is).
     fn check_scripts(&self) -> Result<()> {
-        let key = &self.keys.holders;
-        if self.topology.semaphore_checked(key) {
-            return Ok(());
+        let check = Permitted::Counted(self.keys);
+        match self.topology.check_scripts(&self.keys.holders, check) {
+            Some(votes) => votes.decided().map(drop),
+            None => Ok(()),
         }
-        self.on_master(&|_| calls::check_scripts(self.keys))?;
-        self.topology.mark_semaphore_checked(key);
-        Ok(())
     }
 }
 

@@ -17,6 +17,7 @@ use crate::lease::table::{self, Entry, Kind};
 use crate::lease::{contended, counted::Promoted, pending, queue, worker};
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::lock_calls::{self, Fence};
+use crate::protocol::permitted::Permitted;
 use crate::protocol::scriptless::CompareDelete;
 use crate::protocol::token;
 use crate::stats::{Primitive, Tally};
@@ -255,22 +256,19 @@ impl Lock {
     /// server that refuses scripts but compares and deletes without them
     /// is used without them: then how ([`scriptless`]).
     fn check_scripts(&self) -> Result<Option<CompareDelete>> {
-        let key = &self.keys.lock;
-        if self.topology.scripts_checked(key) {
-            return Ok(None);
-        }
         if let Some(how) = self.scriptless() {
             return Ok(Some(how));
         }
-        let keys = &*self.keys;
-        let votes = self.run(Role::Command, &|_| lock_calls::check_scripts(keys));
+        let check = Permitted::Lock(&self.keys);
+        let Some(votes) = self.topology.check_scripts(&self.keys.lock, check) else {
+            return Ok(None);
+        };
         if let Some(refused) = votes.refused() {
             if let Some(how) = self.detect_scriptless(&refused)? {
                 return Ok(Some(how));
             }
             return Err(self.sentinel_named(refused));
         }
-        self.topology.mark_scripts_checked(key, &votes.oks());
         votes.decided().map(|_| None)
     }
 

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use crate::error::{LockError, Result};
 use crate::protocol::call::Call;
+use crate::protocol::checkup as probes;
+use crate::protocol::permitted::Permitted;
 use crate::protocol::scriptless::{self, CompareDelete};
-use crate::protocol::{checkup as probes, lock_calls};
 use crate::topology::{Node, ServerFacts};
 
 use super::Lock;
@@ -262,7 +263,7 @@ impl Lock {
         };
         let keys = &*self.keys;
         report.acl = Capability::of(
-            node.run(&|| lock_calls::check_scripts(keys)),
+            node.run(&|| Permitted::Lock(keys).call()),
             "the lock's commands on its keys",
         );
         report.findings.sort_by_key(|f| f.severity as u8);

@@ -145,7 +145,7 @@ impl Lock {
         if servers.is_empty() {
             return Err(LockError::invalid("servers", "must not be empty"));
         }
-        let topology = Topology::build(servers, &options)?;
+        let topology = Topology::build(servers, &options.topology())?;
         let keys = topology.lock_keys(&options.prefix, &key)?;
         Ok(Self {
             key,

@@ -14,6 +14,7 @@ use crate::config::url::{Endpoint, ServerUrl};
 use crate::error::{ConnectionFailure, LockError, Result};
 use crate::net::wire::{self, Conn, Stream};
 use crate::process::PerProcess;
+use crate::protocol::permitted::CheckKind;
 use crate::protocol::scriptless::CompareDelete;
 
 /// The interned configs of this process ([`intern`]).
@@ -194,69 +195,65 @@ impl Broken {
     }
 }
 
-/// Set once a server ran one of our scripts in this process. A plain
-/// `SET NX PX` acquire asks first (once per server and process), so that a
-/// server refusing scripts never gets a lock that could not be released.
-/// A server found to refuse scripts but to have a compare-and-delete
-/// command is recorded as script-less instead ([`CompareDelete`]).
-/// A semaphore's first acquire asks too, for its own commands
-/// ([`ScriptsChecked::semaphore`]): a lock's check says nothing of them.
-/// A command the ACL refuses later makes the process ask again
-/// ([`ScriptsChecked::forget`]). Not part of a config's identity: equal
-/// configs compare equal whatever this says.
+/// What this process found a server can do with our scripts: which script
+/// checks it passed (`permitted.lua`, [`CheckKind`]: a plain `SET NX PX`
+/// acquire asks first, once per kind, server and process, so that a server
+/// refusing scripts, or a user the ACL would not let release, never gets a
+/// hold it could not give back; one kind's check says nothing of another's
+/// commands or keys), or that it refuses scripts but has a
+/// compare-and-delete command ([`CompareDelete`]). A command the ACL
+/// refuses later makes the process ask again ([`ScriptsChecked::forget`]).
+/// Not part of a config's identity: equal configs compare equal whatever
+/// this says.
 #[derive(Debug, Default)]
 pub struct ScriptsChecked {
-    state: AtomicU8,
-    semaphore: AtomicBool,
+    /// The kinds of check passed, one bit each ([`kind_bit`]).
+    passed: AtomicU8,
+    /// 0, or how the server deletes without scripts ([`DELIFEQ`], [`DELEX`]).
+    scriptless: AtomicU8,
 }
 
-/// [`ScriptsChecked`]'s states (0: not checked yet).
-const SCRIPTS: u8 = 1;
-const DELIFEQ: u8 = 2;
-const DELEX: u8 = 3;
+/// [`ScriptsChecked::scriptless`]'s states (0: scripts, or not known).
+const DELIFEQ: u8 = 1;
+const DELEX: u8 = 2;
+
+/// `kind`'s bit in [`ScriptsChecked::passed`].
+fn kind_bit(kind: CheckKind) -> u8 {
+    match kind {
+        CheckKind::Lock => 1,
+        CheckKind::Permits => 2,
+        CheckKind::Readers => 4,
+    }
+}
 
 impl ScriptsChecked {
-    /// True once the server ran a script.
-    pub fn get(&self) -> bool {
-        self.state.load(Ordering::Relaxed) == SCRIPTS
+    /// True once the server passed a check of `kind` in this process.
+    pub fn passed(&self, kind: CheckKind) -> bool {
+        self.passed.load(Ordering::Relaxed) & kind_bit(kind) != 0
     }
 
-    /// Records that the server ran a script.
-    pub fn set(&self) {
-        self.state.store(SCRIPTS, Ordering::Relaxed);
-    }
-
-    /// True once the server ran a semaphore's check: its scripts run, and
-    /// the ACL lets this user run every command a semaphore's scripts run.
-    pub fn semaphore(&self) -> bool {
-        self.semaphore.load(Ordering::Relaxed)
-    }
-
-    /// Records that the server passed a semaphore's check.
-    pub fn set_semaphore(&self) {
-        self.semaphore.store(true, Ordering::Relaxed);
+    /// Records that the server passed a check of `kind`.
+    pub fn set_passed(&self, kind: CheckKind) {
+        self.passed.fetch_or(kind_bit(kind), Ordering::Relaxed);
     }
 
     /// How the server compares and deletes without scripts, once it was
     /// found to refuse them ([`ScriptsChecked::set_scriptless`]).
     pub fn scriptless(&self) -> Option<CompareDelete> {
-        match self.state.load(Ordering::Relaxed) {
+        match self.scriptless.load(Ordering::Relaxed) {
             DELIFEQ => Some(CompareDelete::DelIfEq),
             DELEX => Some(CompareDelete::DelEx),
             _ => None,
         }
     }
 
-    /// Forgets that the server ran our scripts (and passed a semaphore's
-    /// check): it refused a command for this user's ACL (tightened since
-    /// the check, say), so the next acquire asks again before it takes
-    /// anything. A server found script-less stays so: the holds taken
-    /// without scripts are released without them.
+    /// Forgets every check the server passed: it refused a command for
+    /// this user's ACL (tightened since the check, say), so the next
+    /// acquire asks again before it takes anything. A server found
+    /// script-less stays so: the holds taken without scripts are released
+    /// without them.
     pub fn forget(&self) {
-        let _ = self
-            .state
-            .compare_exchange(SCRIPTS, 0, Ordering::Relaxed, Ordering::Relaxed);
-        self.semaphore.store(false, Ordering::Relaxed);
+        self.passed.store(0, Ordering::Relaxed);
     }
 
     /// Records that the server refuses scripts and compares and deletes
@@ -266,15 +263,15 @@ impl ScriptsChecked {
             CompareDelete::DelIfEq => DELIFEQ,
             CompareDelete::DelEx => DELEX,
         };
-        self.state.store(state, Ordering::Relaxed);
+        self.scriptless.store(state, Ordering::Relaxed);
     }
 }
 
 impl Clone for ScriptsChecked {
     fn clone(&self) -> Self {
         Self {
-            state: AtomicU8::new(self.state.load(Ordering::Relaxed)),
-            semaphore: AtomicBool::new(self.semaphore()),
+            passed: AtomicU8::new(self.passed.load(Ordering::Relaxed)),
+            scriptless: AtomicU8::new(self.scriptless.load(Ordering::Relaxed)),
         }
     }
 }
@@ -566,10 +563,7 @@ mod tests {
     #[test]
     fn a_fork_while_the_registry_is_held_leaves_the_child_its_own() {
         let url = ServerUrl::parse("servers", "redis://127.0.0.1:1").unwrap();
-        let config = ServerConfig::new(
-            url,
-            &crate::config::options::LockOptions::default().connection(),
-        );
+        let config = ServerConfig::new(url, &crate::config::options::ConnectionOptions::default());
         let held = REGISTRY.get().lock().unwrap();
         // SAFETY: the child only interns a config and leaves with _exit.
         let pid = unsafe { libc::fork() };

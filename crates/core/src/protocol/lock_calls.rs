@@ -128,20 +128,6 @@ pub fn try_acquire_pttl(
     })
 }
 
-/// Asks the server, before this process's first acquire there, whether it
-/// runs our scripts and whether its ACL lets this user run every command
-/// they run on the lock's keys (Redis 7.0+). Fails with the server's
-/// refusal, before anything is taken. Reads and writes nothing.
-///
-/// Every key of the lock is declared: a Redis Cluster node taken for a
-/// plain server then refuses the call (CROSSSLOT) before the acquire,
-/// instead of the release refusing it after.
-pub fn check_scripts(keys: &LockKeys) -> Call<()> {
-    let cmd =
-        scripts::PERMITTED.evalsha(&[&keys.lock, &keys.queue, &keys.fence, &keys.counter], &[]);
-    Call::one(cmd, |r| value::<i64>(one(r)?).map(drop))
-}
-
 /// The server's role (`ROLE`'s first field: `master`, `slave` or
 /// `sentinel`).
 pub fn role() -> Call<String> {

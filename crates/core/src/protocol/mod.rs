@@ -10,6 +10,7 @@ pub mod counted;
 pub(crate) mod inspect;
 pub mod keys;
 pub mod lock_calls;
+pub mod permitted;
 pub(crate) mod readers;
 pub(crate) mod reply;
 pub(crate) mod scriptless;

@@ -210,24 +210,6 @@ pub fn lease_command(keys: &SemKeys, token: &[u8], ttl_ms: u64, count: u32) -> C
     }
 }
 
-/// Asks the server, before this process's first semaphore acquire there,
-/// whether it runs our scripts and whether its ACL lets this user run every
-/// command the semaphore's scripts run on its keys (Redis 7.0+;
-/// `permitted.lua`). Fails with the server's refusal, before any permit is
-/// taken. Reads and writes nothing.
-pub fn check_scripts(keys: &SemKeys) -> Call<()> {
-    let cmd = match &keys.counted {
-        Counted::Permits => {
-            scripts::PERMITTED.evalsha(&[&keys.holders, &keys.queue], &["semaphore".into()])
-        }
-        Counted::Readers(lock) => scripts::PERMITTED.evalsha(
-            &[&keys.holders, &keys.queue, &lock.lock],
-            &["readers".into()],
-        ),
-    };
-    Call::one(cmd, |r| value::<i64>(one(r)?).map(drop))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

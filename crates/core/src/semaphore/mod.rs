@@ -119,7 +119,7 @@ impl Semaphore {
         if servers.is_empty() {
             return Err(LockError::invalid("servers", "must not be empty"));
         }
-        let topology = Topology::build(servers, &options)?;
+        let topology = Topology::build(servers, &options.topology())?;
         if topology.servers_per_key() > 1 {
             return Err(LockError::Unsupported(
                 "RedisLock\\Semaphore does not run over several independent servers (Redlock): \

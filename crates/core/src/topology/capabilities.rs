@@ -1,48 +1,38 @@
 //! What this process found each server of a key can do, kept beside the
-//! server's configuration (`ServerConfig::scripts`): whether it runs our
-//! scripts (a lock's and a semaphore's checks, once per server and
-//! process), or refuses them but compares and deletes without
-//! ([`crate::protocol::scriptless`]). Read and written per key here.
+//! server's configuration (`ServerConfig::scripts`): which script checks
+//! it passed (one per kind, server and process:
+//! [`crate::protocol::permitted`]), or that it refuses scripts but
+//! compares and deletes without ([`crate::protocol::scriptless`]). Read
+//! and written per key here.
 
-use super::Topology;
+use super::{Role, Topology, Votes};
+use crate::protocol::permitted::Permitted;
 use crate::protocol::scriptless::CompareDelete;
 
 impl Topology {
-    /// Whether every server of `key` is known to run our scripts.
-    pub(crate) fn scripts_checked(&self, key: &[u8]) -> bool {
-        match self.route.servers(key) {
-            Ok(servers) => servers.iter().all(|s| s.scripts.get()),
-            Err(_) => false,
+    /// The script check (`permitted.lua`) for `key`'s servers: `None` when
+    /// every one of them passed a check of its kind in this process;
+    /// else its votes, run on every server of `key` (on the servers that
+    /// passed, it costs one round trip more, once), each server that
+    /// passed it now recorded as such.
+    pub(crate) fn check_scripts(&self, key: &[u8], check: Permitted<'_>) -> Option<Votes<()>> {
+        let kind = check.kind();
+        let servers = self.route.servers(key).ok();
+        if servers
+            .as_ref()
+            .is_some_and(|servers| servers.iter().all(|s| s.scripts.passed(kind)))
+        {
+            return None;
         }
-    }
-
-    /// Records that the servers of `key` whose `ok` is true ran a script.
-    pub(crate) fn mark_scripts_checked(&self, key: &[u8], ok: &[bool]) {
-        if let Ok(servers) = self.route.servers(key) {
-            for (server, ok) in servers.iter().zip(ok) {
-                if *ok {
-                    server.scripts.set();
+        let votes = self.run(Role::Command, key, &|_| check.call());
+        if let Some(servers) = servers {
+            for (server, ok) in servers.iter().zip(votes.oks()) {
+                if ok {
+                    server.scripts.set_passed(kind);
                 }
             }
         }
-    }
-
-    /// True when every server of `key` (a semaphore's) passed a
-    /// semaphore's check in this process.
-    pub(crate) fn semaphore_checked(&self, key: &[u8]) -> bool {
-        match self.route.servers(key) {
-            Ok(servers) => servers.iter().all(|s| s.scripts.semaphore()),
-            Err(_) => false,
-        }
-    }
-
-    /// Records that the servers of `key` passed a semaphore's check.
-    pub(crate) fn mark_semaphore_checked(&self, key: &[u8]) {
-        if let Ok(servers) = self.route.servers(key) {
-            for server in servers.iter() {
-                server.scripts.set_semaphore();
-            }
-        }
+        Some(votes)
     }
 
     /// How the servers of `key` compare and delete without scripts, when

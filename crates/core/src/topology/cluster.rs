@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use redis::Value;
 
 use super::route::{Next, Route, Servers, Tried};
-use crate::config::options::LockOptions;
+use crate::config::options::TopologyOptions;
 use crate::config::url::{Endpoint, ServerUrl};
 use crate::error::{ConnectionFailure, LockError, Redirect, Result};
 use crate::net::connection::{self, ServerConfig};
@@ -83,7 +83,10 @@ impl PartialEq for Cluster {
 }
 
 /// Option `cluster`: the URLs are seed nodes ([`super::TOPOLOGIES`]).
-pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+pub(crate) fn build(
+    urls: &[ServerUrl],
+    options: &TopologyOptions,
+) -> Result<Option<Box<dyn Route>>> {
     if !options.cluster {
         return Ok(None);
     }
@@ -93,7 +96,7 @@ pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<
 impl Cluster {
     /// The cluster behind the seed nodes `urls`; every node is reached with
     /// the first URL's credentials and TLS settings.
-    pub(crate) fn new(urls: Vec<ServerUrl>, options: &LockOptions) -> Result<Self> {
+    pub(crate) fn new(urls: Vec<ServerUrl>, options: &TopologyOptions) -> Result<Self> {
         if let Some(url) = urls.iter().find(|url| url.db != 0) {
             return Err(LockError::invalid(
                 "servers",
@@ -112,10 +115,10 @@ impl Cluster {
                 "names a unix socket, but Redis Cluster nodes are reached over TCP",
             ));
         }
-        let template = ServerConfig::new(urls[0].clone(), &options.connection());
+        let template = ServerConfig::new(urls[0].clone(), &options.connection);
         let seeds = urls
             .into_iter()
-            .map(|url| connection::intern(ServerConfig::new(url, &options.connection())))
+            .map(|url| connection::intern(ServerConfig::new(url, &options.connection)))
             .collect();
         Ok(Self {
             seeds,
@@ -477,7 +480,10 @@ mod tests {
     fn slot_map_lookup_finds_ranges_and_gaps() {
         let config = |port| {
             let url = ServerUrl::parse("s", &format!("redis://127.0.0.1:{port}")).unwrap();
-            Arc::new(ServerConfig::new(url, &LockOptions::default().connection()))
+            Arc::new(ServerConfig::new(
+                url,
+                &crate::config::options::ConnectionOptions::default(),
+            ))
         };
         let (a, b) = (config(1), config(2));
         let map = SlotMap {

@@ -56,7 +56,7 @@ pub(crate) use route::{Builder, Next, Route, Tried, Waiting};
 pub(crate) use votes::Votes;
 pub(crate) use wait::Woken;
 
-use crate::config::options::LockOptions;
+use crate::config::options::TopologyOptions;
 use crate::config::url::ServerUrl;
 use crate::error::{LockError, Result};
 use crate::process::PerProcess;
@@ -92,7 +92,7 @@ pub(crate) struct Topology {
 type RecentKeys = (Vec<u8>, Vec<u8>, Arc<LockKeys>);
 
 /// Servers, options and the topology built of them.
-type RecentTopology = (Vec<String>, LockOptions, Arc<Topology>);
+type RecentTopology = (Vec<String>, TopologyOptions, Arc<Topology>);
 
 /// Lock key names kept per topology for reuse.
 const RECENT_KEYS: usize = 64;
@@ -100,7 +100,7 @@ const RECENT_KEYS: usize = 64;
 impl Topology {
     /// Parses `urls` and the topology options into a shared topology
     /// (equal topologies of one process share one instance). Sends nothing.
-    pub(crate) fn build(urls: &[String], options: &LockOptions) -> Result<Arc<Self>> {
+    pub(crate) fn build(urls: &[String], options: &TopologyOptions) -> Result<Arc<Self>> {
         // Most locks of a process are built with the same servers and
         // options: the topology of the last few is kept (no parsing, no
         // registry walk).
@@ -121,7 +121,7 @@ impl Topology {
         Ok(built)
     }
 
-    fn parse_and_build(urls: &[String], options: &LockOptions) -> Result<Arc<Self>> {
+    fn parse_and_build(urls: &[String], options: &TopologyOptions) -> Result<Arc<Self>> {
         let parsed = urls
             .iter()
             .map(|url| ServerUrl::parse("servers", url))

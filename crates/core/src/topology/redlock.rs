@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::route::{Route, Servers, Waiting};
-use crate::config::options::LockOptions;
+use crate::config::options::TopologyOptions;
 use crate::config::url::ServerUrl;
 use crate::error::{LockError, Result};
 use crate::net::connection::{self, ServerConfig};
@@ -33,20 +33,23 @@ impl PartialEq for Redlock {
 
 /// Several URLs (and no option naming another topology): Redlock
 /// ([`super::TOPOLOGIES`]).
-pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+pub(crate) fn build(
+    urls: &[ServerUrl],
+    options: &TopologyOptions,
+) -> Result<Option<Box<dyn Route>>> {
     if urls.len() < 2 {
         return Ok(None);
     }
     let servers = urls
         .iter()
-        .map(|url| connection::intern(ServerConfig::new(url.clone(), &options.connection())))
+        .map(|url| connection::intern(ServerConfig::new(url.clone(), &options.connection)))
         .collect();
     Ok(Some(Box::new(Redlock::new(servers, options)?)))
 }
 
 impl Redlock {
     /// Redlock over `servers` (at least two, each named once).
-    pub(crate) fn new(servers: Vec<Arc<ServerConfig>>, options: &LockOptions) -> Result<Self> {
+    pub(crate) fn new(servers: Vec<Arc<ServerConfig>>, options: &TopologyOptions) -> Result<Self> {
         // Independent servers: not one server under two names (localhost
         // and 127.0.0.1) or two of its databases.
         let identities: Vec<Vec<String>> =

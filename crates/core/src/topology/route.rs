@@ -13,7 +13,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::options::LockOptions;
+use crate::config::options::TopologyOptions;
 use crate::config::url::ServerUrl;
 use crate::error::{ConnectionFailure, LockError, Result};
 use crate::net::connection::ServerConfig;
@@ -91,7 +91,7 @@ pub(crate) struct Tried<'a> {
 
 /// Builds the topology that `urls` and `options` ask for, or `Ok(None)`
 /// when they are not for it (see [`super::TOPOLOGIES`]).
-pub(crate) type Builder = fn(&[ServerUrl], &LockOptions) -> Result<Option<Box<dyn Route>>>;
+pub(crate) type Builder = fn(&[ServerUrl], &TopologyOptions) -> Result<Option<Box<dyn Route>>>;
 
 /// One topology: where a key's servers are and what their errors mean.
 /// Every decision that depends on the kind of topology is a method here;

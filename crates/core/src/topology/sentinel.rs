@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use redis::Value;
 
 use super::route::{Next, Route, Servers, Tried};
-use crate::config::options::LockOptions;
+use crate::config::options::TopologyOptions;
 use crate::config::url::{Endpoint, ServerUrl};
 use crate::error::{ConnectionFailure, LockError, Redirect, Result};
 use crate::net::connection::{self, ServerConfig};
@@ -70,7 +70,10 @@ impl PartialEq for Sentinel {
 }
 
 /// Option `sentinel`: the URLs are Sentinels ([`super::TOPOLOGIES`]).
-pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+pub(crate) fn build(
+    urls: &[ServerUrl],
+    options: &TopologyOptions,
+) -> Result<Option<Box<dyn Route>>> {
     let Some(name) = &options.sentinel else {
         return Ok(None);
     };
@@ -79,8 +82,8 @@ pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<
 
 impl Sentinel {
     /// The group `name` behind the Sentinels at `urls`.
-    pub(crate) fn new(name: &str, urls: Vec<ServerUrl>, options: &LockOptions) -> Self {
-        let template = ServerConfig::new(urls[0].clone(), &options.connection());
+    pub(crate) fn new(name: &str, urls: Vec<ServerUrl>, options: &TopologyOptions) -> Self {
+        let template = ServerConfig::new(urls[0].clone(), &options.connection);
         let sentinels = urls
             .into_iter()
             .map(|url| {
@@ -90,7 +93,7 @@ impl Sentinel {
                     db: 0,
                     ..url
                 };
-                connection::intern(ServerConfig::new(url, &options.connection()))
+                connection::intern(ServerConfig::new(url, &options.connection))
             })
             .collect();
         Self {

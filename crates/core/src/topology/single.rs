@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::route::{Route, Servers};
-use crate::config::options::LockOptions;
+use crate::config::options::TopologyOptions;
 use crate::config::url::ServerUrl;
 use crate::error::Result;
 use crate::net::connection::{self, ServerConfig};
@@ -15,11 +15,14 @@ pub(crate) struct Single {
 }
 
 /// One URL: a single server ([`super::TOPOLOGIES`]).
-pub(crate) fn build(urls: &[ServerUrl], options: &LockOptions) -> Result<Option<Box<dyn Route>>> {
+pub(crate) fn build(
+    urls: &[ServerUrl],
+    options: &TopologyOptions,
+) -> Result<Option<Box<dyn Route>>> {
     let [url] = urls else {
         return Ok(None);
     };
-    let server = connection::intern(ServerConfig::new(url.clone(), &options.connection()));
+    let server = connection::intern(ServerConfig::new(url.clone(), &options.connection));
     Ok(Some(Box::new(Single::new(server))))
 }
 

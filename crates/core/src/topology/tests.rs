@@ -18,7 +18,10 @@ fn unreachable() -> Arc<ServerConfig> {
         .map(|a| a.port())
         .unwrap();
     let url = ServerUrl::parse("servers", &format!("redis://127.0.0.1:{port}")).unwrap();
-    Arc::new(ServerConfig::new(url, &LockOptions::default().connection()))
+    Arc::new(ServerConfig::new(
+        url,
+        &crate::config::options::ConnectionOptions::default(),
+    ))
 }
 
 /// A route that answers every error from a script and records what
@@ -103,7 +106,7 @@ fn answering() -> Answering {
     // would leave to the next one allocated there.
     let server = crate::net::connection::intern(ServerConfig::new(
         url,
-        &LockOptions::default().connection(),
+        &crate::config::options::ConnectionOptions::default(),
     ));
     Answering {
         server,
