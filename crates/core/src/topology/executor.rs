@@ -1,10 +1,14 @@
-//! The executor of [`Topology`]: every call goes out from here. A call is
-//! sent to the servers of its key (all at once over several), and a server
-//! that failed is followed where the route says ([`Next`]): at most
-//! [`MAX_HOPS`] tries, a growing pause on [`Next::Retry`], `ASKING` on
-//! [`Next::Ask`], a replay staying a replay. [`Topology::run`],
-//! [`Topology::run_where`], [`Topology::run_on`] and [`Topology::run_batch`]
-//! are the ways to ask; [`hop`] reads a route's [`Next`] in one place.
+//! The executor of [`Topology`]: every call goes out from here, in one
+//! loop ([`Topology::drive`]). A call is a set of legs, one per key and
+//! server of the key; each round sends every leg (those of a batch that go
+//! to one server in one call, all servers at once) and follows each leg
+//! that failed where the route says ([`Next`], read in one place: [`hop`]):
+//! at most [`MAX_HOPS`] tries, a growing pause on [`Next::Retry`],
+//! `ASKING` on [`Next::Ask`], a replay staying a replay.
+//! [`Topology::run`], [`Topology::run_where`], [`Topology::run_on`] and
+//! [`Topology::run_batch`] are the ways to ask, each a view of that loop;
+//! a call to one server tries once before it (the uncontended path: no
+//! vectors, nothing added).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,11 +44,17 @@ impl Topology {
             Ok(servers) => servers,
             Err(e) => return self.votes(vec![Err(e)]),
         };
-        let results = match &*servers {
-            [one] => vec![self.follow(role, key, 0, one, build)],
-            all => self.follow_all(role, key, all, &|node| node, build),
-        };
-        self.votes(results)
+        if let [one] = &*servers {
+            return self.votes(vec![self.follow(role, key, 0, one, build)]);
+        }
+        let legs = servers
+            .iter()
+            .enumerate()
+            .map(|(node, server)| Leg::first(0, node, server))
+            .collect();
+        let mut results = vec![unanswered(servers.len())];
+        self.drive(role, &[key], legs, 0, &Build::One(build), &mut results);
+        self.votes(answers(results.pop().unwrap_or_default()))
     }
 
     /// Runs a call on the servers of `key` that `on` marks (in the order
@@ -74,21 +84,19 @@ impl Topology {
                 return self.votes(results);
             }
         };
-        let chosen: Vec<usize> = (0..servers.len()).filter(|&node| marked(node)).collect();
-        let mut results: Vec<Result<T>> = servers.iter().map(|_| Ok(skipped.clone())).collect();
-        match chosen[..] {
-            [] => {}
-            [node] => results[node] = self.follow(role, key, node, &servers[node], build),
-            _ => {
-                let subset: Vec<Arc<ServerConfig>> =
-                    chosen.iter().map(|&node| servers[node].clone()).collect();
-                let replies = self.follow_all(role, key, &subset, &|i| chosen[i], build);
-                for (&node, reply) in chosen.iter().zip(replies) {
-                    results[node] = reply;
-                }
-            }
-        }
-        self.votes(results)
+        let mut results = vec![
+            (0..servers.len())
+                .map(|node| (!marked(node)).then(|| Ok(skipped.clone())))
+                .collect(),
+        ];
+        let legs = servers
+            .iter()
+            .enumerate()
+            .filter(|&(node, _)| marked(node))
+            .map(|(node, server)| Leg::first(0, node, server))
+            .collect();
+        self.drive(role, &[key], legs, 0, &Build::One(build), &mut results);
+        self.votes(answers(results.pop().unwrap_or_default()))
     }
 
     /// Runs a call on the `node`-th server that holds `key` (a blocking
@@ -135,23 +143,79 @@ impl Topology {
             };
             match servers {
                 Ok(servers) => {
-                    results.push(servers.iter().map(|_| None).collect());
-                    legs.extend(servers.iter().enumerate().map(|(node, server)| Leg {
-                        key: i,
-                        node,
-                        to: Some(server.clone()),
-                        asking: false,
-                        replay: false,
-                    }));
+                    results.push(unanswered(servers.len()));
+                    legs.extend(
+                        servers
+                            .iter()
+                            .enumerate()
+                            .map(|(node, server)| Leg::first(i, node, server)),
+                    );
                 }
                 Err(e) => results.push(vec![Some(Err(e))]),
             }
         }
-        let (mut tries, mut pauses) = (0, 0);
+        self.drive(role, keys, legs, 0, &Build::Batch(build), &mut results);
+        results
+            .into_iter()
+            .map(|key| self.votes(answers(key)))
+            .collect()
+    }
+
+    /// Runs a call on `server`, the `node`-th server of `key`; an error is
+    /// followed where the topology says. The first try is the plain call
+    /// (the path of every uncontended lock: nothing added to it); the
+    /// rest is the loop's.
+    fn follow<T>(
+        &self,
+        role: Role,
+        key: &[u8],
+        node: usize,
+        server: &Arc<ServerConfig>,
+        build: &dyn Fn(Attempt) -> Call<T>,
+    ) -> Result<T> {
+        let err = match exchange::run_one(server, role, build) {
+            Ok(value) => return Ok(value),
+            Err(err) => err,
+        };
+        let tried = Tried {
+            key,
+            server,
+            asking: false,
+            replay: false,
+        };
+        let Some(hop) = hop(self.route.on_error(&tried, &err), false) else {
+            return Err(err);
+        };
+        let mut results = vec![unanswered(node + 1)];
+        let legs = vec![Leg::after(0, node, hop)];
+        self.drive(role, &[key], legs, 1, &Build::One(build), &mut results);
+        results[0][node]
+            .take()
+            .unwrap_or_else(|| Err(LockError::Internal("no reply".into())))
+    }
+
+    /// The executor's one loop: sends `legs` (after `tries` tries already
+    /// made), each into its place in `results` (`results[key][node]`), and
+    /// follows each leg that failed where the route says, until every leg
+    /// has its result or [`MAX_HOPS`] tries were made.
+    fn drive<T>(
+        &self,
+        role: Role,
+        keys: &[&[u8]],
+        mut legs: Vec<Leg>,
+        mut tries: u32,
+        build: &Build<'_, T>,
+        results: &mut [Vec<Option<Result<T>>>],
+    ) {
+        let mut pauses = 0;
         while !legs.is_empty() {
             tries += 1;
-            // One call per server (and way of sending): the legs that a
-            // route sent elsewhere are routed now.
+            if legs.iter().any(|leg| leg.pause) {
+                pauses = pause(pauses);
+            }
+            // One call per server (and way of sending) for a batch, one per
+            // leg otherwise: the legs that a route sent elsewhere are routed
+            // now.
             let mut groups: Vec<Group> = Vec::new();
             for (l, leg) in legs.iter_mut().enumerate() {
                 let to = match leg.to.take() {
@@ -165,10 +229,10 @@ impl Topology {
                     },
                 };
                 let (asking, replay) = (leg.asking, leg.replay);
-                match groups
-                    .iter_mut()
-                    .find(|g| Arc::ptr_eq(&g.to, &to) && g.asking == asking && g.replay == replay)
-                {
+                let batched = matches!(build, Build::Batch(_));
+                match groups.iter_mut().find(|g| {
+                    batched && Arc::ptr_eq(&g.to, &to) && g.asking == asking && g.replay == replay
+                }) {
                     Some(group) => {
                         group.legs.push(l);
                         group.keys.push(leg.key);
@@ -182,22 +246,8 @@ impl Topology {
                     }),
                 }
             }
-            let servers: Vec<Arc<ServerConfig>> = groups.iter().map(|g| g.to.clone()).collect();
-            let replies = exchange::run_all(&servers, role, &|g, attempt| {
-                let group = &groups[g];
-                let mut call = build(
-                    &group.keys,
-                    if group.replay {
-                        Attempt::Replay
-                    } else {
-                        attempt
-                    },
-                );
-                call.asking = group.asking;
-                call
-            });
+            let replies = send(role, &groups, build);
             let mut again = Vec::new();
-            let mut retry = false;
             for (group, reply) in groups.iter().zip(replies) {
                 let err = match reply {
                     Ok(values) if values.len() == group.keys.len() => {
@@ -225,132 +275,10 @@ impl Topology {
                         results[key][node] = Some(Err(self.route.lost_way(MAX_HOPS, &err)));
                         continue;
                     }
-                    retry |= hop.pause;
-                    again.push(Leg {
-                        key,
-                        node,
-                        to: hop.to,
-                        asking: hop.asking,
-                        replay: hop.replay,
-                    });
+                    again.push(Leg::after(key, node, hop));
                 }
             }
-            if retry {
-                pauses = pause(pauses);
-            }
             legs = again;
-        }
-        results
-            .into_iter()
-            .map(|key| {
-                let key = key
-                    .into_iter()
-                    .map(|r| r.unwrap_or_else(|| Err(LockError::Internal("no reply".into()))))
-                    .collect();
-                self.votes(key)
-            })
-            .collect()
-    }
-
-    /// Runs a call on `server`, the `node`-th server of `key`; an error is
-    /// followed where the topology says. The first try is the plain call
-    /// (the path of every uncontended lock: nothing added to it).
-    fn follow<T>(
-        &self,
-        role: Role,
-        key: &[u8],
-        node: usize,
-        server: &Arc<ServerConfig>,
-        build: &dyn Fn(Attempt) -> Call<T>,
-    ) -> Result<T> {
-        let err = match exchange::run_one(server, role, build) {
-            Ok(value) => return Ok(value),
-            Err(err) => err,
-        };
-        let tried = Tried {
-            key,
-            server,
-            asking: false,
-            replay: false,
-        };
-        let next = self.route.on_error(&tried, &err);
-        self.reroute(role, key, node, build, next, err)
-    }
-
-    /// Runs a call on every server of `servers` at once (the `i`-th of
-    /// them is the `node(i)`-th server of `key`); a server that failed is
-    /// followed where the topology says. One result per server, in order.
-    fn follow_all<T>(
-        &self,
-        role: Role,
-        key: &[u8],
-        servers: &[Arc<ServerConfig>],
-        node: &dyn Fn(usize) -> usize,
-        build: &dyn Fn(Attempt) -> Call<T>,
-    ) -> Vec<Result<T>> {
-        let mut results = exchange::run_all(servers, role, &|_, attempt| build(attempt));
-        for (i, (result, server)) in results.iter_mut().zip(servers).enumerate() {
-            let Err(err) = result else { continue };
-            let tried = Tried {
-                key,
-                server,
-                asking: false,
-                replay: false,
-            };
-            let next = self.route.on_error(&tried, err);
-            if !matches!(next, Next::Done) {
-                *result = self.reroute(role, key, node(i), build, next, err.clone());
-            }
-        }
-        results
-    }
-
-    /// The executor's loop for one call after its first try failed with
-    /// `err`: goes where `next` says until a server answers, the route says
-    /// [`Next::Done`], or [`MAX_HOPS`] tries were made.
-    fn reroute<T>(
-        &self,
-        role: Role,
-        key: &[u8],
-        node: usize,
-        build: &dyn Fn(Attempt) -> Call<T>,
-        mut next: Next,
-        mut err: LockError,
-    ) -> Result<T> {
-        let (mut replay, mut pauses) = (false, 0);
-        for _ in 1..MAX_HOPS {
-            let Some(hop) = hop(next, replay) else {
-                return Err(err);
-            };
-            if hop.pause {
-                pauses = pause(pauses);
-            }
-            let server = match hop.to {
-                Some(server) => server,
-                None => self.nth(key, node)?,
-            };
-            let asking = hop.asking;
-            replay = hop.replay;
-            let result = exchange::run_one(&server, role, &|attempt| {
-                let mut call = build(if replay { Attempt::Replay } else { attempt });
-                call.asking = asking;
-                call
-            });
-            err = match result {
-                Ok(value) => return Ok(value),
-                Err(err) => err,
-            };
-            let tried = Tried {
-                key,
-                server: &server,
-                asking,
-                replay,
-            };
-            next = self.route.on_error(&tried, &err);
-        }
-        match next {
-            Next::Done => Err(err),
-            _ => Err(self.route.lost_way(MAX_HOPS, &err)),
         }
     }
 
@@ -359,6 +287,54 @@ impl Topology {
         let servers = self.route.servers(key)?;
         servers.get(node).cloned().ok_or_else(|| no_server(node))
     }
+}
+
+/// How the loop builds a leg's call: one call per leg (one key), or one
+/// per server for the keys it holds (a batch).
+enum Build<'a, T> {
+    One(&'a dyn Fn(Attempt) -> Call<T>),
+    Batch(&'a BatchCall<'a, T>),
+}
+
+/// Sends one call per group, all at once; each group's results, one per
+/// leg.
+fn send<T>(role: Role, groups: &[Group], build: &Build<'_, T>) -> Vec<Result<Vec<T>>> {
+    let servers: Vec<Arc<ServerConfig>> = groups.iter().map(|g| g.to.clone()).collect();
+    // A replay stays a replay; the exchange's own replay (a dropped pooled
+    // connection) asks for one too.
+    let attempt = |group: &Group, attempt| match group.replay {
+        true => Attempt::Replay,
+        false => attempt,
+    };
+    match build {
+        Build::One(one) => exchange::run_all(&servers, role, &|g, a| {
+            let mut call = one(attempt(&groups[g], a));
+            call.asking = groups[g].asking;
+            call
+        })
+        .into_iter()
+        .map(|reply| reply.map(|value| vec![value]))
+        .collect(),
+        Build::Batch(batch) => exchange::run_all(&servers, role, &|g, a| {
+            let mut call = batch(&groups[g].keys, attempt(&groups[g], a));
+            call.asking = groups[g].asking;
+            call
+        }),
+    }
+}
+
+/// `count` places for results, none in yet.
+fn unanswered<T>(count: usize) -> Vec<Option<Result<T>>> {
+    (0..count).map(|_| None).collect()
+}
+
+/// The results of one key's servers (a place never filled: an internal
+/// error).
+fn answers<T>(places: Vec<Option<Result<T>>>) -> Vec<Result<T>> {
+    places
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(LockError::Internal("no reply".into()))))
+        .collect()
 }
 
 /// Where a call goes after a failure, as the route said.
@@ -395,8 +371,9 @@ fn hop(next: Next, replay: bool) -> Option<Hop> {
     })
 }
 
-/// One key's call to one of its servers, in a batch.
+/// One key's call to one of its servers.
 struct Leg {
+    /// Which key (its index in the loop's keys).
     key: usize,
     /// Which of the key's servers.
     node: usize,
@@ -404,16 +381,44 @@ struct Leg {
     to: Option<Arc<ServerConfig>>,
     asking: bool,
     replay: bool,
+    /// A pause before it (see [`Hop::pause`]).
+    pause: bool,
 }
 
-/// The legs of a batch sent to one server in one call.
+impl Leg {
+    /// The first try of `key`'s `node`-th server, `server`.
+    fn first(key: usize, node: usize, server: &Arc<ServerConfig>) -> Self {
+        Self {
+            key,
+            node,
+            to: Some(server.clone()),
+            asking: false,
+            replay: false,
+            pause: false,
+        }
+    }
+
+    /// The next try of `key`'s `node`-th server after a failure.
+    fn after(key: usize, node: usize, hop: Hop) -> Self {
+        Self {
+            key,
+            node,
+            to: hop.to,
+            asking: hop.asking,
+            replay: hop.replay,
+            pause: hop.pause,
+        }
+    }
+}
+
+/// The legs sent to one server in one call.
 struct Group {
     to: Arc<ServerConfig>,
     asking: bool,
     replay: bool,
     /// Indices of the legs.
     legs: Vec<usize>,
-    /// Their keys' indices, in the same order (for the call).
+    /// Their keys' indices, in the same order (for a batch's call).
     keys: Vec<usize>,
 }
 
