@@ -21,7 +21,7 @@ use crate::host;
 use crate::lease::belief::Lease;
 use crate::lease::deadline::Deadline;
 use crate::lease::hold::give_back_later;
-use crate::lease::queue::{self, Barging, Steps, Waited};
+use crate::lease::queue::{self, Barging, Policy, Steps, Waited};
 use crate::lease::renewal::{Job, Renewed};
 use crate::lease::table::{self, Entry, Kind};
 use crate::lease::{pending, worker};
@@ -34,8 +34,7 @@ use crate::protocol::readers;
 use crate::protocol::semaphore as calls;
 use crate::protocol::step::{Mode, Step};
 use crate::stats::Primitive;
-use crate::topology::Role;
-use crate::topology::Topology;
+use crate::topology::{Role, Topology};
 
 /// How counted holds of one name are taken: the keys, the number of
 /// permits (0 for read holds: none to check), the lease, where they live
@@ -400,14 +399,6 @@ impl Steps for Holder<'_> {
         self.script_step(mode, replay, fresh && mode == Mode::Wait)
     }
 
-    fn starving_in(&self) -> Option<Duration> {
-        self.barging.starving_in()
-    }
-
-    fn marked_barging(&self) -> bool {
-        self.barging.marked()
-    }
-
     fn top_up(&self) -> Call<bool> {
         calls::extend(
             self.counter.keys,
@@ -420,9 +411,19 @@ impl Steps for Holder<'_> {
     fn give_back(&self, _answered: bool) -> Call<bool> {
         calls::release(self.counter.keys, self.token, true, self.count)
     }
+}
 
+impl Policy for Holder<'_> {
     fn clock_judged(&self) -> bool {
         true
+    }
+
+    fn starving_in(&self) -> Option<Duration> {
+        self.barging.starving_in()
+    }
+
+    fn marked_barging(&self) -> bool {
+        self.barging.marked()
     }
 }
 
@@ -464,7 +465,9 @@ impl Steps for Promotion<'_> {
         // Leaves the queue, and frees the lock if it was ours to write.
         lock_calls::abandon(self.lock, self.token, None, Successor::HandOver)
     }
+}
 
+impl Policy for Promotion<'_> {
     fn clock_judged(&self) -> bool {
         true
     }

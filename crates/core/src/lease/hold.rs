@@ -18,8 +18,7 @@ use crate::protocol::lock_calls::{self, Released, Successor};
 use crate::protocol::scriptless;
 use crate::protocol::semaphore as calls;
 use crate::stats;
-use crate::topology::Role;
-use crate::topology::{Topology, Waiting};
+use crate::topology::{Role, Topology, Waiting};
 
 /// How long after a hold's lease its pending release or clean-up is still
 /// sent: extensions on their way may still have run.

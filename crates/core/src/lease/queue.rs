@@ -58,11 +58,10 @@ use crate::protocol::call::{Attempt, Call};
 use crate::protocol::lock_calls::{Fence, blpop};
 use crate::protocol::step::{Mode, Step};
 use crate::stats;
-use crate::topology::Role;
-use crate::topology::{Topology, Woken};
+use crate::topology::{Role, Topology, Woken};
 
 /// One primitive's steps on the server that decides.
-pub(crate) trait Steps {
+pub(crate) trait Steps: Policy {
     /// The key that routes every call of this wait.
     fn key(&self) -> &[u8];
     /// The waiter's wake-up list.
@@ -76,6 +75,12 @@ pub(crate) trait Steps {
     /// `answered`: every request of the wait was answered, so only a hold
     /// that a release handed over meanwhile can be ours.
     fn give_back(&self, answered: bool) -> Call<bool>;
+}
+
+/// What the loop asks of a waiter besides its requests: how it judges
+/// holds, whether it barges, and what a win after queuing counts as. Each
+/// waiter has one ([`Waiter::policy`]); a primitive's [`Steps`] are theirs.
+pub(crate) trait Policy {
     /// True when the steps judge holds by the caller's clock reading in
     /// the request (permits, read holds): a step sent behind a wait runs
     /// with a reading as old as the wait, so when the wait lasted until a
@@ -98,7 +103,8 @@ pub(crate) trait Steps {
     fn marked_barging(&self) -> bool {
         false
     }
-    /// See [`Waiter::hands_over`].
+    /// Whether a win after queuing was handed over by a release (counted
+    /// in the `handovers` statistics): not for a waiter with no queue.
     fn hands_over(&self) -> bool {
         true
     }
@@ -106,8 +112,8 @@ pub(crate) trait Steps {
 
 /// A waiter's barging policy (option `starve_after`), the same for every
 /// primitive: it barges until it has waited `starve_after` from its start,
-/// then it starves. Kept with the waiter ([`Steps::starving_in`],
-/// [`Steps::marked_barging`]).
+/// then it starves. Kept with the waiter ([`Policy::starving_in`],
+/// [`Policy::marked_barging`]).
 pub(crate) struct Barging {
     starve_after: Duration,
     began: Instant,
@@ -167,23 +173,8 @@ pub(crate) trait Waiter {
     fn won_at(&self, sent: Instant) -> Instant {
         sent
     }
-    /// Whether a win after queuing was handed over by a release (counted
-    /// in the `handovers` statistics): not for a waiter with no queue.
-    fn hands_over(&self) -> bool {
-        true
-    }
-    /// See [`Steps::clock_judged`].
-    fn clock_judged(&self) -> bool {
-        false
-    }
-    /// See [`Steps::starving_in`].
-    fn starving_in(&self) -> Option<Duration> {
-        None
-    }
-    /// See [`Steps::marked_barging`].
-    fn marked_barging(&self) -> bool {
-        false
-    }
+    /// Its policy.
+    fn policy(&self) -> &dyn Policy;
 }
 
 /// A [`Steps`]'s calls run on the server that decides.
@@ -221,20 +212,8 @@ impl Waiter for OnServer<'_> {
         self.run(&|_| self.steps.give_back(answered))
     }
 
-    fn hands_over(&self) -> bool {
-        self.steps.hands_over()
-    }
-
-    fn clock_judged(&self) -> bool {
-        self.steps.clock_judged()
-    }
-
-    fn starving_in(&self) -> Option<Duration> {
-        self.steps.starving_in()
-    }
-
-    fn marked_barging(&self) -> bool {
-        self.steps.marked_barging()
+    fn policy(&self) -> &dyn Policy {
+        self.steps
     }
 }
 
@@ -358,11 +337,11 @@ pub(crate) fn wait(w: &Wait<'_>, waiter: &dyn Waiter) -> Result<Waited> {
                 // whether the step behind it gives up (block >= left).
                 let left = d.left();
                 let hint = hint_ms.map_or(-1, |ms| i64::try_from(ms).unwrap_or(i64::MAX));
-                let mut barging = waiter.starving_in();
+                let mut barging = waiter.policy().starving_in();
                 let mut block = block_time(left, hint, d.retry_delay());
                 if let Some(starving_in) = barging {
                     block = block.min(starving_in.max(Duration::from_millis(1)));
-                } else if waiter.marked_barging() {
+                } else if waiter.policy().marked_barging() {
                     // Starving since its last step, which said it barges:
                     // it steps at once to say it starves.
                     barging = Some(Duration::ZERO);
@@ -370,7 +349,7 @@ pub(crate) fn wait(w: &Wait<'_>, waiter: &dyn Waiter) -> Result<Waited> {
                 }
                 // Judged with the reading of before the wait, which lasts
                 // until a hold may have ended.
-                let stale = waiter.clock_judged()
+                let stale = waiter.policy().clock_judged()
                     && hint_ms.is_some_and(|ms| {
                         Duration::from_millis(ms) + EXPIRY_MARGIN <= d.retry_delay().min(left)
                     });
@@ -473,7 +452,7 @@ pub(crate) fn wait(w: &Wait<'_>, waiter: &dyn Waiter) -> Result<Waited> {
                 };
                 match topped {
                     TopUp::InTime(sent) => {
-                        if announced && waiter.hands_over() {
+                        if announced && waiter.policy().hands_over() {
                             stats::handed();
                         }
                         return Ok(Waited::Won {
@@ -532,7 +511,7 @@ pub(crate) fn wait(w: &Wait<'_>, waiter: &dyn Waiter) -> Result<Waited> {
                 // from its send. After a wait until a hold may have ended,
                 // the step behind it judged with the reading of before: a
                 // fresh one now.
-                let hint_ms = match waiter.clock_judged() {
+                let hint_ms = match waiter.policy().clock_judged() {
                     true => hint_ms.map(|ms| ms.saturating_sub(sent.elapsed().as_millis() as u64)),
                     false => hint_ms,
                 };

@@ -25,8 +25,7 @@ use crate::process::PerProcess;
 use crate::protocol::command::Command;
 use crate::protocol::lock_calls;
 use crate::stats;
-use crate::topology::Role;
-use crate::topology::Topology;
+use crate::topology::{Role, Topology};
 
 /// A hold to keep renewed.
 #[derive(Debug)]

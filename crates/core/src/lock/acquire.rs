@@ -21,8 +21,7 @@ use crate::protocol::permitted::Permitted;
 use crate::protocol::scriptless::CompareDelete;
 use crate::protocol::token;
 use crate::stats::{Primitive, Tally};
-use crate::topology::Role;
-use crate::topology::{Topology, Votes, Waiting};
+use crate::topology::{Role, Topology, Votes, Waiting};
 
 impl Lock {
     /// Tries to take the lock, waiting up to `wait` for it to become free.

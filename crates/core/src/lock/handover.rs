@@ -33,7 +33,7 @@ use super::{Claim, Lock, Won};
 use crate::error::Result;
 use crate::lease::contended;
 use crate::lease::deadline::Deadline;
-use crate::lease::queue::{self, Barging, Steps, Waited};
+use crate::lease::queue::{self, Barging, Policy, Steps, Waited};
 use crate::protocol::call::{Attempt, Call};
 use crate::protocol::lock_calls::{self, Successor, Waiter};
 use crate::protocol::step::{Mode, Step};
@@ -45,6 +45,16 @@ struct Writer<'a> {
     /// Whether it barges (from when its plain try had lost); its last
     /// step said so with mark `0`.
     barging: Barging,
+}
+
+impl Policy for Writer<'_> {
+    fn starving_in(&self) -> Option<Duration> {
+        self.barging.starving_in()
+    }
+
+    fn marked_barging(&self) -> bool {
+        self.barging.marked()
+    }
 }
 
 impl Steps for Writer<'_> {
@@ -74,14 +84,6 @@ impl Steps for Writer<'_> {
             ),
             Step::is_won,
         )
-    }
-
-    fn starving_in(&self) -> Option<Duration> {
-        self.barging.starving_in()
-    }
-
-    fn marked_barging(&self) -> bool {
-        self.barging.marked()
     }
 
     fn top_up(&self) -> Call<bool> {

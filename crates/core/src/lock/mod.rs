@@ -31,8 +31,7 @@ use crate::protocol::call::{Attempt, Call};
 use crate::protocol::keys::{self, LockKeys};
 use crate::protocol::lock_calls::{self, Fence};
 use crate::protocol::token;
-use crate::topology::Role;
-use crate::topology::{Topology, Votes};
+use crate::topology::{Role, Topology, Votes};
 pub use checkup::{Capability, Finding, NodeCheckup, Severity};
 pub use inspect::{HoldMode, Inspection, SemaphoreInspection};
 

@@ -29,11 +29,10 @@ use std::time::{Duration, Instant};
 use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::deadline::Deadline;
-use crate::lease::queue::{self, Waited, alive_window};
+use crate::lease::queue::{self, Policy, Waited, alive_window};
 use crate::protocol::lock_calls::{self, Waiter};
 use crate::protocol::step::{Mode, Step};
-use crate::topology::Role;
-use crate::topology::{Votes, Woken};
+use crate::topology::{Role, Votes, Woken};
 
 /// Longest random pause after a split vote.
 const SPLIT_BACKOFF_MAX: Duration = Duration::from_millis(50);
@@ -44,7 +43,7 @@ impl Lock {
     /// whose undo a server left unanswered moves `claim` to a fresh token
     /// (or nonce).
     pub(super) fn wait_for_quorum(
-        &mut self,
+        &self,
         claim: &mut Claim,
         deadline: &Deadline,
     ) -> Result<Option<Won>> {
@@ -257,6 +256,13 @@ impl queue::Waiter for Voter<'_> {
         self.tried.get()
     }
 
+    fn policy(&self) -> &dyn Policy {
+        self
+    }
+}
+
+/// A Redlock wait never barges and has no queue to be handed a win from.
+impl Policy for Voter<'_> {
     fn hands_over(&self) -> bool {
         false
     }

@@ -14,12 +14,11 @@ use std::time::Instant;
 use super::{Claim, Lock, Won};
 use crate::error::{LockError, Result};
 use crate::lease::deadline::Deadline;
-use crate::lease::queue::{self, Steps, Waited, alive_window};
+use crate::lease::queue::{self, Policy, Steps, Waited, alive_window};
 use crate::protocol::call::Call;
 use crate::protocol::scriptless::{self, CompareDelete};
 use crate::protocol::step::{Mode, Step};
-use crate::topology::Role;
-use crate::topology::Waiting;
+use crate::topology::{Role, Waiting};
 
 /// What the permission check's refusal says when the server refuses
 /// scripts themselves (see [`LockError::from_redis`]), as opposed to a
@@ -203,7 +202,9 @@ impl Steps for Poller<'_> {
     fn give_back(&self, _answered: bool) -> Call<bool> {
         scriptless::abandon(&self.lock.keys, self.token, self.how)
     }
+}
 
+impl Policy for Poller<'_> {
     fn hands_over(&self) -> bool {
         false
     }
