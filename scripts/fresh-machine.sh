@@ -94,36 +94,10 @@ git -C "$root/root/redislock" checkout -q "$(git -C "$repo" rev-parse HEAD)"
 commit=$(git -C "$repo" rev-parse --short HEAD)
 
 # run NAME COMMAND: one README command in the root, as root, with an empty
-# environment but for PATH (Rust first) and HOME.
+# environment but for PATH (Rust first) and HOME (root_step).
 status=0
 run() {
-  local name=$1 command=$2 t0 rc last
-  t0=$(date +%s)
-  set +e
-  root_run "$root" "cd /root/redislock && $command" </dev/null >"$root/root/$name.log" 2>&1
-  rc=$?
-  set -e
-  last=$(grep -v '^[[:space:]]*$' "$root/root/$name.log" | tail -n1)
-  local took=$(($(date +%s) - t0))
-  echo "fresh-machine ($suite, $commit): $name: exit $rc in $((took / 60)) min $((took % 60)) s; last line: $last"
-  if [ "$rc" != 0 ]; then
-    status=1
-    echo "---- last 40 lines of $name.log ----"
-    tail -n 40 "$root/root/$name.log"
-    # What failed, by name: the root and its logs go unless --keep.
-    echo "---- failures named in $name.log ----"
-    # (run-tests.php draws its progress with carriage returns)
-    local cr=$'\r'
-    grep -aoE "(FAIL|LEAK|BORK|SKIP) [^$cr]*\.phpt\]|^test .* FAILED\$|panicked at.*|^[0-9]+\) .*" \
-      "$root/root/$name.log" | head -n 60 || true
-    # And how each failed phpt differed from what it expected.
-    local diff
-    for diff in $(find "$root/root/redislock/php-tests" -name '*.diff' 2>/dev/null | head -n 12); do
-      echo "---- ${diff#"$root/root/redislock/"} ----"
-      head -n 25 "$diff"
-    done
-    echo "----"
-  fi
+  root_step "fresh-machine ($suite, $commit)" "$root" "$1" "$2" || status=1
 }
 [ "$only" != "" ] && [ "$only" != demo ] || run demo "bash scripts/demo.sh"
 [ "$only" != "" ] && [ "$only" != test ] || run test "bash scripts/test.sh"

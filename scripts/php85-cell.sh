@@ -75,22 +75,8 @@ git -C "$root/root/redislock" checkout -q "$(git -C "$repo" rev-parse HEAD)"
 commit=$(git -C "$repo" rev-parse --short HEAD)
 
 status=0
-run() { # run NAME COMMAND
-  local name=$1 command=$2 t0 rc last
-  t0=$(date +%s)
-  set +e
-  root_run "$root" "cd /root/redislock && $command" </dev/null >"$root/root/$name.log" 2>&1
-  rc=$?
-  set -e
-  last=$(grep -av '^[[:space:]]*$' "$root/root/$name.log" | tail -n1)
-  local took=$(($(date +%s) - t0))
-  echo "php85-cell ($commit): $name: exit $rc in $((took / 60)) min $((took % 60)) s; last line: $last"
-  if [ "$rc" != 0 ]; then
-    status=1
-    echo "---- last 60 lines of $name.log ----"
-    tail -n 60 "$root/root/$name.log"
-  fi
-  return "$rc"
+run() { # run NAME COMMAND (root_step)
+  root_step "php85-cell ($commit)" "$root" "$1" "$2" || { status=1; return 1; }
 }
 if run build "PHP=\$(command -v php8.5) PHP_CONFIG=\$(command -v php-config8.5) bash scripts/build.sh"; then
   # Valkey 9 is also the server of the tests of the lock without scripts.

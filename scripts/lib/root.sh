@@ -100,6 +100,42 @@ root_run() { # root_run ROOT COMMAND (stdin, stdout and stderr are the caller's)
     /bin/bash -c "$2"
 }
 
+# root_step LABEL ROOT NAME COMMAND: one command of a cell, run in
+# /root/redislock of ROOT (root_run's environment), its output in
+# ROOT/root/NAME.log; prints one line (LABEL: NAME: exit, time, the log's
+# last line) and, on failure, the log's end, the failures it names (tests,
+# phpt files, PHPUnit's numbered failures) and the first phpt diffs.
+# Returns the command's exit status.
+root_step() {
+  local label=$1 root=$2 name=$3 command=$4 t0 rc last took
+  t0=$(date +%s)
+  set +e
+  root_run "$root" "cd /root/redislock && $command" </dev/null >"$root/root/$name.log" 2>&1
+  rc=$?
+  set -e
+  last=$(grep -av '^[[:space:]]*$' "$root/root/$name.log" | tail -n1)
+  took=$(($(date +%s) - t0))
+  echo "$label: $name: exit $rc in $((took / 60)) min $((took % 60)) s; last line: $last"
+  if [ "$rc" != 0 ]; then
+    echo "---- last 60 lines of $name.log ----"
+    tail -n 60 "$root/root/$name.log"
+    # What failed, by name: the root and its logs go unless kept.
+    echo "---- failures named in $name.log ----"
+    # (run-tests.php draws its progress with carriage returns)
+    local cr=$'\r'
+    grep -aoE "(FAIL|LEAK|BORK|SKIP) [^$cr]*\.phpt\]|^test .* FAILED\$|panicked at.*|^[0-9]+\) .*" \
+      "$root/root/$name.log" | head -n 60 || true
+    # And how each failed phpt differed from what it expected.
+    local diff
+    for diff in $(find "$root/root/redislock/php-tests" -name '*.diff' 2>/dev/null | head -n 12); do
+      echo "---- ${diff#"$root/root/redislock/"} ----"
+      head -n 25 "$diff"
+    done
+    echo "----"
+  fi
+  return "$rc"
+}
+
 root_apt() { # root_apt ROOT PACKAGE...
   local root=$1; shift
   # Quiet but for a failure (then the end of apt's output). A mirror that
