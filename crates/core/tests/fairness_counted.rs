@@ -309,3 +309,138 @@ fn a_wait_shorter_than_starve_after_ends_with_a_try() {
     release.join().unwrap();
     assert!(waiter.release().unwrap());
 }
+
+/// Which hold a barging waiter waits for in [`a_late_barging_win_never_counts`].
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Permit,
+    ReadHold,
+}
+
+/// A barging permit waiter whose try after its sleep took the permit, but
+/// whose reply comes after the lease that try set, never counts that win: a
+/// competitor C gets the permit when W's lease ends, and W's acquire does
+/// not return true while C holds it (fairness.rs's rule for a barging
+/// writer, for a waiter that is not queued at all while it barges).
+#[test]
+fn a_barging_permits_win_whose_reply_comes_late_never_counts() {
+    a_late_barging_win_never_counts(Kind::Permit, 3.0);
+}
+
+/// The same with a `read_timeout` (0.5 s) that ends W's wait for that
+/// reply: unanswered, the win is given back or replayed, never believed.
+#[test]
+fn an_unanswered_barging_permits_win_never_counts() {
+    a_late_barging_win_never_counts(Kind::Permit, 0.5);
+}
+
+/// [`a_barging_permits_win_whose_reply_comes_late_never_counts`] for a read
+/// hold, against a writer that holds the lock and one that comes after.
+#[test]
+fn a_barging_read_holds_win_whose_reply_comes_late_never_counts() {
+    a_late_barging_win_never_counts(Kind::ReadHold, 3.0);
+}
+
+/// [`an_unanswered_barging_permits_win_never_counts`] for a read hold.
+#[test]
+fn an_unanswered_barging_read_holds_win_never_counts() {
+    a_late_barging_win_never_counts(Kind::ReadHold, 0.5);
+}
+
+fn a_late_barging_win_never_counts(kind: Kind, read_timeout: f64) {
+    use common::proxy::Proxy;
+    use redislock_core::testing::protocol::scripts::{READ_ACQUIRE, SEM_ACQUIRE};
+    let server = RedisServer::start();
+    let proxy = Proxy::start(&server);
+    let name = unique_key("barging-counted-late");
+    // Never released: the holder's lease ends after 0.6 s, and W's try
+    // after its sleep takes the hold.
+    let mut permit_holder = None;
+    let mut writer = None;
+    match kind {
+        Kind::Permit => {
+            let mut h = Semaphore::new(
+                name.clone(),
+                1,
+                0.6,
+                &[server.url()],
+                LockOptions::default(),
+            )
+            .unwrap();
+            assert!(h.acquire(Duration::ZERO).unwrap());
+            permit_holder = Some(h);
+        }
+        Kind::ReadHold => {
+            let mut h = lock(&server, &name, 0.6);
+            assert!(h.acquire(Duration::ZERO).unwrap());
+            writer = Some(h);
+        }
+    }
+    let mut options = starving_after(30.0);
+    for (option, value) in [("retry_delay", 5.0), ("read_timeout", read_timeout)] {
+        options.set(option, OptionValue::Number(value)).unwrap();
+    }
+    let began = Instant::now();
+    let (url, n) = (proxy.url(), name.clone());
+    let before = scripts(&server);
+    let waiter = std::thread::spawn(move || match kind {
+        Kind::Permit => {
+            let mut w = Semaphore::new(n, 1, 1.0, &[url], options).unwrap();
+            let got = w.acquire(Duration::from_secs(3));
+            let _ = (got.as_ref().is_ok_and(|g| *g)).then(|| w.release());
+            (got, began.elapsed())
+        }
+        Kind::ReadHold => {
+            let mut w = Lock::new(n, 1.0, &[url], options).unwrap();
+            let got = w.acquire_read(Duration::from_secs(3));
+            let _ = (got.as_ref().is_ok_and(|g| *g)).then(|| w.release());
+            (got, began.elapsed())
+        }
+    });
+    // W's first try went out (and found the hold taken); the reply to its
+    // next try (after its sleep) is held 1.5 s: past the 1 s lease it sets.
+    until_scripts(&server, before, 1);
+    let script = match kind {
+        Kind::Permit => SEM_ACQUIRE.hash(),
+        Kind::ReadHold => READ_ACQUIRE.hash(),
+    };
+    proxy.hold_reply_to(script.as_bytes(), Duration::from_millis(1500));
+    common::wait_until("W's try took the hold", Duration::from_secs(3), || {
+        proxy.holding_reply()
+    });
+    // C, a strict competitor on the server itself, gets the hold when W's
+    // lease ends: a permit, or (for a read hold) the write lock.
+    let (c_got, c_at) = match kind {
+        Kind::Permit => {
+            let mut c = one_permit(&server.url(), &name, LockOptions::default());
+            let got = c.acquire(Duration::from_secs(4)).unwrap();
+            let at = began.elapsed();
+            std::thread::sleep(Duration::from_millis(1500));
+            assert!(c.release().unwrap());
+            (got, at)
+        }
+        Kind::ReadHold => {
+            let mut competing = LockOptions::default();
+            competing
+                .set("reentrant", OptionValue::Bool(false))
+                .unwrap();
+            let mut c = Lock::new(name.clone(), 10.0, &[server.url()], competing).unwrap();
+            let got = c.acquire(Duration::from_secs(4)).unwrap();
+            let at = began.elapsed();
+            std::thread::sleep(Duration::from_millis(1500));
+            assert!(c.release().unwrap());
+            (got, at)
+        }
+    };
+    let (w_got, w_at) = waiter.join().unwrap();
+    assert_eq!(proxy.holds().len(), 1, "W's try reply was held back");
+    assert!(c_got, "C got the hold once W's lease ended");
+    if matches!(w_got, Ok(true)) {
+        assert!(
+            w_at < c_at,
+            "{kind:?}: W's acquire returned true at {w_at:?}, after C got the hold at \
+             {c_at:?}: its only proof a reply read after its lease ended"
+        );
+    }
+    drop((permit_holder, writer));
+}
