@@ -577,3 +577,125 @@ fn a_wait_goes_on_through_dropped_connections() {
     assert!(proxies[0].refused() + proxies[1].refused() > 0);
     assert!(l.release().unwrap());
 }
+
+/// A Redlock waiter W behind three proxies, queued behind a holder
+/// elsewhere whose lease ends on every master 0.8 s after W starts (W's
+/// first try found the lock held; its next try goes out when that lease
+/// ends), with `ttl` and `read_timeout`. Answers the masters, their
+/// proxies, the key, and W's acquire of up to `wait` (its result, when it
+/// returned, and W).
+/// `n` milliseconds.
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+type QueuedWaiter = (
+    Vec<RedisServer>,
+    Vec<common::proxy::Proxy>,
+    Vec<u8>,
+    std::thread::JoinHandle<(Result<bool, LockError>, Instant, Lock)>,
+);
+
+fn queued_waiter(ttl: f64, read_timeout: f64, wait: Duration) -> QueuedWaiter {
+    let servers = masters(3);
+    let proxies: Vec<common::proxy::Proxy> =
+        servers.iter().map(common::proxy::Proxy::start).collect();
+    let key = unique_key("redlock-top-up");
+    hold_elsewhere(&servers.iter().collect::<Vec<_>>(), &key, "holder", 800);
+    let through: Vec<String> = proxies.iter().map(common::proxy::Proxy::url).collect();
+    let k = key.clone();
+    let waiter = std::thread::spawn(move || {
+        let opts = options(&[("retry_delay", 5.0), ("read_timeout", read_timeout)]);
+        let mut l = Lock::new(k, ttl, &through, opts).unwrap();
+        let got = l.acquire(wait);
+        (got, Instant::now(), l)
+    });
+    let queue = format!("{}~~q", std::str::from_utf8(&key).unwrap());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while servers
+        .iter()
+        .all(|s| s.cmd::<i64>(&["ZCARD", &queue]) == 0)
+    {
+        assert!(Instant::now() < deadline, "the waiter never queued");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    (servers, proxies, key, waiter)
+}
+
+/// A Redlock win whose try's replies came after a quarter of the ttl is
+/// topped up on every master before it is believed, and its lease counts
+/// from the top-up: the replies to W's (ttl 2 s) try after the holder's
+/// lease ended (it wins) are held
+/// 0.8 s on every master, and when W's acquire returns true its lease on
+/// every master is close to 2 s again (the try's own would be under 1.2 s).
+#[test]
+fn a_late_quorum_win_is_topped_up_on_every_master() {
+    let (servers, proxies, key, waiter) = queued_waiter(2.0, 3.0, Duration::from_secs(5));
+    for proxy in &proxies {
+        proxy.hold_reply_to_all(&[b"$3\r\nSET\r\n", &key, b"$2\r\nNX\r\n"], ms(800));
+    }
+    let (got, _, mut w) = waiter.join().unwrap();
+    assert!(matches!(got, Ok(true)), "{got:?}");
+    let name = String::from_utf8(key.clone()).unwrap();
+    let leases: Vec<i64> = servers.iter().map(|s| s.cmd(&["PTTL", &name])).collect();
+    let held: usize = proxies.iter().map(|p| p.holds().len()).sum();
+    assert_eq!(held, 3, "the try's replies were held on every master");
+    assert!(
+        leases.iter().all(|&ms| ms > 1_500),
+        "the lease on every master after the top-up: {leases:?}"
+    );
+    assert!(w.release().unwrap());
+}
+
+/// When the top-up's replies come after the ttl too, the win is never
+/// believed: the replies to W's (ttl 1 s) try after the holder's lease
+/// ended (it wins) are held 0.4 s and
+/// those to its top-up 1.2 s on every master; a competitor C gets the lock
+/// once W's lease ends, and W's acquire does not return true while C holds
+/// it (it gives the late win back and waits on).
+#[test]
+fn a_quorum_win_whose_top_up_comes_late_never_counts() {
+    use redislock_core::testing::protocol::scripts::REFRESH;
+    let began = Instant::now();
+    let (servers, proxies, key, waiter) = queued_waiter(1.0, 3.0, Duration::from_millis(2_500));
+    for proxy in &proxies {
+        proxy.hold_reply_to_all(&[b"$3\r\nSET\r\n", &key, b"$2\r\nNX\r\n"], ms(400));
+    }
+    // While the try's replies are held (one hold at a time per proxy; the
+    // try has run on every master), the top-up's are armed, and C comes.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !proxies.iter().all(common::proxy::Proxy::holding_reply) {
+        assert!(Instant::now() < deadline, "W's try never took the lock");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    for proxy in &proxies {
+        proxy.hold_reply_to_all(
+            &[REFRESH.hash().as_bytes(), &key],
+            Duration::from_millis(1_200),
+        );
+    }
+    let mut c = redlock(&servers, &key, 10.0, options(&[]));
+    let c_got = c.acquire(Duration::from_secs(4)).unwrap();
+    let c_at = began.elapsed();
+    std::thread::sleep(Duration::from_millis(1_500));
+    let c_released = began.elapsed();
+    assert!(c.release().unwrap());
+    let (w_got, w_when, mut w) = waiter.join().unwrap();
+    let w_at = w_when.duration_since(began);
+    assert!(c_got, "C got the lock once W's lease ended");
+    let held: usize = proxies.iter().map(|p| p.holds().len()).sum();
+    assert!(
+        held >= 4,
+        "the try's replies and some top-up's were held: {held}; W {w_got:?} at {w_at:?}, \
+         C at {c_at:?}"
+    );
+    if matches!(w_got, Ok(true)) {
+        assert!(
+            w_at < c_at || w_at > c_released,
+            "W's acquire returned true at {w_at:?}, while C held the lock \
+             ({c_at:?} to {c_released:?}): its only proof a top-up read after its lease ended"
+        );
+        let _ = w.release();
+    }
+}
