@@ -436,3 +436,123 @@ fn a_late_tries_unanswered_undo_never_deletes_the_waits_win() {
         }
     }
 }
+
+/// A script-less waiter W (ttl `ttl`, behind a proxy) waiting for a holder
+/// elsewhere whose lease ends 0.8 s after W starts; its wait of up to
+/// `wait` runs in a thread (its result, when it returned, and W). The
+/// reply to its first wait (a `BLPOP` that lasts until that lease ends,
+/// and the step behind it, which wins) is held back `held`. `None`
+/// without a Valkey 9.
+type WaitingWaiter = (
+    RedisServer,
+    common::proxy::Proxy,
+    Vec<u8>,
+    std::thread::JoinHandle<(Result<bool, LockError>, Instant, Lock)>,
+);
+
+fn waiting_waiter(test: &str, ttl: f64, wait: Duration, held: Duration) -> Option<WaitingWaiter> {
+    let server = valkey(test, &NO_SCRIPTS)?;
+    let proxy = common::proxy::Proxy::start(&server);
+    let key = unique_key("scriptless-top-up");
+    let opts = options(&[
+        ("retry_delay", OptionValue::Number(5.0)),
+        ("read_timeout", OptionValue::Number(3.0)),
+    ]);
+    // The server found script-less (its checks name the commands of a wait)
+    // before the hold is armed.
+    let mut first = lock_at(&proxy.url(), &unique_key("first"), 1.0, opts.clone());
+    assert!(first.acquire(Duration::ZERO).unwrap());
+    assert!(first.release().unwrap());
+    proxy.hold_reply_to_all(&[b"BLPOP", b"$2\r\nNX\r\n", &key], held);
+    let name = String::from_utf8(key.clone()).unwrap();
+    let set: Option<String> = server.cmd(&["SET", &name, "holder", "NX", "PX", "800"]);
+    assert!(set.is_some());
+    let (url, k) = (proxy.url(), key.clone());
+    let waiter = std::thread::spawn(move || {
+        let mut w = lock_at(&url, &k, ttl, opts);
+        let got = w.acquire(wait);
+        (got, Instant::now(), w)
+    });
+    // W's first step marked the waiters (`K~~nw`): its next goes out when
+    // the holder's lease ends.
+    let mark = format!("{name}~~nw");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while server.cmd::<i64>(&["EXISTS", &mark]) == 0 {
+        assert!(Instant::now() < deadline, "the waiter never waited");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Some((server, proxy, key, waiter))
+}
+
+/// Waits until the proxy holds a reply back (its request ran).
+fn until_holding(proxy: &common::proxy::Proxy) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !proxy.holding_reply() {
+        assert!(Instant::now() < deadline, "no reply was held");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A script-less win whose step's reply came after a quarter of the ttl
+/// is topped up (`SET IFEQ PX`) before it is believed, and its lease
+/// counts from the top-up: the reply to W's (ttl 2 s) wait and the step
+/// behind it after the holder's lease ended (it wins) is held 0.8 s, and
+/// when W's acquire
+/// returns true its lease is close to 2 s again (the step's own would be
+/// under 1.2 s).
+#[test]
+fn a_late_win_is_topped_up_without_scripts() {
+    let test = "a_late_win_is_topped_up_without_scripts";
+    let (wait, held) = (Duration::from_secs(4), Duration::from_millis(800));
+    let Some((server, proxy, key, waiter)) = waiting_waiter(test, 2.0, wait, held) else {
+        return;
+    };
+    let (got, _, mut w) = waiter.join().unwrap();
+    assert!(matches!(got, Ok(true)), "{got:?}");
+    let lease: i64 = server.cmd(&["PTTL", &String::from_utf8_lossy(&key)]);
+    assert_eq!(proxy.holds().len(), 1, "the step's reply was held");
+    assert!(lease > 1_500, "the lease after the top-up: {lease} ms");
+    assert!(w.release().unwrap());
+}
+
+/// When the top-up's reply comes after the ttl too, the win is never
+/// believed. W (ttl 2 s) wins in the step behind its first wait, read
+/// about 0.85 s after that wait's send (the reply held 50 ms): over a
+/// quarter of the ttl, so it tops the lease up, and that top-up's reply is
+/// held 2.6 s, past the lease it set. A competitor C gets the lock once
+/// W's lease ends, and W's acquire does not return true while C holds it
+/// (it gives the late win back and waits on).
+#[test]
+fn a_win_whose_top_up_comes_late_never_counts_without_scripts() {
+    let test = "a_win_whose_top_up_comes_late_never_counts_without_scripts";
+    let began = Instant::now();
+    let (wait, held) = (Duration::from_secs(5), Duration::from_millis(50));
+    let Some((server, proxy, key, waiter)) = waiting_waiter(test, 2.0, wait, held) else {
+        return;
+    };
+    // While the wait's reply is held (one hold at a time), the top-up's.
+    until_holding(&proxy);
+    proxy.hold_reply_to_all(&[b"$4\r\nIFEQ\r\n", &key], Duration::from_millis(2_600));
+    let mut c = lock_at(&elsewhere(&server.url()), &key, 10.0, options(&[]));
+    let c_got = c.acquire(Duration::from_secs(4)).unwrap();
+    let c_at = began.elapsed();
+    std::thread::sleep(Duration::from_millis(1_500));
+    let c_released = began.elapsed();
+    assert!(c.release().unwrap());
+    let (w_got, w_when, mut w) = waiter.join().unwrap();
+    let w_at = w_when.duration_since(began);
+    assert!(c_got, "C got the lock once W's lease ended");
+    assert!(
+        proxy.holds().len() >= 2,
+        "the step's reply and the top-up's were held: {:?}",
+        proxy.holds()
+    );
+    if matches!(w_got, Ok(true)) {
+        assert!(
+            w_at < c_at || w_at > c_released,
+            "W's acquire returned true at {w_at:?}, while C held the lock \
+             ({c_at:?} to {c_released:?}): its only proof a top-up read after its lease ended"
+        );
+        let _ = w.release();
+    }
+}
