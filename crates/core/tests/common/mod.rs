@@ -199,3 +199,16 @@ pub fn command_stats(server: &RedisServer, command: &str) -> (u64, f64) {
     };
     (field("calls=") as u64, field("usec_per_call="))
 }
+
+/// Asserts that a waiter whose acquire returned `believed` (true: it holds)
+/// at `at` did not believe so while a competitor held the same lock
+/// (`held`: from when it got it to when it let go, on the same clock).
+/// A late win's only proof is a reply read after its lease ended.
+pub fn never_believed_while_held(believed: bool, at: Duration, held: (Duration, Duration)) {
+    let (from, to) = held;
+    assert!(
+        !believed || at < from || at > to,
+        "the waiter's acquire returned true at {at:?}, while the competitor held the lock \
+         ({from:?} to {to:?}): its only proof a reply read after its lease ended"
+    );
+}
