@@ -200,6 +200,21 @@ pub fn command_stats(server: &RedisServer, command: &str) -> (u64, f64) {
     (field("calls=") as u64, field("usec_per_call="))
 }
 
+/// A competitor's turn: `c` takes the lock (waiting up to 4 s: it must get
+/// it), holds it 1.5 s and releases it. When it got it and when it let go,
+/// counted from `began`.
+pub fn competitor_turn(c: &mut Lock, began: Instant) -> (Duration, Duration) {
+    assert!(
+        c.acquire(Duration::from_secs(4)).unwrap(),
+        "the competitor got the lock once the waiter's lease ended"
+    );
+    let got = began.elapsed();
+    std::thread::sleep(Duration::from_millis(1_500));
+    let released = began.elapsed();
+    assert!(c.release().unwrap());
+    (got, released)
+}
+
 /// Asserts that a waiter whose acquire returned `believed` (true: it holds)
 /// at `at` did not believe so while a competitor held the same lock
 /// (`held`: from when it got it to when it let go, on the same clock).
