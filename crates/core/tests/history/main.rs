@@ -59,7 +59,8 @@
 //!   its first 0.3 s: during the first try or blocked in the queue; not in
 //!   its last 100 ms, which leave no time to send a step again)
 //!   returns no error, unless requests were held up or refused or the
-//!   worker paused meanwhile.
+//!   worker paused meanwhile, or another drop came in its last 100 ms or
+//!   after its end while its last step was on its way.
 //!
 //! The controller also puts batches of [`DEPARTED`] departed waiters
 //! (queue entries an hour old, without a mark) at the head of every queue
