@@ -682,3 +682,63 @@ fn a_quorum_win_whose_top_up_comes_late_never_counts() {
     common::never_believed_while_held(matches!(w_got, Ok(true)), w_at, (c_at, c_released));
     let _ = w.release();
 }
+
+thread_local! {
+    /// When this thread's "signal handler" asks to end its wait (for the
+    /// host of [`a_signal_ends_a_wait_that_no_master_queued`]).
+    static END_WAIT_AT: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// A Redlock waiter that no master took into its wake-up queue sleeps in
+/// its process between tries; a signal whose handler ends the wait (the
+/// host's `wait_should_end`) ends that sleep too, as it ends a blocked
+/// wait. Here every request naming the queue (`K~~q`) is refused on all
+/// three masters while the lock is held elsewhere: the handler asks at
+/// 0.3 s, and the 10 s wait ends at once with `Interrupted`. (It slept
+/// unasked: the wait went on to its end.)
+#[test]
+fn a_signal_ends_a_wait_that_no_master_queued() {
+    redislock_core::host::install(redislock_core::host::Host {
+        context: || 0,
+        wait_should_end: || END_WAIT_AT.with(|at| at.get().is_some_and(|t| Instant::now() >= t)),
+        time_limit_hit: || false,
+        lease_lost: || {},
+    });
+    let servers = masters(3);
+    let proxies: Vec<common::proxy::Proxy> =
+        servers.iter().map(common::proxy::Proxy::start).collect();
+    let through: Vec<String> = proxies.iter().map(common::proxy::Proxy::url).collect();
+    let key = unique_key("redlock-unqueued");
+    let mut w = Lock::new(
+        key.clone(),
+        10.0,
+        &through,
+        options(&[("retry_delay", 5.0)]),
+    )
+    .unwrap();
+    // The masters' checks made before the refusals (they name the queue).
+    let mut first = Lock::new(unique_key("first"), 10.0, &through, options(&[])).unwrap();
+    assert!(first.acquire(Duration::ZERO).unwrap());
+    assert!(first.release().unwrap());
+    hold_elsewhere(&servers.iter().collect::<Vec<_>>(), &key, "holder", 30_000);
+    for proxy in &proxies {
+        proxy.refuse_requests_with(&[b"~~q"], Duration::from_secs(20));
+    }
+    let began = Instant::now();
+    END_WAIT_AT.with(|at| at.set(Some(began + Duration::from_millis(300))));
+    let got = w.acquire(Duration::from_secs(10));
+    let took = began.elapsed();
+    END_WAIT_AT.with(|at| at.set(None));
+    assert!(
+        matches!(got, Err(LockError::Interrupted)),
+        "{got:?} after {took:?}"
+    );
+    assert!(took < Duration::from_secs(3), "ended after {took:?}");
+    assert!(
+        proxies
+            .iter()
+            .map(common::proxy::Proxy::refused)
+            .sum::<u32>()
+            >= 3
+    );
+}

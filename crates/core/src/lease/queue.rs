@@ -532,11 +532,14 @@ pub(crate) fn wait(w: &Wait<'_>, waiter: &dyn Waiter) -> Result<Waited> {
 /// Longest sleep between two looks at whether PHP ends the wait.
 const SLEEP_SLICE: Duration = Duration::from_millis(5);
 
-/// A barging waiter's sleep of `block` in this process, with no request
-/// (nobody wakes a waiter that barges; a `BLPOP` would not do either: a
-/// blocked command's timeout ends on the server's next timer tick, up to
-/// 100 ms late on an idle Redis). False when PHP ended the wait.
-fn sleep_for(block: Duration) -> bool {
+/// A sleep of `block` in this process, with no request, that a signal
+/// ending the wait ends ([`host::wait_should_end`](crate::host::wait_should_end),
+/// asked every 5 ms): a barging waiter's (nobody wakes a waiter that
+/// barges; a `BLPOP` would not do either: a blocked command's timeout ends
+/// on the server's next timer tick, up to 100 ms late on an idle Redis),
+/// and a Redlock waiter's that no master queued. False when PHP ended the
+/// wait.
+pub(crate) fn sleep_for(block: Duration) -> bool {
     let end = Instant::now() + block;
     loop {
         if crate::host::wait_should_end() {

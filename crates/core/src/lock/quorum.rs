@@ -221,8 +221,13 @@ impl queue::Waiter for Voter<'_> {
                 }
             }
             // No master took the queue entry (a quorum still answered the
-            // try): the pause is slept out, then it tries again.
-            None => std::thread::sleep(block.min(Duration::from_millis(100))),
+            // try): the pause is slept out, then it tries again. A signal
+            // that ends the wait ends the pause too.
+            None => {
+                if !queue::sleep_for(block.min(Duration::from_millis(100))) {
+                    return Ok(Woken::Ended(Some(Step::Waiting { hint_ms: None })));
+                }
+            }
         }
         self.send_step(mode, replay).map(Woken::Answered)
     }
