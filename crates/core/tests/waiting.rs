@@ -239,21 +239,28 @@ thread_local! {
     /// This thread's "PHP time limit", for the host of
     /// [`php_s_time_limit_ends_the_wait_early`].
     static TIME_LIMIT_HIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// When this thread's "signal handler" asks to end its wait, for the
+    /// host of [`a_signal_ends_a_wait_while_the_server_is_away`].
+    static END_WAIT_AT: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
 }
 
-/// PHP's time limit, asked of the host between the requests of a wait,
-/// ends it early with `false`, leaving the queue. The host installed here
-/// is the pure-Rust default otherwise (main flow, no wait ended by a
-/// signal, nothing done for a lost lease), so the other tests of this
-/// file see no difference.
-#[test]
-fn php_s_time_limit_ends_the_wait_early() {
+/// The host of this file's tests of PHP ending a wait: the pure-Rust
+/// default otherwise (main flow, nothing done for a lost lease), so the
+/// other tests of this file see no difference.
+fn install_host() {
     redislock_core::host::install(redislock_core::host::Host {
         context: || 0,
-        wait_should_end: || false,
+        wait_should_end: || END_WAIT_AT.with(|at| at.get().is_some_and(|t| Instant::now() >= t)),
         time_limit_hit: || TIME_LIMIT_HIT.with(|hit| hit.get()),
         lease_lost: || {},
     });
+}
+
+/// PHP's time limit, asked of the host between the requests of a wait,
+/// ends it early with `false`, leaving the queue.
+#[test]
+fn php_s_time_limit_ends_the_wait_early() {
+    install_host();
     let server = RedisServer::start();
     let key = unique_key("stop");
     hold(&server, &key, "holder", 10_000);
@@ -557,4 +564,34 @@ fn a_refused_unblock_is_asked_once() {
         line.contains("rejected_calls=1,"),
         "CLIENT UNBLOCK refused by the ACL must be asked once in the process: {line:?}"
     );
+}
+
+/// A signal whose handler ends the wait ends it while the server is away
+/// too: every request is dropped (a proxy closes each connection a request
+/// comes on), so the wait's first try and its steps fail and it pauses
+/// between them; the handler asks at 0.3 s, and the 10 s wait ends at once
+/// (with `Interrupted`, or with the connection's failure when the give-back
+/// got no answer either). (It paused unasked: the wait went on to its end.)
+#[test]
+fn a_signal_ends_a_wait_while_the_server_is_away() {
+    install_host();
+    let server = RedisServer::start();
+    let proxy = common::proxy::Proxy::start(&server);
+    let key = unique_key("away");
+    hold(&server, &key, "holder", 30_000);
+    let mut waiter = Lock::new(key.clone(), 5.0, &[proxy.url()], LockOptions::default()).unwrap();
+    // The server's checks made before every request is dropped.
+    assert!(!waiter.acquire(Duration::ZERO).unwrap());
+    proxy.refuse_requests_with(&[b"*"], Duration::from_secs(20));
+    let began = Instant::now();
+    END_WAIT_AT.with(|at| at.set(Some(began + Duration::from_millis(300))));
+    let got = waiter.acquire(Duration::from_secs(10));
+    let took = began.elapsed();
+    END_WAIT_AT.with(|at| at.set(None));
+    assert!(
+        matches!(&got, Err(e) if matches!(e, redislock_core::LockError::Interrupted) || e.is_connection_error()),
+        "{got:?} after {took:?}"
+    );
+    assert!(took < Duration::from_secs(3), "ended after {took:?}");
+    assert!(proxy.refused() >= 2, "the wait's requests were dropped");
 }

@@ -261,7 +261,9 @@ pub(crate) fn alive_window(retry_delay: Duration) -> u64 {
 /// refuses new ones is passing too ([`LockError::is_passing`]: it is
 /// restarting); one that refused from the start is not: a wrong address
 /// or a server down fails at once, as a plain try does. Any other error,
-/// or one still there at the deadline, is the result.
+/// or one still there at the deadline, is the result; a signal that ends
+/// the wait during a pause ends it with [`LockError::Interrupted`] (`call`
+/// takes nothing).
 pub(crate) fn through_drops<T>(
     deadline: Instant,
     mut call: impl FnMut() -> Result<T>,
@@ -275,7 +277,11 @@ pub(crate) fn through_drops<T>(
                     && Instant::now() + pause < deadline =>
             {
                 dropped = true;
-                std::thread::sleep(pause);
+                // Nothing is taken yet: a signal that ends the wait ends
+                // it here.
+                if !sleep_for(pause) {
+                    return Err(LockError::Interrupted);
+                }
                 pause = (pause * 2).min(MAX_PAUSE);
             }
             other => return other,
@@ -433,7 +439,16 @@ pub(crate) fn wait(w: &Wait<'_>, waiter: &dyn Waiter) -> Result<Waited> {
                     let _ = waiter.send_give_back(false);
                     return Err(error);
                 }
-                std::thread::sleep(pause);
+                if !sleep_for(pause) {
+                    // A signal ended the wait while the server was away:
+                    // given back, it ends as PHP asked; when the give-back
+                    // got no answer either, with the failure, which the
+                    // caller leaves pending (as at the wait's end).
+                    return match waiter.send_give_back(false) {
+                        Ok(_) => Err(LockError::Interrupted),
+                        Err(_) => Err(error),
+                    };
+                }
                 pause = (pause * 2).min(MAX_PAUSE);
                 continue;
             }
