@@ -62,9 +62,12 @@ pub(crate) fn note(key: &[u8], waiters: bool) {
 }
 
 /// Forgets every note and frees the table (the end of the module: a host
-/// that unloads the extension finds nothing of it left allocated).
+/// that unloads the extension finds nothing of it left allocated). Builds
+/// nothing in a process that never noted a key (a php-fpm master).
 pub(crate) fn forget_all() {
-    *table() = None;
+    if let Some(table) = CONTENDED.built() {
+        *table.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 #[cfg(test)]
