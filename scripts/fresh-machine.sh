@@ -81,16 +81,11 @@ echo "fresh-machine: root ready in $(($(date +%s) - started)) s"
 
 root_mount "$root"
 root_bind "$toolchain" "$root/opt/rust" ro
-# Port claims are shared with the test servers of this machine (a suite
-# running here too must not start a server on a port the root's tests use).
-mkdir -p /tmp/redislock-test-ports && chmod 1777 /tmp/redislock-test-ports
-root_bind /tmp/redislock-test-ports "$root/tmp/redislock-test-ports"
+root_port_claims "$root"
 
-# A clean clone of the current commit; /root is 700, as on a real machine.
-chmod 700 "$root/root"
-rm -rf "$root/root/redislock" "$root/root/.cargo"
-git clone -q "$repo" "$root/root/redislock"
-git -C "$root/root/redislock" checkout -q "$(git -C "$repo" rev-parse HEAD)"
+# A clean clone of the current commit, and no crates from an earlier run.
+rm -rf "$root/root/.cargo"
+root_checkout "$root" "$repo" "$(git -C "$repo" rev-parse HEAD)"
 commit=$(git -C "$repo" rev-parse --short HEAD)
 
 # run NAME COMMAND: one README command in the root, as root, with an empty

@@ -166,8 +166,7 @@ test_cell() {
   root_make "$root" "$suite"
   root_no_services "$root"
   root_mount "$root"
-  mkdir -p /tmp/redislock-test-ports && chmod 1777 /tmp/redislock-test-ports
-  root_bind /tmp/redislock-test-ports "$root/tmp/redislock-test-ports"
+  root_port_claims "$root"
   if [ "$cell" = bookworm-zts ]; then
     root_apt "$root" "redis-server unzip"
     # The user's PHP: the ZTS prefix without its development files.

@@ -164,10 +164,7 @@ build_cell() {
     root_apt "$root" "$packages" || return 1
   fi
 
-  chmod 700 "$root/root"
-  rm -rf "$root/root/redislock"
-  git clone -q "$repo" "$root/root/redislock"
-  git -C "$root/root/redislock" checkout -q "$commit"
+  root_checkout "$root" "$repo" "$commit"
 
   log="$root/root/package.log"
   echo "package: $cell: cargo build --release (PHP $php, commit ${commit:0:7})"

@@ -65,13 +65,10 @@ echo "php85-cell: root ready in $(($(date +%s) - started)) s:" \
   "$(root_run "$root" 'php8.5 -n -r "echo PHP_VERSION;"'), $(root_run "$root" 'redis-server --version | cut -d" " -f3'), $(root_run "$root" 'valkey-server --version | cut -d" " -f3')"
 
 root_bind "$toolchain" "$root/opt/rust" ro
-# Port claims are shared with the test servers of this machine.
-mkdir -p /tmp/redislock-test-ports && chmod 1777 /tmp/redislock-test-ports
-root_bind /tmp/redislock-test-ports "$root/tmp/redislock-test-ports"
-chmod 700 "$root/root"
-rm -rf "$root/root/redislock" "$root/root/.cargo"
-git clone -q "$repo" "$root/root/redislock"
-git -C "$root/root/redislock" checkout -q "$(git -C "$repo" rev-parse HEAD)"
+root_port_claims "$root"
+# No crates from an earlier run: cargo fetches them, as on a new machine.
+rm -rf "$root/root/.cargo"
+root_checkout "$root" "$repo" "$(git -C "$repo" rev-parse HEAD)"
 commit=$(git -C "$repo" rev-parse --short HEAD)
 
 status=0

@@ -100,6 +100,22 @@ root_run() { # root_run ROOT COMMAND (stdin, stdout and stderr are the caller's)
     /bin/bash -c "$2"
 }
 
+root_port_claims() { # root_port_claims ROOT
+  # The machine's port claims, shared with the root's test servers (a suite
+  # running here too must not start a server on a port the root's tests use).
+  mkdir -p /tmp/redislock-test-ports && chmod 1777 /tmp/redislock-test-ports
+  root_bind /tmp/redislock-test-ports "$1/tmp/redislock-test-ports"
+}
+
+root_checkout() { # root_checkout ROOT REPO COMMIT
+  # A clean clone of REPO at COMMIT in ROOT/root/redislock; /root is 700,
+  # as on a real machine.
+  chmod 700 "$1/root"
+  rm -rf "$1/root/redislock"
+  git clone -q "$2" "$1/root/redislock"
+  git -C "$1/root/redislock" checkout -q "$3"
+}
+
 # root_step LABEL ROOT NAME COMMAND: one command of a cell, run in
 # /root/redislock of ROOT (root_run's environment), its output in
 # ROOT/root/NAME.log; prints one line (LABEL: NAME: exit, time, the log's
