@@ -683,12 +683,6 @@ fn a_quorum_win_whose_top_up_comes_late_never_counts() {
     let _ = w.release();
 }
 
-thread_local! {
-    /// When this thread's "signal handler" asks to end its wait (for the
-    /// host of [`a_signal_ends_a_wait_that_no_master_queued`]).
-    static END_WAIT_AT: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
-}
-
 /// A Redlock waiter that no master took into its wake-up queue sleeps in
 /// its process between tries; a signal whose handler ends the wait (the
 /// host's `wait_should_end`) ends that sleep too, as it ends a blocked
@@ -698,12 +692,7 @@ thread_local! {
 /// unasked: the wait went on to its end.)
 #[test]
 fn a_signal_ends_a_wait_that_no_master_queued() {
-    redislock_core::host::install(redislock_core::host::Host {
-        context: || 0,
-        wait_should_end: || END_WAIT_AT.with(|at| at.get().is_some_and(|t| Instant::now() >= t)),
-        time_limit_hit: || false,
-        lease_lost: || {},
-    });
+    common::php_host::install();
     let servers = masters(3);
     let proxies: Vec<common::proxy::Proxy> =
         servers.iter().map(common::proxy::Proxy::start).collect();
@@ -725,10 +714,10 @@ fn a_signal_ends_a_wait_that_no_master_queued() {
         proxy.refuse_requests_with(&[b"~~q"], Duration::from_secs(20));
     }
     let began = Instant::now();
-    END_WAIT_AT.with(|at| at.set(Some(began + Duration::from_millis(300))));
+    common::php_host::end_wait_after(Some(Duration::from_millis(300)));
     let got = w.acquire(Duration::from_secs(10));
     let took = began.elapsed();
-    END_WAIT_AT.with(|at| at.set(None));
+    common::php_host::end_wait_after(None);
     assert!(
         matches!(got, Err(LockError::Interrupted)),
         "{got:?} after {took:?}"

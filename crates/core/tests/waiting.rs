@@ -235,40 +235,19 @@ fn the_wait_deadline_is_honoured() {
     }
 }
 
-thread_local! {
-    /// This thread's "PHP time limit", for the host of
-    /// [`php_s_time_limit_ends_the_wait_early`].
-    static TIME_LIMIT_HIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// When this thread's "signal handler" asks to end its wait, for the
-    /// host of [`a_signal_ends_a_wait_while_the_server_is_away`].
-    static END_WAIT_AT: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
-}
-
-/// The host of this file's tests of PHP ending a wait: the pure-Rust
-/// default otherwise (main flow, nothing done for a lost lease), so the
-/// other tests of this file see no difference.
-fn install_host() {
-    redislock_core::host::install(redislock_core::host::Host {
-        context: || 0,
-        wait_should_end: || END_WAIT_AT.with(|at| at.get().is_some_and(|t| Instant::now() >= t)),
-        time_limit_hit: || TIME_LIMIT_HIT.with(|hit| hit.get()),
-        lease_lost: || {},
-    });
-}
-
 /// PHP's time limit, asked of the host between the requests of a wait,
 /// ends it early with `false`, leaving the queue.
 #[test]
 fn php_s_time_limit_ends_the_wait_early() {
-    install_host();
+    common::php_host::install();
     let server = RedisServer::start();
     let key = unique_key("stop");
     hold(&server, &key, "holder", 10_000);
     let mut waiter = lock(&server, &key, 5.0);
-    TIME_LIMIT_HIT.with(|hit| hit.set(true));
+    common::php_host::time_limit_hit(true);
     let start = Instant::now();
     let got = waiter.acquire(Duration::from_secs(10)).unwrap();
-    TIME_LIMIT_HIT.with(|hit| hit.set(false));
+    common::php_host::time_limit_hit(false);
     assert!(!got);
     // The limit is asked at least every 100 ms; a wait that ignored it would
     // take the whole 10 s. 3 s leaves room for a loaded machine (over 1 s
@@ -574,7 +553,7 @@ fn a_refused_unblock_is_asked_once() {
 /// got no answer either). (It paused unasked: the wait went on to its end.)
 #[test]
 fn a_signal_ends_a_wait_while_the_server_is_away() {
-    install_host();
+    common::php_host::install();
     let server = RedisServer::start();
     let proxy = common::proxy::Proxy::start(&server);
     let key = unique_key("away");
@@ -584,10 +563,10 @@ fn a_signal_ends_a_wait_while_the_server_is_away() {
     assert!(!waiter.acquire(Duration::ZERO).unwrap());
     proxy.refuse_requests_with(&[b"*"], Duration::from_secs(20));
     let began = Instant::now();
-    END_WAIT_AT.with(|at| at.set(Some(began + Duration::from_millis(300))));
+    common::php_host::end_wait_after(Some(Duration::from_millis(300)));
     let got = waiter.acquire(Duration::from_secs(10));
     let took = began.elapsed();
-    END_WAIT_AT.with(|at| at.set(None));
+    common::php_host::end_wait_after(None);
     assert!(
         matches!(&got, Err(e) if matches!(e, redislock_core::LockError::Interrupted) || e.is_connection_error()),
         "{got:?} after {took:?}"

@@ -7,6 +7,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod child;
+pub mod php_host;
 pub mod proxy;
 
 pub use redislock_fixture::{
