@@ -34,7 +34,7 @@ use crate::protocol::readers;
 use crate::protocol::semaphore as calls;
 use crate::protocol::step::{Mode, Step};
 use crate::stats::Primitive;
-use crate::topology::{Role, Topology};
+use crate::topology::{Checked, Role, Topology};
 
 /// How counted holds of one name are taken: the keys, the number of
 /// permits (0 for read holds: none to check), the lease, where they live
@@ -315,8 +315,8 @@ impl Counter<'_> {
     fn check_scripts(&self) -> Result<()> {
         let check = Permitted::Counted(self.keys);
         match self.topology.check_scripts(&self.keys.holders, check) {
-            Some(votes) => votes.decided().map(drop),
-            None => Ok(()),
+            Checked::Ran(votes) => votes.decided().map(drop),
+            Checked::Passed | Checked::Scriptless(_) => Ok(()),
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::protocol::permitted::Permitted;
 use crate::protocol::scriptless::CompareDelete;
 use crate::protocol::token;
 use crate::stats::{Primitive, Tally};
-use crate::topology::{Role, Topology, Votes, Waiting};
+use crate::topology::{Checked, Role, Topology, Votes, Waiting};
 
 impl Lock {
     /// Tries to take the lock, waiting up to `wait` for it to become free.
@@ -255,12 +255,13 @@ impl Lock {
     /// server that refuses scripts but compares and deletes without them
     /// is used without them: then how ([`scriptless`]).
     fn check_scripts(&self) -> Result<Option<CompareDelete>> {
-        if let Some(how) = self.scriptless() {
-            return Ok(Some(how));
-        }
-        let check = Permitted::Lock(&self.keys);
-        let Some(votes) = self.topology.check_scripts(&self.keys.lock, check) else {
-            return Ok(None);
+        let votes = match self
+            .topology
+            .check_scripts(&self.keys.lock, Permitted::Lock(&self.keys))
+        {
+            Checked::Passed => return Ok(None),
+            Checked::Scriptless(how) => return Ok(Some(how)),
+            Checked::Ran(votes) => votes,
         };
         if let Some(refused) = votes.refused() {
             if let Some(how) = self.detect_scriptless(&refused)? {

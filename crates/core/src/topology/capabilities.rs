@@ -6,23 +6,39 @@
 //! and written per key here.
 
 use super::{Role, Topology, Votes};
-use crate::protocol::permitted::Permitted;
+use crate::protocol::permitted::{CheckKind, Permitted};
 use crate::protocol::scriptless::CompareDelete;
 
+/// What [`Topology::check_scripts`] found.
+pub(crate) enum Checked {
+    /// Every server of the key passed a check of that kind in this process.
+    Passed,
+    /// Every server of the key refuses scripts and compares and deletes
+    /// with this (a lock's check only: the lock runs without scripts
+    /// there; a counted hold's check is run, and refused).
+    Scriptless(CompareDelete),
+    /// The check was run: its votes (the servers that passed it are
+    /// recorded as such).
+    Ran(Votes<()>),
+}
+
 impl Topology {
-    /// The script check (`permitted.lua`) for `key`'s servers: `None` when
-    /// every one of them passed a check of its kind in this process;
-    /// else its votes, run on every server of `key` (on the servers that
-    /// passed, it costs one round trip more, once), each server that
-    /// passed it now recorded as such.
-    pub(crate) fn check_scripts(&self, key: &[u8], check: Permitted<'_>) -> Option<Votes<()>> {
+    /// The script check (`permitted.lua`) for `key`'s servers, made before
+    /// an acquire: what this process already knows of them (one look at
+    /// the key's servers, the uncontended acquire's cost), else the check
+    /// run on every server of `key` (on those that passed it already too).
+    pub(crate) fn check_scripts(&self, key: &[u8], check: Permitted<'_>) -> Checked {
         let kind = check.kind();
         let servers = self.route.servers(key).ok();
-        if servers
-            .as_ref()
-            .is_some_and(|servers| servers.iter().all(|s| s.scripts.passed(kind)))
-        {
-            return None;
+        if let Some(servers) = &servers {
+            if servers.iter().all(|s| s.scripts.passed(kind)) {
+                return Checked::Passed;
+            }
+            if kind == CheckKind::Lock
+                && let Some(how) = same_scriptless(servers)
+            {
+                return Checked::Scriptless(how);
+            }
         }
         let votes = self.run(Role::Command, key, &|_| check.call());
         if let Some(servers) = servers {
@@ -32,19 +48,14 @@ impl Topology {
                 }
             }
         }
-        Some(votes)
+        Checked::Ran(votes)
     }
 
     /// How the servers of `key` compare and delete without scripts, when
     /// every one of them was found to refuse scripts but to have a
     /// compare-and-delete command ([`crate::protocol::scriptless`]).
     pub(crate) fn scriptless(&self, key: &[u8]) -> Option<CompareDelete> {
-        let servers = self.route.servers(key).ok()?;
-        let how = servers.first()?.scripts.scriptless()?;
-        servers
-            .iter()
-            .all(|s| s.scripts.scriptless() == Some(how))
-            .then_some(how)
+        same_scriptless(&self.route.servers(key).ok()?)
     }
 
     /// Records that every server of `key` refuses scripts and compares and
@@ -56,4 +67,16 @@ impl Topology {
             }
         }
     }
+}
+
+/// How every one of `servers` compares and deletes without scripts, when
+/// all were found to refuse scripts and to do it the same way.
+fn same_scriptless(
+    servers: &[std::sync::Arc<crate::net::connection::ServerConfig>],
+) -> Option<CompareDelete> {
+    let how = servers.first()?.scripts.scriptless()?;
+    servers
+        .iter()
+        .all(|s| s.scripts.scriptless() == Some(how))
+        .then_some(how)
 }

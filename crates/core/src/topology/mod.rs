@@ -51,6 +51,7 @@ pub(crate) use crate::net::facts::ServerFacts;
 /// Which connection of a server a call goes on: the floors above ask for
 /// it here, not in `net`.
 pub(crate) use crate::net::pool::Role;
+pub(crate) use capabilities::Checked;
 pub(crate) use node::Node;
 pub(crate) use route::{Builder, Next, Route, Tried, Waiting};
 pub(crate) use votes::Votes;
