@@ -208,6 +208,7 @@ impl Topology {
         results: &mut [Vec<Option<Result<T>>>],
     ) {
         let mut pauses = 0;
+        let batched = matches!(build, Build::Batch(_));
         while !legs.is_empty() {
             tries += 1;
             if legs.iter().any(|leg| leg.pause) {
@@ -229,7 +230,6 @@ impl Topology {
                     },
                 };
                 let (asking, replay) = (leg.asking, leg.replay);
-                let batched = matches!(build, Build::Batch(_));
                 match groups.iter_mut().find(|g| {
                     batched && Arc::ptr_eq(&g.to, &to) && g.asking == asking && g.replay == replay
                 }) {
